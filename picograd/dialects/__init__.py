@@ -1,0 +1,80 @@
+"""picograd's IR stages as xDSL dialects, and the context that knows all of them.
+
+    pg          shared types and enums (!pg.buffer, #pg.unary, ...)
+    pg_tensor   the realize graph on tensors               (stage 1)
+    pg_sched    buffers, kernels, launch order             (stage 2)
+    pg_loop     ranges, index arithmetic, masked access    (stage 3)
+    pg_uop      one flat block of micro-ops per kernel     (stage 4)
+    pg_c, llvm  target dialects                            (stage 5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.ir import Dialect
+
+
+def _pg() -> Dialect:
+    from picograd.dialects.pg import PG
+
+    return PG
+
+
+def _pg_tensor() -> Dialect:
+    from picograd.dialects.pg_tensor import PG_TENSOR
+
+    return PG_TENSOR
+
+
+def _pg_sched() -> Dialect:
+    from picograd.dialects.pg_sched import PG_SCHED
+
+    return PG_SCHED
+
+
+def _pg_loop() -> Dialect:
+    from picograd.dialects.pg_loop import PG_LOOP
+
+    return PG_LOOP
+
+
+def _pg_uop() -> Dialect:
+    from picograd.dialects.pg_uop import PG_UOP
+
+    return PG_UOP
+
+
+def _pg_c() -> Dialect:
+    from picograd.dialects.pg_c import PG_C
+
+    return PG_C
+
+
+# Loaded lazily: parsing a pg_tensor file never imports the C dialect.
+PICOGRAD_DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "pg": _pg,
+    "pg_tensor": _pg_tensor,
+    "pg_sched": _pg_sched,
+    "pg_loop": _pg_loop,
+    "pg_uop": _pg_uop,
+    "pg_c": _pg_c,
+}
+
+
+def register_dialects(ctx: Context) -> None:
+    for name, factory in PICOGRAD_DIALECTS.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+
+
+def make_context() -> Context:
+    """A context with builtin, func, llvm and every picograd dialect registered."""
+    from xdsl.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    register_dialects(ctx)
+    return ctx
