@@ -1,0 +1,80 @@
+"""picograd: a lazy, PyTorch-like `Tensor` compiled through xDSL dialects to LLVM IR or C.
+
+    import picograd as pg
+    a = pg.Tensor([[1.0, -2.0], [3.0, 4.0]])
+    y = (a * 0.5 + 1).relu().sum(axis=1)     # lazy: a graph, nothing computed
+    y.numpy()                                # compiles one fused kernel and runs it
+
+Public API: `Tensor`, the dtypes `float32`, `int32`, `bool`, `manual_seed`, `realize`,
+`where`, `maximum`, `minimum`, `compile_stats`, and the errors `PicogradError`,
+`ShapeError`, `DTypeError`, `DeviceError`, `CompileError`.
+
+The frontend is imported on first use of one of its names, so that tools that only need the
+dialects and passes (`opt-tool`) do not load the runtimes at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from picograd.errors import CompileError, DeviceError, DTypeError, PicogradError, ShapeError
+
+if TYPE_CHECKING:
+    from picograd.frontend import (
+        CompileStats,
+        DType,
+        Tensor,
+        compile_stats,
+        float32,
+        int32,
+        manual_seed,
+        maximum,
+        minimum,
+        where,
+    )
+    from picograd.frontend import bool_ as bool
+    from picograd.frontend.realize import realize
+
+# name -> (module, attribute) of the lazily imported frontend names
+_LAZY: dict[str, tuple[str, str]] = {
+    **{name: ("picograd.frontend", name) for name in (
+        "CompileStats", "DType", "Tensor", "compile_stats", "float32", "int32", "manual_seed",
+        "maximum", "minimum", "where")},
+    "bool": ("picograd.frontend", "bool_"),
+    "realize": ("picograd.frontend.realize", "realize"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'picograd' has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+__all__ = [
+    "CompileError",
+    "CompileStats",
+    "DType",
+    "DTypeError",
+    "DeviceError",
+    "PicogradError",
+    "ShapeError",
+    "Tensor",
+    "bool",
+    "compile_stats",
+    "float32",
+    "int32",
+    "manual_seed",
+    "maximum",
+    "minimum",
+    "realize",
+    "where",
+]

@@ -66,8 +66,15 @@ from picograd.dialects.pg import (
 from picograd.dialects.pg_uop import MaskedLoadSyntax, check_store
 from picograd.dialects.syntax import parse_kernel_signature, print_kernel_signature
 
-INDEX_KINDS = (BinaryKind.ADD, BinaryKind.SUB, BinaryKind.MUL, BinaryKind.DIV, BinaryKind.MOD,
-               BinaryKind.MAX, BinaryKind.MIN)
+INDEX_KINDS = (
+    BinaryKind.ADD,
+    BinaryKind.SUB,
+    BinaryKind.MUL,
+    BinaryKind.DIV,
+    BinaryKind.MOD,
+    BinaryKind.MAX,
+    BinaryKind.MIN,
+)
 
 
 def _fail(op: Operation, message: str) -> VerifyException:
@@ -96,12 +103,12 @@ def _check_bounds(op: Operation, start: int, end: int, body: Region) -> None:
 class KernelOp(IRDLOperation):
     """A kernel over buffer arguments; its body is ranges, stores and index math.
 
-        pg_loop.kernel @k(%a: !pg.buffer<4xf32>) {
-          pg_loop.range %i = 0 to 4 global {
-            %one = pg_uop.const 1.0 : f32
-            pg_loop.store %one, %a[%i] : f32, !pg.buffer<4xf32>
-          }
-        }
+    pg_loop.kernel @k(%a: !pg.buffer<4xf32>) {
+      pg_loop.range %i = 0 to 4 global {
+        %one = pg_uop.const 1.0 : f32
+        pg_loop.store %one, %a[%i] : f32, !pg.buffer<4xf32>
+      }
+    }
     """
 
     name = "pg_loop.kernel"
@@ -120,7 +127,9 @@ class KernelOp(IRDLOperation):
     def verify_(self) -> None:
         for arg in self.body.block.args:
             if not isinstance(arg.type, BufferType):
-                raise _fail(self, f"@{self.sym_name.data}: arguments must be !pg.buffer, got {arg.type}")
+                raise _fail(
+                    self, f"@{self.sym_name.data}: arguments must be !pg.buffer, got {arg.type}"
+                )
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
@@ -135,7 +144,8 @@ class KernelOp(IRDLOperation):
         print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        # An empty body prints as `{ }`: its block and arguments come from the header.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
 
 @irdl_op_definition
@@ -187,7 +197,8 @@ class RangeOp(IRDLOperation):
         printer.print_string(f" = {self.start.data} to {self.end.data} {self.kind.data.value}")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        # An empty body prints as `{ }`: its block and arguments come from the header.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
 
 @irdl_op_definition
@@ -209,12 +220,23 @@ class ReduceOp(IRDLOperation):
     body = region_def("single_block")
     result = result_def(AnyAttr())
 
-    def __init__(self, kind: ReduceKind, start: int, end: int, result_type: Attribute,
-                 body: Region | None = None, range_kind: RangeKind = RangeKind.REDUCE):
+    def __init__(
+        self,
+        kind: ReduceKind,
+        start: int,
+        end: int,
+        result_type: Attribute,
+        body: Region | None = None,
+        range_kind: RangeKind = RangeKind.REDUCE,
+    ):
         body = body if body is not None else Region(Block(arg_types=[IndexType()]))
         super().__init__(
-            properties={"kind": ReduceKindAttr(kind), "start": IntAttr(start), "end": IntAttr(end),
-                        "range_kind": RangeKindAttr(range_kind)},
+            properties={
+                "kind": ReduceKindAttr(kind),
+                "start": IntAttr(start),
+                "end": IntAttr(end),
+                "range_kind": RangeKindAttr(range_kind),
+            },
             regions=[body],
             result_types=[result_type],
         )
@@ -254,14 +276,15 @@ class ReduceOp(IRDLOperation):
         printer.print_attribute(self.result.type)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        # An empty body prints as `{ }`: its block and arguments come from the header.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
     """The value one iteration of a `pg_loop.reduce` contributes.
 
-        pg_loop.yield %v : f32
+    pg_loop.yield %v : f32
     """
 
     name = "pg_loop.yield"
@@ -280,7 +303,7 @@ class YieldOp(IRDLOperation):
 class ConstOp(IRDLOperation):
     """An index constant.
 
-        %c = pg_loop.const 8
+    %c = pg_loop.const 8
     """
 
     name = "pg_loop.const"
@@ -306,7 +329,7 @@ class ConstOp(IRDLOperation):
 class IndexOp(IRDLOperation):
     """Integer arithmetic on indices: add, sub, mul, div (floor), mod (non-negative), max, min.
 
-        %r = pg_loop.index mul %i, %c8
+    %r = pg_loop.index mul %i, %c8
     """
 
     name = "pg_loop.index"
@@ -318,20 +341,26 @@ class IndexOp(IRDLOperation):
     assembly_format = "$kind $lhs `,` $rhs attr-dict"
 
     def __init__(self, kind: BinaryKind, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(properties={"kind": BinaryKindAttr(kind)}, operands=[lhs, rhs],
-                         result_types=[IndexType()])
+        super().__init__(
+            properties={"kind": BinaryKindAttr(kind)},
+            operands=[lhs, rhs],
+            result_types=[IndexType()],
+        )
 
     def verify_(self) -> None:
         if self.kind.data not in INDEX_KINDS:
-            raise _fail(self, f"'{self.kind.data}' is not an index operation "
-                              f"({', '.join(k.value for k in INDEX_KINDS)})")
+            raise _fail(
+                self,
+                f"'{self.kind.data}' is not an index operation "
+                f"({', '.join(str(k) for k in INDEX_KINDS)})",
+            )
 
 
 @irdl_op_definition
 class CmpOp(IRDLOperation):
     """Compare two indices, giving `i1` (used for masks).
 
-        %m = pg_loop.cmp lt %i, %c8
+    %m = pg_loop.cmp lt %i, %c8
     """
 
     name = "pg_loop.cmp"
@@ -343,14 +372,16 @@ class CmpOp(IRDLOperation):
     assembly_format = "$kind $lhs `,` $rhs attr-dict"
 
     def __init__(self, kind: CmpKind, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(properties={"kind": CmpKindAttr(kind)}, operands=[lhs, rhs], result_types=[i1])
+        super().__init__(
+            properties={"kind": CmpKindAttr(kind)}, operands=[lhs, rhs], result_types=[i1]
+        )
 
 
 @irdl_op_definition
 class AndOp(IRDLOperation):
     """Both masks hold.
 
-        %m = pg_loop.and %m0, %m1
+    %m = pg_loop.and %m0, %m1
     """
 
     name = "pg_loop.and"
@@ -371,8 +402,8 @@ class AndOp(IRDLOperation):
 class LoadOp(MaskedLoadSyntax, IRDLOperation):
     """Read `buffer[index]`; with a mask, only where the mask holds, giving `other` elsewhere.
 
-        %v = pg_loop.load %a[%i] : !pg.buffer<32xf32> -> f32
-        %w = pg_loop.load %a[%i] if %m else 0.0 : !pg.buffer<32xf32> -> f32
+    %v = pg_loop.load %a[%i] : !pg.buffer<32xf32> -> f32
+    %w = pg_loop.load %a[%i] if %m else 0.0 : !pg.buffer<32xf32> -> f32
     """
 
     name = "pg_loop.load"
@@ -382,8 +413,13 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
     other = opt_prop_def(FloatAttr | IntegerAttr)
     result = result_def(AnyAttr())
 
-    def __init__(self, buffer: SSAValue, index: SSAValue, mask: SSAValue | None = None,
-                 other: float | int | bool = 0):
+    def __init__(
+        self,
+        buffer: SSAValue,
+        index: SSAValue,
+        mask: SSAValue | None = None,
+        other: float | int | bool = 0,
+    ):
         props, dtype = self.load_properties(buffer, mask, other)
         super().__init__(operands=[buffer, index, mask], properties=props, result_types=[dtype])
 
@@ -392,14 +428,16 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
 class StoreOp(IRDLOperation):
     """Write `value` to `buffer[index]`.
 
-        pg_loop.store %v, %out[%i] : f32, !pg.buffer<4xf32>
+    pg_loop.store %v, %out[%i] : f32, !pg.buffer<4xf32>
     """
 
     name = "pg_loop.store"
     value = operand_def(AnyAttr())
     buffer = operand_def(BufferType)
     index = operand_def(IndexType)
-    assembly_format = "$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` type($buffer)"
+    assembly_format = (
+        "$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` type($buffer)"
+    )
 
     def __init__(self, value: SSAValue, buffer: SSAValue, index: SSAValue):
         super().__init__(operands=[value, buffer, index])

@@ -61,7 +61,10 @@ def _numel(t: TensorType) -> int:
 
 
 def _check_fits(op: Operation, tensor_type: TensorType, buffer_type: BufferType) -> None:
-    if tensor_type.element_type != buffer_type.element_type or _numel(tensor_type) != buffer_type.size.data:
+    if (
+        tensor_type.element_type != buffer_type.element_type
+        or _numel(tensor_type) != buffer_type.size.data
+    ):
         raise VerifyException(
             f"'{op.name}': {tensor_type} does not fit {buffer_type} "
             "(element type and element count must match)"
@@ -72,11 +75,11 @@ def _check_fits(op: Operation, tensor_type: TensorType, buffer_type: BufferType)
 class KernelOp(IRDLOperation):
     """A kernel: a fused group of tensor ops reading and writing whole buffers.
 
-        pg_sched.kernel @k0(%a: !pg.buffer<16xf32>, %out: !pg.buffer<16xf32>) {
-          %x = pg_sched.load %a : !pg.buffer<16xf32> -> tensor<16xf32>
-          %y = pg_tensor.unary exp %x : tensor<16xf32>
-          pg_sched.store %y, %out : tensor<16xf32>, !pg.buffer<16xf32>
-        }
+    pg_sched.kernel @k0(%a: !pg.buffer<16xf32>, %out: !pg.buffer<16xf32>) {
+      %x = pg_sched.load %a : !pg.buffer<16xf32> -> tensor<16xf32>
+      %y = pg_tensor.unary exp %x : tensor<16xf32>
+      pg_sched.store %y, %out : tensor<16xf32>, !pg.buffer<16xf32>
+    }
     """
 
     name = "pg_sched.kernel"
@@ -95,8 +98,10 @@ class KernelOp(IRDLOperation):
     def verify_(self) -> None:
         for arg in self.body.block.args:
             if not isinstance(arg.type, BufferType):
-                raise VerifyException(f"'{self.name}' @{self.sym_name.data}: argument types must "
-                                      f"be !pg.buffer, got {arg.type}")
+                raise VerifyException(
+                    f"'{self.name}' @{self.sym_name.data}: argument types must "
+                    f"be !pg.buffer, got {arg.type}"
+                )
         if not any(isinstance(op, StoreOp) for op in self.body.block.ops):
             raise VerifyException(f"'{self.name}' @{self.sym_name.data} stores nothing")
 
@@ -113,14 +118,15 @@ class KernelOp(IRDLOperation):
         print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        # An empty body prints as `{ }`: its block and arguments come from the header.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
 
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Read a whole buffer as a row-major tensor.
 
-        %x = pg_sched.load %a : !pg.buffer<32xf32> -> tensor<4x8xf32>
+    %x = pg_sched.load %a : !pg.buffer<32xf32> -> tensor<4x8xf32>
     """
 
     name = "pg_sched.load"
@@ -141,7 +147,7 @@ class LoadOp(IRDLOperation):
 class StoreOp(IRDLOperation):
     """Write a tensor, row-major, into a whole buffer.
 
-        pg_sched.store %s, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
+    pg_sched.store %s, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
     """
 
     name = "pg_sched.store"
@@ -162,7 +168,7 @@ class StoreOp(IRDLOperation):
 class AllocOp(IRDLOperation):
     """A new buffer for an intermediate or output of the graph.
 
-        %t = pg_sched.alloc : !pg.buffer<4xf32>
+    %t = pg_sched.alloc : !pg.buffer<4xf32>
     """
 
     name = "pg_sched.alloc"
@@ -177,7 +183,7 @@ class AllocOp(IRDLOperation):
 class LaunchOp(IRDLOperation):
     """Run a kernel symbol on buffers, in program order.
 
-        pg_sched.launch @k0(%a, %t) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
+    pg_sched.launch @k0(%a, %t) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
     """
 
     name = "pg_sched.launch"
@@ -205,9 +211,11 @@ class LaunchOp(IRDLOperation):
             return
         got = [a.type for a in self.args]
         if want != got:
-            raise VerifyException(f"'{self.name}' @{self.kernel_name}: argument types "
-                                  f"{[str(t) for t in got]} do not match the kernel's "
-                                  f"{[str(t) for t in want]}")
+            raise VerifyException(
+                f"'{self.name}' @{self.kernel_name}: argument types "
+                f"{[str(t) for t in got]} do not match the kernel's "
+                f"{[str(t) for t in want]}"
+            )
 
 
 PG_SCHED = Dialect("pg_sched", [KernelOp, LoadOp, StoreOp, AllocOp, LaunchOp], [])

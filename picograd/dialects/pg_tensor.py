@@ -104,7 +104,7 @@ class TensorOp(IRDLOperation):
 class ConstOp(TensorOp):
     """A tensor filled with one scalar.
 
-        %c = pg_tensor.const 1.5 : tensor<4x4xf32>
+    %c = pg_tensor.const 1.5 : tensor<4x4xf32>
     """
 
     name = "pg_tensor.const"
@@ -122,7 +122,9 @@ class ConstOp(TensorOp):
 
     def verify_shapes(self) -> None:
         if self.value.type != dtype_of(self.result):
-            raise _fail(self, f"value type {self.value.type} != element type {dtype_of(self.result)}")
+            raise _fail(
+                self, f"value type {self.value.type} != element type {dtype_of(self.result)}"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
@@ -150,7 +152,7 @@ class ConstOp(TensorOp):
 class UnaryOp(TensorOp):
     """An elementwise unary function.
 
-        %y = pg_tensor.unary exp %x : tensor<4xf32>
+    %y = pg_tensor.unary exp %x : tensor<4xf32>
     """
 
     name = "pg_tensor.unary"
@@ -163,7 +165,9 @@ class UnaryOp(TensorOp):
 
     def __init__(self, kind: UnaryKind, x: SSAValue | Operation):
         x = SSAValue.get(x)
-        super().__init__(properties={"kind": UnaryKindAttr(kind)}, operands=[x], result_types=[x.type])
+        super().__init__(
+            properties={"kind": UnaryKindAttr(kind)}, operands=[x], result_types=[x.type]
+        )
 
     def verify_shapes(self) -> None:
         kind, dt = self.kind.data, dtype_of(self.input)
@@ -177,7 +181,7 @@ class UnaryOp(TensorOp):
 class BinaryOp(TensorOp):
     """An elementwise binary function of two tensors of one type.
 
-        %z = pg_tensor.binary add %x, %y : tensor<4xf32>
+    %z = pg_tensor.binary add %x, %y : tensor<4xf32>
     """
 
     name = "pg_tensor.binary"
@@ -201,8 +205,13 @@ class BinaryOp(TensorOp):
             raise _fail(self, f"'{kind}' needs bool or integer tensors, got {dt}")
         if kind == BinaryKind.MOD and is_float(dt):
             raise _fail(self, f"'mod' needs integer tensors, got {dt}")
-        if is_bool(dt) and kind not in (BinaryKind.AND, BinaryKind.OR, BinaryKind.XOR,
-                                         BinaryKind.MAX, BinaryKind.MIN):
+        if is_bool(dt) and kind not in (
+            BinaryKind.AND,
+            BinaryKind.OR,
+            BinaryKind.XOR,
+            BinaryKind.MAX,
+            BinaryKind.MIN,
+        ):
             raise _fail(self, f"'{kind}' is not defined on bool tensors")
 
 
@@ -210,7 +219,7 @@ class BinaryOp(TensorOp):
 class CmpOp(TensorOp):
     """An elementwise comparison; the result is a bool (`i1`) tensor.
 
-        %m = pg_tensor.cmp lt %x, %y : tensor<4xf32> -> tensor<4xi1>
+    %m = pg_tensor.cmp lt %x, %y : tensor<4xf32> -> tensor<4xi1>
     """
 
     name = "pg_tensor.cmp"
@@ -232,14 +241,16 @@ class CmpOp(TensorOp):
 
     def verify_shapes(self) -> None:
         if self.result.type != tensor(shape_of(self.lhs), i1):
-            raise _fail(self, f"result must be {tensor(shape_of(self.lhs), i1)}, got {self.result.type}")
+            raise _fail(
+                self, f"result must be {tensor(shape_of(self.lhs), i1)}, got {self.result.type}"
+            )
 
 
 @irdl_op_definition
 class WhereOp(TensorOp):
     """Elementwise select: `cond ? lhs : rhs`.
 
-        %r = pg_tensor.where %c, %x, %y : tensor<4xi1>, tensor<4xf32>
+    %r = pg_tensor.where %c, %x, %y : tensor<4xi1>, tensor<4xf32>
     """
 
     name = "pg_tensor.where"
@@ -251,19 +262,23 @@ class WhereOp(TensorOp):
     traits = traits_def(Pure())
     assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)"
 
-    def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+    def __init__(
+        self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation
+    ):
         super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
 
     def verify_shapes(self) -> None:
         if self.cond.type != tensor(shape_of(self.lhs), i1):
-            raise _fail(self, f"condition must be {tensor(shape_of(self.lhs), i1)}, got {self.cond.type}")
+            raise _fail(
+                self, f"condition must be {tensor(shape_of(self.lhs), i1)}, got {self.cond.type}"
+            )
 
 
 @irdl_op_definition
 class CastOp(TensorOp):
     """Elementwise conversion of the element type (C conversion rules; float to int truncates).
 
-        %r = pg_tensor.cast %x : tensor<4xf32> to tensor<4xi32>
+    %r = pg_tensor.cast %x : tensor<4xf32> to tensor<4xi32>
     """
 
     name = "pg_tensor.cast"
@@ -278,7 +293,9 @@ class CastOp(TensorOp):
 
     def verify_shapes(self) -> None:
         if shape_of(self.input) != shape_of(self.result):
-            raise _fail(self, f"shape changes from {shape_of(self.input)} to {shape_of(self.result)}")
+            raise _fail(
+                self, f"shape changes from {shape_of(self.input)} to {shape_of(self.result)}"
+            )
 
 
 # ── reduce ───────────────────────────────────────────────────────────────────
@@ -288,7 +305,7 @@ class CastOp(TensorOp):
 class ReduceOp(TensorOp):
     """Reduce over `axes`, keeping them as size-1 dimensions.
 
-        %s = pg_tensor.reduce sum %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+    %s = pg_tensor.reduce sum %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
     """
 
     name = "pg_tensor.reduce"
@@ -318,7 +335,9 @@ class ReduceOp(TensorOp):
         _check_axes(self, self.axis_list, len(shape), "axes")
         want = tuple(1 if i in self.axis_list else d for i, d in enumerate(shape))
         if self.result.type != tensor(want, dtype_of(self.input)):
-            raise _fail(self, f"result must be {tensor(want, dtype_of(self.input))}, got {self.result.type}")
+            raise _fail(
+                self, f"result must be {tensor(want, dtype_of(self.input))}, got {self.result.type}"
+            )
 
 
 # ── movement ─────────────────────────────────────────────────────────────────
@@ -344,7 +363,7 @@ class MovementOp(TensorOp):
 class ReshapeOp(MovementOp):
     """Reinterpret the row-major elements under a new shape with the same element count.
 
-        %r = pg_tensor.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+    %r = pg_tensor.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
     """
 
     name = "pg_tensor.reshape"
@@ -360,8 +379,11 @@ class ReshapeOp(MovementOp):
     def expected_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         new = shape_of(self.result)
         if _numel(new) != _numel(shape):
-            raise _fail(self, f"cannot reshape {list(shape)} ({_numel(shape)} elements) to "
-                              f"{list(new)} ({_numel(new)} elements)")
+            raise _fail(
+                self,
+                f"cannot reshape {list(shape)} ({_numel(shape)} elements) to "
+                f"{list(new)} ({_numel(new)} elements)",
+            )
         return new
 
 
@@ -369,7 +391,7 @@ class ReshapeOp(MovementOp):
 class PermuteOp(MovementOp):
     """Reorder dimensions: result dim i is input dim perm[i].
 
-        %t = pg_tensor.permute %x {perm = array<i64: 1, 0>} : tensor<4x8xf32> -> tensor<8x4xf32>
+    %t = pg_tensor.permute %x {perm = array<i64: 1, 0>} : tensor<4x8xf32> -> tensor<8x4xf32>
     """
 
     name = "pg_tensor.permute"
@@ -403,7 +425,7 @@ class PermuteOp(MovementOp):
 class ExpandOp(MovementOp):
     """Broadcast size-1 dimensions to a larger size (same rank).
 
-        %e = pg_tensor.expand %x : tensor<4x1xf32> -> tensor<4x8xf32>
+    %e = pg_tensor.expand %x : tensor<4x1xf32> -> tensor<4x8xf32>
     """
 
     name = "pg_tensor.expand"
@@ -418,7 +440,9 @@ class ExpandOp(MovementOp):
 
     def expected_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         new = shape_of(self.result)
-        ok = len(new) == len(shape) and all(s == n or s == 1 for s, n in zip(shape, new, strict=True))
+        ok = len(new) == len(shape) and all(
+            s == n or s == 1 for s, n in zip(shape, new, strict=True)
+        )
         if not ok:
             raise _fail(self, f"cannot expand {list(shape)} to {list(new)}")
         return new
@@ -428,7 +452,7 @@ class ExpandOp(MovementOp):
 class PadOp(MovementOp):
     """Pad each dimension with `low[i]` elements before and `high[i]` after, set to `value`.
 
-        %p = pg_tensor.pad %x low [1, 0] high [0, 2] value 0.0 : tensor<4x8xf32> -> tensor<5x10xf32>
+    %p = pg_tensor.pad %x low [1, 0] high [0, 2] value 0.0 : tensor<4x8xf32> -> tensor<5x10xf32>
     """
 
     name = "pg_tensor.pad"
@@ -439,13 +463,21 @@ class PadOp(MovementOp):
     result = result_def(AnyTensor)
     traits = traits_def(Pure())
 
-    def __init__(self, x: SSAValue | Operation, low: Sequence[int], high: Sequence[int],
-                 value: float | int | bool = 0):
+    def __init__(
+        self,
+        x: SSAValue | Operation,
+        low: Sequence[int],
+        high: Sequence[int],
+        value: float | int | bool = 0,
+    ):
         x = SSAValue.get(x)
         shape = [d + lo + hi for d, lo, hi in zip(shape_of(x), low, high, strict=True)]
         super().__init__(
-            properties={"low": int_array(list(low)), "high": int_array(list(high)),
-                        "value": scalar_attr(value, dtype_of(x))},
+            properties={
+                "low": int_array(list(low)),
+                "high": int_array(list(high)),
+                "value": scalar_attr(value, dtype_of(x)),
+            },
             operands=[x],
             result_types=[tensor(shape, dtype_of(x))],
         )
@@ -461,8 +493,10 @@ class PadOp(MovementOp):
     def expected_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         low, high = int_tuple(self.low), int_tuple(self.high)
         if len(low) != len(shape) or len(high) != len(shape) or min(low + high, default=0) < 0:
-            raise _fail(self, f"low {list(low)} and high {list(high)} must be {len(shape)} "
-                              "non-negative sizes")
+            raise _fail(
+                self,
+                f"low {list(low)} and high {list(high)} must be {len(shape)} non-negative sizes",
+            )
         if self.value.type != dtype_of(self.input):
             raise _fail(self, f"pad value type {self.value.type} != {dtype_of(self.input)}")
         return tuple(d + lo + hi for d, lo, hi in zip(shape, low, high, strict=True))
@@ -489,7 +523,9 @@ class PadOp(MovementOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
-        printer.print_string(f" low {list(int_tuple(self.low))} high {list(int_tuple(self.high))} value ")
+        printer.print_string(
+            f" low {list(int_tuple(self.low))} high {list(int_tuple(self.high))} value "
+        )
         print_number(printer, self.scalar)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
@@ -502,7 +538,8 @@ class PadOp(MovementOp):
 class SliceOp(MovementOp):
     """Take `start[i] + k*step[i]` for k < result dim i, in every dimension (step >= 1).
 
-        %s = pg_tensor.slice %x {start = array<i64: 0, 1>, step = array<i64: 1, 2>} : tensor<4x8xf32> -> tensor<4x3xf32>
+    %s = pg_tensor.slice %x {start = array<i64: 0, 1>, step = array<i64: 1, 2>}
+           : tensor<4x8xf32> -> tensor<4x3xf32>
     """
 
     name = "pg_tensor.slice"
@@ -514,8 +551,13 @@ class SliceOp(MovementOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, x: SSAValue | Operation, start: Sequence[int], step: Sequence[int],
-                 shape: Sequence[int]):
+    def __init__(
+        self,
+        x: SSAValue | Operation,
+        start: Sequence[int],
+        step: Sequence[int],
+        shape: Sequence[int],
+    ):
         x = SSAValue.get(x)
         super().__init__(
             properties={"start": int_array(list(start)), "step": int_array(list(step))},
@@ -545,7 +587,7 @@ class SliceOp(MovementOp):
 class FlipOp(MovementOp):
     """Reverse the order of elements along `axes`.
 
-        %f = pg_tensor.flip %x {axes = array<i64: 0>} : tensor<4x8xf32>
+    %f = pg_tensor.flip %x {axes = array<i64: 0>} : tensor<4x8xf32>
     """
 
     name = "pg_tensor.flip"
@@ -559,7 +601,9 @@ class FlipOp(MovementOp):
 
     def __init__(self, x: SSAValue | Operation, axes: Sequence[int]):
         x = SSAValue.get(x)
-        super().__init__(properties={"axes": int_array(sorted(axes))}, operands=[x], result_types=[x.type])
+        super().__init__(
+            properties={"axes": int_array(sorted(axes))}, operands=[x], result_types=[x.type]
+        )
 
     @property
     def axis_list(self) -> tuple[int, ...]:

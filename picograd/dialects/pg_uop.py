@@ -46,7 +46,6 @@ from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
     VarConstraint,
-    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -117,12 +116,12 @@ class AccType(ParametrizedAttribute, TypeAttribute):
 class KernelOp(IRDLOperation):
     """A kernel as one flat block; `range`/`end` pairs must nest properly.
 
-        pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
-          %i = pg_uop.range 0 to 4 global
-          %one = pg_uop.const 1.0 : f32
-          pg_uop.store %one, %a[%i] : f32, !pg.buffer<4xf32>
-          pg_uop.end %i
-        }
+    pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
+      %i = pg_uop.range 0 to 4 global
+      %one = pg_uop.const 1.0 : f32
+      pg_uop.store %one, %a[%i] : f32, !pg.buffer<4xf32>
+      pg_uop.end %i
+    }
     """
 
     name = "pg_uop.kernel"
@@ -145,8 +144,11 @@ class KernelOp(IRDLOperation):
                 open_ranges.append(op.result)
             elif isinstance(op, EndOp):
                 if not open_ranges or open_ranges[-1] != op.range:
-                    raise _fail(self, f"@{self.sym_name.data}: 'pg_uop.end' closes a range that is "
-                                      "not the innermost open one")
+                    raise _fail(
+                        self,
+                        f"@{self.sym_name.data}: 'pg_uop.end' closes a range that is "
+                        "not the innermost open one",
+                    )
                 open_ranges.pop()
             elif op.regions:
                 raise _fail(self, f"@{self.sym_name.data}: the body must be flat, found {op.name}")
@@ -166,7 +168,8 @@ class KernelOp(IRDLOperation):
         print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        # An empty body prints as `{ }`: its block and arguments come from the header.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
 
 # ── loops and ids ────────────────────────────────────────────────────────────
@@ -176,7 +179,7 @@ class KernelOp(IRDLOperation):
 class RangeOp(IRDLOperation):
     """Open a loop over `[start, end)`; the result is the induction variable.
 
-        %i = pg_uop.range 0 to 64 global
+    %i = pg_uop.range 0 to 64 global
     """
 
     name = "pg_uop.range"
@@ -214,7 +217,7 @@ class RangeOp(IRDLOperation):
 class EndOp(IRDLOperation):
     """Close the innermost open `pg_uop.range`.
 
-        pg_uop.end %i
+    pg_uop.end %i
     """
 
     name = "pg_uop.end"
@@ -233,7 +236,7 @@ class EndOp(IRDLOperation):
 class SpecialOp(IRDLOperation):
     """A GPU work-item index along dimension `dim` (0, 1 or 2), below `size`.
 
-        %g = pg_uop.special global_id 0 size 1024
+    %g = pg_uop.special global_id 0 size 1024
     """
 
     name = "pg_uop.special"
@@ -251,8 +254,10 @@ class SpecialOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.dim.data not in (0, 1, 2) or self.size.data < 1:
-            raise _fail(self, f"dim must be 0, 1 or 2 and size positive, got {self.dim.data}, "
-                              f"{self.size.data}")
+            raise _fail(
+                self,
+                f"dim must be 0, 1 or 2 and size positive, got {self.dim.data}, {self.size.data}",
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> SpecialOp:
@@ -273,7 +278,7 @@ class SpecialOp(IRDLOperation):
 class BarrierOp(IRDLOperation):
     """Synchronise the threads of a work group (GPU targets only).
 
-        pg_uop.barrier
+    pg_uop.barrier
     """
 
     name = "pg_uop.barrier"
@@ -290,7 +295,7 @@ class BarrierOp(IRDLOperation):
 class AccOp(IRDLOperation):
     """Declare a register and set it to `init` (each time control reaches this op).
 
-        %acc = pg_uop.acc 0.0 : f32
+    %acc = pg_uop.acc 0.0 : f32
     """
 
     name = "pg_uop.acc"
@@ -299,7 +304,8 @@ class AccOp(IRDLOperation):
 
     def __init__(self, init: float | int | bool, element_type: Attribute):
         super().__init__(
-            properties={"init": scalar_attr(init, element_type)}, result_types=[AccType(element_type)]
+            properties={"init": scalar_attr(init, element_type)},
+            result_types=[AccType(element_type)],
         )
 
     @property
@@ -331,7 +337,7 @@ class AccOp(IRDLOperation):
 class AccLoadOp(IRDLOperation):
     """Read a register.
 
-        %v = pg_uop.acc_load %acc : f32
+    %v = pg_uop.acc_load %acc : f32
     """
 
     name = "pg_uop.acc_load"
@@ -362,15 +368,17 @@ class AccLoadOp(IRDLOperation):
     def verify_(self) -> None:
         assert isinstance(self.acc.type, AccType)
         if self.acc.type.element_type != self.result.type:
-            raise _fail(self, f"result type {self.result.type} != register type "
-                              f"{self.acc.type.element_type}")
+            raise _fail(
+                self,
+                f"result type {self.result.type} != register type {self.acc.type.element_type}",
+            )
 
 
 @irdl_op_definition
 class AccStoreOp(IRDLOperation):
     """Write a register.
 
-        pg_uop.acc_store %acc, %v : f32
+    pg_uop.acc_store %acc, %v : f32
     """
 
     name = "pg_uop.acc_store"
@@ -405,8 +413,9 @@ class AccStoreOp(IRDLOperation):
     def verify_(self) -> None:
         assert isinstance(self.acc.type, AccType)
         if self.acc.type.element_type != self.value.type:
-            raise _fail(self, f"value type {self.value.type} != register type "
-                              f"{self.acc.type.element_type}")
+            raise _fail(
+                self, f"value type {self.value.type} != register type {self.acc.type.element_type}"
+            )
 
 
 # ── memory ───────────────────────────────────────────────────────────────────
@@ -415,16 +424,17 @@ class AccStoreOp(IRDLOperation):
 class MaskedLoadSyntax:
     """Syntax and checks shared by `pg_uop.load` and `pg_loop.load`:
 
-        %v = <op> %buf[%i] : !pg.buffer<32xf32> -> f32
-        %w = <op> %buf[%i] if %m else 0.0 : !pg.buffer<32xf32> -> f32
+    %v = <op> %buf[%i] : !pg.buffer<32xf32> -> f32
+    %w = <op> %buf[%i] if %m else 0.0 : !pg.buffer<32xf32> -> f32
     """
 
     # The op classes declare `buffer`, `index`, `mask`, `other` and `result` (IRDL forbids
     # annotations on a mixin, so they are not repeated here).
 
     @staticmethod
-    def load_properties(buffer: SSAValue, mask: SSAValue | None, other: float | int | bool
-                        ) -> tuple[dict[str, Attribute], Attribute]:
+    def load_properties(
+        buffer: SSAValue, mask: SSAValue | None, other: float | int | bool
+    ) -> tuple[dict[str, Attribute], Attribute]:
         assert isinstance(buffer.type, BufferType)
         dtype = buffer.type.element_type
         return ({"other": scalar_attr(other, dtype)} if mask is not None else {}), dtype
@@ -432,8 +442,11 @@ class MaskedLoadSyntax:
     def verify_(self: Any) -> None:
         assert isinstance(self.buffer.type, BufferType)
         if self.buffer.type.element_type != self.result.type:
-            raise _fail(self, f"result type {self.result.type} != buffer element type "
-                              f"{self.buffer.type.element_type}")
+            raise _fail(
+                self,
+                f"result type {self.result.type} != buffer element type "
+                f"{self.buffer.type.element_type}",
+            )
         if (self.mask is None) != (self.other is None):
             raise _fail(self, "a mask needs an 'other' value and vice versa")
 
@@ -457,7 +470,7 @@ class MaskedLoadSyntax:
         types = [buffer_type, IndexType()] + ([i1] if mask is not None else [])
         values = parser.resolve_operands(names, types, parser.pos)
         op = cls(values[0], values[1], values[2] if mask is not None else None, other)  # type: ignore[call-arg]
-        op.attributes.update(attrs)
+        op.attributes.update(attrs)  # pyright: ignore[reportAttributeAccessIssue]
         return op
 
     def print(self: Any, printer: Printer) -> None:
@@ -481,15 +494,17 @@ class MaskedLoadSyntax:
 def check_store(op: IRDLOperation, value: SSAValue, buffer: SSAValue) -> None:
     assert isinstance(buffer.type, BufferType)
     if buffer.type.element_type != value.type:
-        raise _fail(op, f"value type {value.type} != buffer element type {buffer.type.element_type}")
+        raise _fail(
+            op, f"value type {value.type} != buffer element type {buffer.type.element_type}"
+        )
 
 
 @irdl_op_definition
 class LoadOp(MaskedLoadSyntax, IRDLOperation):
     """Read `buffer[index]`; with a mask, read only where it holds and give `other` elsewhere.
 
-        %v = pg_uop.load %a[%i] : !pg.buffer<32xf32> -> f32
-        %w = pg_uop.load %a[%i] if %m else 0.0 : !pg.buffer<32xf32> -> f32
+    %v = pg_uop.load %a[%i] : !pg.buffer<32xf32> -> f32
+    %w = pg_uop.load %a[%i] if %m else 0.0 : !pg.buffer<32xf32> -> f32
     """
 
     name = "pg_uop.load"
@@ -499,8 +514,13 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
     other = opt_prop_def(FloatAttr | IntegerAttr)
     result = result_def(AnyAttr())
 
-    def __init__(self, buffer: SSAValue, index: SSAValue, mask: SSAValue | None = None,
-                 other: float | int | bool = 0):
+    def __init__(
+        self,
+        buffer: SSAValue,
+        index: SSAValue,
+        mask: SSAValue | None = None,
+        other: float | int | bool = 0,
+    ):
         props, dtype = self.load_properties(buffer, mask, other)
         super().__init__(operands=[buffer, index, mask], properties=props, result_types=[dtype])
 
@@ -509,14 +529,16 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
 class StoreOp(IRDLOperation):
     """Write `value` to `buffer[index]`.
 
-        pg_uop.store %v, %out[%i] : f32, !pg.buffer<4xf32>
+    pg_uop.store %v, %out[%i] : f32, !pg.buffer<4xf32>
     """
 
     name = "pg_uop.store"
     value = operand_def(AnyAttr())
     buffer = operand_def(BufferType)
     index = operand_def(IndexType)
-    assembly_format = "$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` type($buffer)"
+    assembly_format = (
+        "$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` type($buffer)"
+    )
 
     def __init__(self, value: SSAValue, buffer: SSAValue, index: SSAValue):
         super().__init__(operands=[value, buffer, index])
@@ -532,7 +554,7 @@ class StoreOp(IRDLOperation):
 class ConstOp(IRDLOperation):
     """A scalar constant (also `index` constants).
 
-        %c = pg_uop.const 1.5 : f32
+    %c = pg_uop.const 1.5 : f32
     """
 
     name = "pg_uop.const"
@@ -575,7 +597,7 @@ class ConstOp(IRDLOperation):
 class UnaryOp(IRDLOperation):
     """A scalar unary function.
 
-        %y = pg_uop.unary sqrt %x : f32
+    %y = pg_uop.unary sqrt %x : f32
     """
 
     name = "pg_uop.unary"
@@ -588,7 +610,9 @@ class UnaryOp(IRDLOperation):
 
     def __init__(self, kind: UnaryKind, x: SSAValue | Operation):
         x = SSAValue.get(x)
-        super().__init__(properties={"kind": UnaryKindAttr(kind)}, operands=[x], result_types=[x.type])
+        super().__init__(
+            properties={"kind": UnaryKindAttr(kind)}, operands=[x], result_types=[x.type]
+        )
 
     def verify_(self) -> None:
         kind, t = self.kind.data, self.input.type
@@ -602,7 +626,7 @@ class UnaryOp(IRDLOperation):
 class BinaryOp(IRDLOperation):
     """A scalar binary function of two values of one type (also `index` arithmetic).
 
-        %z = pg_uop.binary add %x, %y : f32
+    %z = pg_uop.binary add %x, %y : f32
     """
 
     name = "pg_uop.binary"
@@ -624,8 +648,13 @@ class BinaryOp(IRDLOperation):
         kind, t = self.kind.data, self.lhs.type
         if kind in (BinaryKind.AND, BinaryKind.OR, BinaryKind.XOR, BinaryKind.MOD) and is_float(t):
             raise _fail(self, f"'{kind}' needs bool or integer operands, got {t}")
-        if is_bool(t) and kind not in (BinaryKind.AND, BinaryKind.OR, BinaryKind.XOR,
-                                       BinaryKind.MAX, BinaryKind.MIN):
+        if is_bool(t) and kind not in (
+            BinaryKind.AND,
+            BinaryKind.OR,
+            BinaryKind.XOR,
+            BinaryKind.MAX,
+            BinaryKind.MIN,
+        ):
             raise _fail(self, f"'{kind}' is not defined on i1")
 
 
@@ -633,7 +662,7 @@ class BinaryOp(IRDLOperation):
 class CmpOp(IRDLOperation):
     """A scalar comparison giving `i1`.
 
-        %m = pg_uop.cmp lt %x, %y : f32
+    %m = pg_uop.cmp lt %x, %y : f32
     """
 
     name = "pg_uop.cmp"
@@ -646,14 +675,16 @@ class CmpOp(IRDLOperation):
     assembly_format = "$kind $lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, kind: CmpKind, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(properties={"kind": CmpKindAttr(kind)}, operands=[lhs, rhs], result_types=[i1])
+        super().__init__(
+            properties={"kind": CmpKindAttr(kind)}, operands=[lhs, rhs], result_types=[i1]
+        )
 
 
 @irdl_op_definition
 class WhereOp(IRDLOperation):
     """Scalar select: `cond ? lhs : rhs`.
 
-        %r = pg_uop.where %c, %x, %y : f32
+    %r = pg_uop.where %c, %x, %y : f32
     """
 
     name = "pg_uop.where"
@@ -665,7 +696,9 @@ class WhereOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($result)"
 
-    def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+    def __init__(
+        self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation
+    ):
         super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
 
 
@@ -673,7 +706,7 @@ class WhereOp(IRDLOperation):
 class CastOp(IRDLOperation):
     """Scalar type conversion (C rules: float to int truncates toward zero; to bool is `!= 0`).
 
-        %r = pg_uop.cast %x : f32 to i32
+    %r = pg_uop.cast %x : f32 to i32
     """
 
     name = "pg_uop.cast"
@@ -690,13 +723,40 @@ ALU_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp)
 
 PG_UOP = Dialect(
     "pg_uop",
-    [KernelOp, RangeOp, EndOp, SpecialOp, BarrierOp, AccOp, AccLoadOp, AccStoreOp, LoadOp,
-     StoreOp, *ALU_OPS],
+    [
+        KernelOp,
+        RangeOp,
+        EndOp,
+        SpecialOp,
+        BarrierOp,
+        AccOp,
+        AccLoadOp,
+        AccStoreOp,
+        LoadOp,
+        StoreOp,
+        *ALU_OPS,
+    ],
     [AccType],
 )
 
 __all__ = [
-    "ALU_OPS", "PG_UOP", "AccLoadOp", "AccOp", "AccStoreOp", "AccType", "BarrierOp", "BinaryOp",
-    "CastOp", "CmpOp", "ConstOp", "EndOp", "KernelOp", "LoadOp", "RangeOp", "SpecialOp",
-    "StoreOp", "UnaryOp", "WhereOp",
+    "ALU_OPS",
+    "PG_UOP",
+    "AccLoadOp",
+    "AccOp",
+    "AccStoreOp",
+    "AccType",
+    "BarrierOp",
+    "BinaryOp",
+    "CastOp",
+    "CmpOp",
+    "ConstOp",
+    "EndOp",
+    "KernelOp",
+    "LoadOp",
+    "RangeOp",
+    "SpecialOp",
+    "StoreOp",
+    "UnaryOp",
+    "WhereOp",
 ]

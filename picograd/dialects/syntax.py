@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -38,6 +39,9 @@ def scalar_attr(value: float | int | bool, element_type: Attribute) -> ScalarAtt
 def scalar_value(attr: Attribute) -> float | int:
     """The Python number inside a scalar attribute."""
     assert isinstance(attr, FloatAttr | IntegerAttr), attr
+    if isinstance(attr, IntegerAttr) and attr.type == i1:
+        # xDSL normalises a signless i1 holding 1 to -1; a bool is 0 or 1.
+        return int(attr.value.data != 0)
     return attr.value.data
 
 
@@ -47,7 +51,9 @@ def format_number(value: float | int) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        return repr(value)
+        text = repr(value)
+        # A float literal needs a '.' before its exponent: "1e+30" does not parse.
+        return text if "." in text or "e" not in text else text.replace("e", ".0e", 1)
     return str(value)
 
 
@@ -72,7 +78,8 @@ def int_array(values: list[int] | tuple[int, ...]) -> DenseArrayBase:
 
 
 def int_tuple(attr: DenseArrayBase) -> tuple[int, ...]:
-    return tuple(int(v) for v in attr.get_values())
+    values = attr.get_values()  # pyright: ignore[reportAttributeAccessIssue]
+    return tuple(int(v) for v in values)
 
 
 def print_int_list(printer: Printer, values: tuple[int, ...]) -> None:
@@ -96,5 +103,6 @@ def parse_kernel_signature(parser: Parser) -> tuple[str, list[Parser.Argument]]:
 
 def print_kernel_signature(printer: Printer, name: str, block_args: Sequence[SSAValue]) -> None:
     printer.print_string(f" @{name}(")
-    printer.print_list(block_args, printer.print_block_argument)
+    print_arg = printer.print_block_argument
+    printer.print_list(block_args, print_arg)  # pyright: ignore[reportArgumentType]
     printer.print_string(")")

@@ -1,0 +1,1 @@
+"""Command-line tools: `opt-tool` (opt_tool.py), with its diagnostics and output targets."""

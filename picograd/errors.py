@@ -1,0 +1,43 @@
+"""picograd's user-facing errors: every one is a `PicogradError`.
+
+    PicogradError
+      ShapeError       shapes that do not fit an op (broadcast, matmul, reshape, axes, index)
+      DTypeError       an unknown dtype, or an op that is not defined on a dtype
+      DeviceError      unknown device / renderer, bad buffers handed to a compiled program
+        CompileError   a device compiler rejected the generated source
+
+The frontend raises ShapeError and DTypeError at the op call (not at realize), and ends
+their message with the user's source line (`\n  at file.py:12`).
+"""
+
+from __future__ import annotations
+
+
+class PicogradError(Exception):
+    """Root of every error picograd raises for a user mistake or a failed compilation."""
+
+
+class ShapeError(PicogradError, ValueError):
+    """Shapes (or axes, or an index) that an op cannot take; names the op and the shapes."""
+
+
+class DTypeError(PicogradError, TypeError):
+    """An unknown dtype, or an op that is not defined on the given dtype(s)."""
+
+
+class DeviceError(PicogradError):
+    """A device cannot be found, or cannot do what was asked of it."""
+
+
+class CompileError(DeviceError):
+    """A device compiler failed; carries its message and where the source was written."""
+
+    def __init__(self, message: str, *, log: str = "", source_path: str | None = None):
+        details = [message]
+        if source_path is not None:
+            details.append(f"source: {source_path}")
+        if log:
+            details.append(log.rstrip())
+        super().__init__("\n".join(details))
+        self.log = log
+        self.source_path = source_path

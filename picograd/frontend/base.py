@@ -1,0 +1,101 @@
+"""`TensorBase`: what every op mixin builds on — the node a tensor refers to, its metadata,
+and making new lazy nodes. `Tensor` (tensor.py) adds creation and realization on top of
+the op mixins (ops_movement.py, ops_elementwise.py, ops_reduce.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Self
+
+from picograd.frontend.dtype import DType
+from picograd.frontend.lazy import LazyOp, shape_error
+
+Scalar = float | int | bool
+
+
+def prod(shape: Iterable[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def shape_arg(op: str, args: Sequence[Any]) -> tuple[int, ...]:
+    """`f(2, 3)` and `f((2, 3))` both mean the shape (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], tuple | list):
+        args = tuple(args[0])
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in args):
+        raise shape_error(op, f"a shape must be ints, got {tuple(args)}")
+    return tuple(args)
+
+
+def normalize_axis(op: str, axis: int, ndim: int, shape: tuple[int, ...]) -> int:
+    if not -ndim <= axis < ndim:
+        raise shape_error(op, f"axis {axis} is out of range for shape {shape} ({ndim} dims)")
+    return axis % ndim
+
+
+def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of two shapes; ShapeError naming `op` and both shapes."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb, strict=True):
+        if x != y and x != 1 and y != 1:
+            raise shape_error(op, f"shapes {a} and {b} cannot be broadcast together")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+class TensorBase:
+    """A lazy tensor: a reference to a `LazyOp` node. Ops return new tensors."""
+
+    __slots__ = ("__weakref__", "_node")
+
+    _node: LazyOp
+
+    @classmethod
+    def _from_node(cls, node: LazyOp) -> Self:
+        t = object.__new__(cls)
+        t._node = node
+        return t
+
+    def _make(self, op: str, src: tuple[TensorBase, ...], arg: Any, shape: tuple[int, ...],
+              dtype: DType | None = None) -> Self:
+        """A new tensor whose node applies `op` to the nodes of `src` (same device)."""
+        node = LazyOp(op, tuple(s._node for s in src), arg, shape,
+                      self._node.dtype if dtype is None else dtype, self._node.device)
+        return type(self)._from_node(node)
+
+    def _const(self, value: Scalar, shape: tuple[int, ...], dtype: DType) -> Self:
+        """A tensor of `shape` filled with `value` (a pg_tensor.const), on this device."""
+        value = float(value) if dtype.is_float else bool(value) if dtype.is_bool else int(value)
+        node = LazyOp("const", (), value, shape, dtype, self._node.device)
+        return type(self)._from_node(node)
+
+    # ── metadata ────────────────────────────────────────────────────────────
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self._node.dtype
+
+    @property
+    def device(self) -> str:
+        """The canonical device name ("CPU:LLVM", "CPU:C", ...)."""
+        return self._node.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    def numel(self) -> int:
+        return prod(self._node.shape)
+
+    def __len__(self) -> int:
+        if not self._node.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._node.shape[0]

@@ -1,0 +1,101 @@
+"""`LazyOp`: one node of the pending graph, and the frontend's error helpers.
+
+A node is one pg_tensor op (`op` is the op's short name) over source nodes, with a static
+shape, a dtype and a device. `op == "buffer"` marks a leaf that holds its data (`buffer`, a
+C-contiguous numpy array of the node's shape and dtype); every other node is pending.
+Realizing a node turns it, in place, into a buffer leaf, so every tensor that shares the node
+sees the data and the graph behind it is dropped.
+
+`arg` is the op's parameter, in the form `picograd.frontend.realize` builds IR from:
+
+    const     the scalar (python float / int / bool)
+    unary     UnaryKind               binary  BinaryKind          cmp  CmpKind
+    where     None                    cast    None (dtype is the node's)
+    reduce    (ReduceKind, axes)      keeps reduced dims as size 1
+    reshape / expand                  None (the node's shape is the target)
+    permute   perm                    flip    axes
+    pad       (low, high, value)      slice   (start, step)
+
+`sig` is the node's part of the realize cache key, computed once at construction: the op,
+`arg` made exact (floats by their hex form, so -0.0 and NaN key correctly), shape, dtype.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from picograd.errors import DTypeError, PicogradError, ShapeError
+from picograd.frontend.dtype import DType
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _exact(value: Any) -> Any:
+    """A hashable, exactly-comparing form of an op parameter (floats by their bits)."""
+    if isinstance(value, float):
+        return ("f", value.hex())
+    if isinstance(value, tuple):
+        return tuple(_exact(v) for v in value)
+    return value
+
+
+class LazyOp:
+    """A node of the lazy graph (see the module docstring)."""
+
+    __slots__ = ("__weakref__", "arg", "buffer", "device", "dtype", "op", "shape", "sig", "src")
+
+    def __init__(self, op: str, src: tuple[LazyOp, ...], arg: Any, shape: tuple[int, ...],
+                 dtype: DType, device: str, buffer: np.ndarray | None = None):
+        self.op = op
+        self.src = src
+        self.arg: Any = arg
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+        self.buffer = buffer
+        self.sig: tuple = (op, _exact(arg), shape, dtype.name)
+
+    @classmethod
+    def leaf(cls, array: np.ndarray, dtype: DType, device: str) -> LazyOp:
+        """A buffer leaf holding `array` (owned by the node from now on)."""
+        return cls("buffer", (), None, tuple(array.shape), dtype, device, array)
+
+    def become_buffer(self, array: np.ndarray) -> None:
+        """Turn this node into a leaf holding `array` (its realized value)."""
+        self.op, self.src, self.arg, self.buffer = "buffer", (), None, array
+        self.sig = ("buffer", None, self.shape, self.dtype.name)
+
+    @property
+    def realized(self) -> bool:
+        return self.buffer is not None
+
+    def __repr__(self) -> str:
+        return f"LazyOp({self.op}, {self.arg!r}, shape={self.shape}, {self.dtype.name})"
+
+
+def user_location() -> str:
+    """`file:line` of the innermost stack frame outside the picograd package."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+def _located(cls: type[PicogradError], message: str) -> PicogradError:
+    return cls(f"{message}\n  at {user_location()}")
+
+
+def shape_error(op: str, message: str) -> PicogradError:
+    """A ShapeError for `op`, ending with the user's source line."""
+    return _located(ShapeError, f"{op}: {message}")
+
+
+def dtype_error(op: str, message: str) -> PicogradError:
+    return _located(DTypeError, f"{op}: {message}")

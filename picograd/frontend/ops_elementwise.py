@@ -1,0 +1,208 @@
+"""Elementwise ops: arithmetic, math functions, comparisons, `where`, casts.
+
+Operands broadcast with numpy's rules (reshape + expand) and promote bool < int32 < float32;
+a python scalar takes the tensor's shape (one pg_tensor.const) and promotes by its kind
+(`int_tensor * 2` stays int32, `int_tensor * 2.5` is float32). True division and the float
+functions (exp, log, sqrt, sin) compute in float32. On bools, `+` is `or` and `*` is `and`
+(as numpy); `-` and negation of bools are DTypeErrors.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
+from picograd.errors import DeviceError
+from picograd.frontend.base import Scalar, TensorBase, broadcast_shape
+from picograd.frontend.dtype import DType, bool_, dtype_of_scalar, float32, promote, to_dtype
+from picograd.frontend.lazy import dtype_error, user_location
+from picograd.frontend.ops_movement import MovementOps
+
+Operand = TensorBase | Scalar
+
+
+class ElementwiseOps(MovementOps):
+    __slots__ = ()
+
+    # ── helpers ─────────────────────────────────────────────────────────────
+
+    def _check_device(self, op: str, other: TensorBase) -> None:
+        if other.device != self.device:
+            raise DeviceError(f"{op}: operands are on different devices ({self.device} and "
+                              f"{other.device}); move one with .to(device)\n"
+                              f"  at {user_location()}")
+
+    def _operands(self, op: str, *others: Operand, dtype: DType | None = None) -> list[Self]:
+        """`self` and `others` broadcast to one shape and cast to one dtype (the promoted
+        one unless `dtype` is given)."""
+        tensors = [o for o in (self, *others) if isinstance(o, TensorBase)]
+        for t in tensors:
+            self._check_device(op, t)
+        shape = self.shape
+        for t in tensors[1:]:
+            shape = broadcast_shape(op, shape, t.shape)
+        if dtype is None:
+            dtype = self.dtype
+            for o in others:
+                dtype = promote(dtype, o.dtype if isinstance(o, TensorBase) else
+                                dtype_of_scalar(o))
+        out: list[Self] = []
+        for o in (self, *others):
+            if isinstance(o, TensorBase):
+                t = self._from_node(o._node)
+                out.append(t._broadcast_to(shape).cast(dtype))
+            else:
+                dtype_of_scalar(o)  # rejects non-scalars with a DTypeError
+                out.append(self._const(o, shape, dtype))
+        return out
+
+    def _binary(self, kind: BinaryKind, other: Operand, reverse: bool = False,
+                dtype: DType | None = None) -> Self:
+        x, y = self._operands(str(kind), other, dtype=dtype)
+        if reverse:
+            x, y = y, x
+        return x._make("binary", (x, y), kind, x.shape)
+
+    def _unary(self, kind: UnaryKind) -> Self:
+        x = self if kind == UnaryKind.NEG or self.dtype.is_float else self.cast(float32)
+        return x._make("unary", (x,), kind, x.shape)
+
+    def _cmp(self, kind: CmpKind, other: Operand) -> Self:
+        x, y = self._operands(str(kind), other)
+        return x._make("cmp", (x, y), kind, x.shape, bool_)
+
+    # ── arithmetic ──────────────────────────────────────────────────────────
+
+    def add(self, other: Operand, reverse: bool = False) -> Self:
+        x, y = self._operands("add", other)
+        kind = BinaryKind.OR if x.dtype.is_bool else BinaryKind.ADD
+        x, y = (y, x) if reverse else (x, y)
+        return x._make("binary", (x, y), kind, x.shape)
+
+    def sub(self, other: Operand, reverse: bool = False) -> Self:
+        x, y = self._operands("sub", other)
+        if x.dtype.is_bool:
+            raise dtype_error("sub", "subtracting bool tensors is not defined; cast with .int()")
+        x, y = (y, x) if reverse else (x, y)
+        return x._make("binary", (x, y), BinaryKind.SUB, x.shape)
+
+    def mul(self, other: Operand, reverse: bool = False) -> Self:
+        x, y = self._operands("mul", other)
+        kind = BinaryKind.AND if x.dtype.is_bool else BinaryKind.MUL
+        x, y = (y, x) if reverse else (x, y)
+        return x._make("binary", (x, y), kind, x.shape)
+
+    def div(self, other: Operand, reverse: bool = False) -> Self:
+        """True division: always float32."""
+        return self._binary(BinaryKind.DIV, other, reverse, dtype=float32)
+
+    def maximum(self, other: Operand) -> Self:
+        return self._binary(BinaryKind.MAX, other)
+
+    def minimum(self, other: Operand) -> Self:
+        return self._binary(BinaryKind.MIN, other)
+
+    def __add__(self, other: Operand) -> Self:
+        return self.add(other)
+
+    def __radd__(self, other: Operand) -> Self:
+        return self.add(other, reverse=True)
+
+    def __sub__(self, other: Operand) -> Self:
+        return self.sub(other)
+
+    def __rsub__(self, other: Operand) -> Self:
+        return self.sub(other, reverse=True)
+
+    def __mul__(self, other: Operand) -> Self:
+        return self.mul(other)
+
+    def __rmul__(self, other: Operand) -> Self:
+        return self.mul(other, reverse=True)
+
+    def __truediv__(self, other: Operand) -> Self:
+        return self.div(other)
+
+    def __rtruediv__(self, other: Operand) -> Self:
+        return self.div(other, reverse=True)
+
+    def neg(self) -> Self:
+        if self.dtype.is_bool:
+            raise dtype_error("neg", "negating a bool tensor is not defined; use logical_not()")
+        return self._unary(UnaryKind.NEG)
+
+    def __neg__(self) -> Self:
+        return self.neg()
+
+    # ── functions ───────────────────────────────────────────────────────────
+
+    def exp(self) -> Self:
+        return self._unary(UnaryKind.EXP)
+
+    def log(self) -> Self:
+        return self._unary(UnaryKind.LOG)
+
+    def sqrt(self) -> Self:
+        return self._unary(UnaryKind.SQRT)
+
+    def sin(self) -> Self:
+        return self._unary(UnaryKind.SIN)
+
+    def relu(self) -> Self:
+        """max(x, 0), in the tensor's dtype."""
+        return self.maximum(self._const(0, self.shape, self.dtype))
+
+    def logical_not(self) -> Self:
+        x = self.cast(bool_)
+        return x._make("unary", (x,), UnaryKind.NOT, x.shape)
+
+    # ── comparisons (bool results) ──────────────────────────────────────────
+
+    def __lt__(self, other: Operand) -> Self:
+        return self._cmp(CmpKind.LT, other)
+
+    def __le__(self, other: Operand) -> Self:
+        return self._cmp(CmpKind.LE, other)
+
+    def __gt__(self, other: Operand) -> Self:
+        return self._cmp(CmpKind.GT, other)
+
+    def __ge__(self, other: Operand) -> Self:
+        return self._cmp(CmpKind.GE, other)
+
+    def __eq__(self, other: object) -> Self:  # type: ignore[override]
+        return self._cmp(CmpKind.EQ, other)  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> Self:  # type: ignore[override]
+        return self._cmp(CmpKind.NE, other)  # type: ignore[arg-type]
+
+    __hash__ = object.__hash__  # tensors are hashed by identity, as torch's
+
+    # ── select and casts ────────────────────────────────────────────────────
+
+    def where(self, x: Operand, y: Operand) -> Self:
+        """`self ? x : y` elementwise, with `self` (cast to bool) as the condition."""
+        cond = self.cast(bool_)
+        if isinstance(x, TensorBase):
+            a, b = x._operands("where", y)  # type: ignore[attr-defined]
+        elif isinstance(y, TensorBase):
+            b, a = y._operands("where", x)  # type: ignore[attr-defined]
+        else:
+            a, b = self._operands("where", x, y)[1:]
+        shape = broadcast_shape("where", cond.shape, a.shape)
+        cond, a, b = cond._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape)
+        return a._make("where", (cond, a, b), None, shape)
+
+    def cast(self, dtype: object) -> Self:
+        """Convert elements to `dtype` (C rules: float to int truncates, != 0 to bool)."""
+        dt = to_dtype(dtype)
+        return self if dt is self.dtype else self._make("cast", (self,), None, self.shape, dt)
+
+    def float(self) -> Self:
+        return self.cast(float32)
+
+    def int(self) -> Self:
+        return self.cast("int32")
+
+    def bool(self) -> Self:
+        return self.cast(bool_)

@@ -1,0 +1,169 @@
+"""Movement ops: views that only rearrange elements (pg_tensor reshape, permute, expand, pad,
+slice, flip), plus indexing built from them. No-op moves return `self` (no node)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
+from picograd.frontend.lazy import shape_error
+
+
+def _axes_arg(args: Sequence[Any]) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], tuple | list):
+        return tuple(args[0])
+    return tuple(args)
+
+
+class MovementOps(TensorBase):
+    __slots__ = ()
+
+    def reshape(self, *shape: int | Sequence[int]) -> Self:
+        """Same elements (row-major), new shape; one dimension may be -1 (inferred)."""
+        new = shape_arg("reshape", shape)
+        if new.count(-1) > 1 or any(d < -1 for d in new):
+            raise shape_error("reshape", f"cannot reshape {self.shape} to {new}: at most one "
+                                         "dimension may be -1 and none may be negative")
+        if -1 in new:
+            known = prod(d for d in new if d != -1)
+            if known == 0 or self.numel() % known:
+                raise shape_error("reshape", f"cannot reshape {self.shape} to {new}")
+            new = tuple(self.numel() // known if d == -1 else d for d in new)
+        if prod(new) != self.numel():
+            raise shape_error("reshape", f"cannot reshape {self.shape} ({self.numel()} elements)"
+                                         f" to {new} ({prod(new)} elements)")
+        return self if new == self.shape else self._make("reshape", (self,), None, new)
+
+    def permute(self, *dims: int | Sequence[int]) -> Self:
+        """Reorder dimensions: result dim i is dim `dims[i]` of this tensor."""
+        order = _axes_arg(dims)
+        n = self.ndim
+        if len(order) != n or sorted(d % n if n else d for d in order) != list(range(n)):
+            raise shape_error("permute", f"{order} is not a permutation of the dims of shape "
+                                         f"{self.shape}")
+        perm = tuple(d % n for d in order)
+        if perm == tuple(range(n)):
+            return self
+        return self._make("permute", (self,), perm, tuple(self.shape[p] for p in perm))
+
+    def transpose(self, dim0: int = -2, dim1: int = -1) -> Self:
+        """Swap two dimensions (default: the last two)."""
+        if self.ndim < 2:
+            raise shape_error("transpose", f"needs at least 2 dims, got shape {self.shape}")
+        a = normalize_axis("transpose", dim0, self.ndim, self.shape)
+        b = normalize_axis("transpose", dim1, self.ndim, self.shape)
+        order = list(range(self.ndim))
+        order[a], order[b] = order[b], order[a]
+        return self.permute(order)
+
+    @property
+    def T(self) -> Self:
+        """All dimensions reversed (the transpose of a matrix), as numpy's `.T`."""
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def expand(self, *shape: int | Sequence[int]) -> Self:
+        """Broadcast to `shape` (torch's rules: new leading dims, -1 keeps a dim, only
+        size-1 dims grow)."""
+        new = shape_arg("expand", shape)
+        if len(new) < self.ndim:
+            raise shape_error("expand", f"cannot expand {self.shape} to fewer dims {new}")
+        lead = len(new) - self.ndim
+        padded = (1,) * lead + self.shape
+        new = tuple(p if (d == -1 and i >= lead) else d for i, (p, d) in enumerate(zip(padded, new,
+                                                                                     strict=True)))
+        if any(p != d and p != 1 for p, d in zip(padded, new, strict=True)) or min(new,
+                                                                                  default=0) < 0:
+            raise shape_error("expand", f"cannot expand {self.shape} to {new}")
+        x = self.reshape(padded)
+        return x if new == x.shape else x._make("expand", (x,), None, new)
+
+    def _broadcast_to(self, shape: tuple[int, ...]) -> Self:
+        """reshape + expand to a shape already checked by `broadcast_shape`."""
+        return self if shape == self.shape else self.expand(shape)
+
+    def unsqueeze(self, dim: int) -> Self:
+        d = normalize_axis("unsqueeze", dim, self.ndim + 1, self.shape)
+        return self.reshape((*self.shape[:d], 1, *self.shape[d:]))
+
+    def squeeze(self, dim: int | None = None) -> Self:
+        if dim is None:
+            return self.reshape(tuple(d for d in self.shape if d != 1))
+        d = normalize_axis("squeeze", dim, self.ndim, self.shape)
+        if self.shape[d] != 1:
+            return self
+        return self.reshape(self.shape[:d] + self.shape[d + 1:])
+
+    def pad(self, pads: Sequence[tuple[int, int]], value: Scalar = 0) -> Self:
+        """numpy-style padding: `pads[i] = (before, after)` for every dimension i, filled
+        with `value`. E.g. `x.pad(((1, 0), (0, 2)))` on a 4x8 tensor gives 5x10."""
+        pairs = tuple(tuple(p) for p in pads)
+        if len(pairs) != self.ndim or any(len(p) != 2 or min(p) < 0 for p in pairs):
+            raise shape_error("pad", f"needs one (before, after) pair of non-negative sizes per "
+                                     f"dim of shape {self.shape}, got {pairs}")
+        if all(p == (0, 0) for p in pairs):
+            return self
+        low = tuple(p[0] for p in pairs)
+        high = tuple(p[1] for p in pairs)
+        new = tuple(d + lo + hi for d, lo, hi in zip(self.shape, low, high, strict=True))
+        dt = self.dtype
+        v = float(value) if dt.is_float else bool(value) if dt.is_bool else int(value)
+        return self._make("pad", (self,), (low, high, v), new)
+
+    def flip(self, *axis: int | Sequence[int]) -> Self:
+        """Reverse the order of elements along `axis` (an int or a tuple of ints)."""
+        axes = sorted({normalize_axis("flip", a, self.ndim, self.shape) for a in _axes_arg(axis)})
+        if not axes:
+            return self
+        return self._make("flip", (self,), tuple(axes), self.shape)
+
+    def _slice(self, start: tuple[int, ...], step: tuple[int, ...],
+               shape: tuple[int, ...]) -> Self:
+        if shape == self.shape and all(s == 0 for s in start):
+            return self
+        return self._make("slice", (self,), (start, step), shape)
+
+    def __getitem__(self, index: Any) -> Self:
+        """numpy basic indexing: ints, slices (any step), None, Ellipsis, tuples of them."""
+        items = index if isinstance(index, tuple) else (index,)
+        if sum(i is Ellipsis for i in items) > 1:
+            raise shape_error("getitem", "an index can only have a single ellipsis ('...')")
+        used = sum(1 for i in items if i is not None and i is not Ellipsis)
+        if used > self.ndim:
+            raise shape_error("getitem", f"too many indices ({used}) for shape {self.shape}")
+        if Ellipsis in items:
+            k = items.index(Ellipsis)
+            items = items[:k] + (slice(None),) * (self.ndim - used) + items[k + 1:]
+        else:
+            items = items + (slice(None),) * (self.ndim - used)
+        start, step, sizes, flips, out_shape = [], [], [], [], []
+        dim = 0
+        for item in items:
+            if item is None:
+                out_shape.append(1)
+                continue
+            n = self.shape[dim]
+            if isinstance(item, slice):
+                b, e, s = item.indices(n)
+                count = len(range(b, e, s))
+                if s < 0:  # read the flipped dim forwards: index i is n-1-i there
+                    flips.append(dim)
+                    b, s = n - 1 - b, -s
+                start.append(max(b, 0) if count else 0)
+                step.append(s)
+                sizes.append(count)
+                out_shape.append(count)
+            elif isinstance(item, int) and not isinstance(item, bool):
+                if not -n <= item < n:
+                    raise shape_error("getitem", f"index {item} is out of bounds for dim {dim} "
+                                                 f"of shape {self.shape}")
+                start.append(item % n)
+                step.append(1)
+                sizes.append(1)
+            else:
+                raise shape_error("getitem", f"unsupported index {item!r}: use ints, slices, "
+                                             "None and '...'")
+            dim += 1
+        x = self.flip(tuple(flips)) if flips else self
+        x = x._slice(tuple(start), tuple(step), tuple(sizes))
+        return x.reshape(tuple(out_shape))

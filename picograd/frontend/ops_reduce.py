@@ -1,0 +1,108 @@
+"""Reductions (sum, max, min, mean) and matmul.
+
+`axis` (or torch's `dim`) is an int, a tuple of ints or None (all axes); `keepdim` keeps the
+reduced axes as size 1. pg_tensor.reduce always keeps them; without keepdim a reshape drops
+them. `sum` of bools counts in int32. Matmul is a broadcast multiply and a sum over the
+contracted axis, which the scheduler fuses into one reduce kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Self
+
+from picograd.dialects.pg import ReduceKind
+from picograd.errors import ShapeError
+from picograd.frontend.base import TensorBase, broadcast_shape, normalize_axis, prod
+from picograd.frontend.dtype import float32, int32, promote
+from picograd.frontend.lazy import shape_error
+from picograd.frontend.ops_elementwise import ElementwiseOps
+
+Axis = int | Sequence[int] | None
+
+
+class ReduceOps(ElementwiseOps):
+    __slots__ = ()
+
+    def _axes(self, op: str, axis: Axis, dim: Axis) -> tuple[int, ...]:
+        if axis is not None and dim is not None:
+            raise shape_error(op, "give either axis= or dim=, not both")
+        axis = dim if axis is None else axis
+        if axis is None:
+            return tuple(range(self.ndim))
+        raw = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(sorted({normalize_axis(op, a, self.ndim, self.shape) for a in raw}))
+        if len(axes) != len(raw):
+            raise shape_error(op, f"repeated axis in {raw} for shape {self.shape}")
+        return axes
+
+    def _reduce(self, kind: ReduceKind, axes: tuple[int, ...], keepdim: bool) -> Self:
+        kept = tuple(1 if i in axes else d for i, d in enumerate(self.shape))
+        x = self if not axes else self._make("reduce", (self,), (kind, axes), kept)
+        if keepdim:
+            return x
+        return x.reshape(tuple(d for i, d in enumerate(self.shape) if i not in axes))
+
+    def sum(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
+        axes = self._axes("sum", axis, dim)
+        x = self.cast(int32) if self.dtype.is_bool else self
+        return x._reduce(ReduceKind.SUM, axes, keepdim)
+
+    def max(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
+        axes = self._axes("max", axis, dim)
+        if any(self.shape[a] == 0 for a in axes):
+            raise shape_error("max", f"reducing an empty axis of shape {self.shape} has no "
+                                     "identity")
+        return self._reduce(ReduceKind.MAX, axes, keepdim)
+
+    def min(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
+        axes = self._axes("min", axis, dim)
+        if any(self.shape[a] == 0 for a in axes):
+            raise shape_error("min", f"reducing an empty axis of shape {self.shape} has no "
+                                     "identity")
+        return self._reduce(ReduceKind.MIN, axes, keepdim)
+
+    def mean(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
+        """The float32 mean: sum / count."""
+        axes = self._axes("mean", axis, dim)
+        count = prod(self.shape[a] for a in axes)
+        return self.cast(float32)._reduce(ReduceKind.SUM, axes, keepdim) / count
+
+    # ── matmul ──────────────────────────────────────────────────────────────
+
+    def matmul(self, other: TensorBase) -> Self:
+        """numpy's matmul: 1-D operands are promoted to a matrix and the added dim removed
+        again; leading (batch) dims broadcast."""
+        if not isinstance(other, TensorBase):
+            raise shape_error("matmul", f"expected a Tensor, got {type(other).__name__}")
+        self._check_device("matmul", other)
+        dt = promote(self.dtype, other.dtype)
+        dt = int32 if dt.is_bool else dt  # bools are multiplied and summed as int32
+        a, b = self.cast(dt), self._from_node(other._node).cast(dt)
+        if a.ndim == 0 or b.ndim == 0:
+            raise shape_error("matmul", f"needs at least 1-D operands, got shapes {self.shape} "
+                                        f"and {other.shape}")
+        x = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
+        y = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
+        n, k = x.shape[-2:]
+        k2, m = y.shape[-2:]
+        if k != k2:
+            raise shape_error("matmul", f"shapes {self.shape} and {other.shape}: contracted "
+                                        f"dims differ ({k} != {k2})")
+        try:
+            batch = broadcast_shape("matmul", x.shape[:-2], y.shape[:-2])
+        except ShapeError:
+            raise shape_error("matmul", f"shapes {self.shape} and {other.shape}: batch dims "
+                                        "cannot be broadcast together") from None
+        # (..., n, 1, k) * (..., 1, m, k) summed over k: one fused multiply-reduce.
+        xe = x.reshape(*x.shape[:-1], 1, k).expand(*batch, n, m, k)
+        ye = y.transpose(-1, -2).reshape(*y.shape[:-2], 1, m, k).expand(*batch, n, m, k)
+        out = (xe * ye).sum(axis=-1)
+        shape = batch + ((n,) if self.ndim > 1 else ()) + ((m,) if other.ndim > 1 else ())
+        return out.reshape(shape)
+
+    def __matmul__(self, other: TensorBase) -> Self:
+        return self.matmul(other)
+
+    def dot(self, other: TensorBase) -> Self:
+        return self.matmul(other)

@@ -1,0 +1,197 @@
+"""`Tensor`: creation, realization and conversion on top of the op mixins.
+
+    Tensor(data, dtype=None, device="CPU")    data: numpy array, nested list, scalar, Tensor
+    Tensor.zeros/ones/full/arange/eye/rand/randn(...)
+    t.realize() -> t;  t.numpy(), t.tolist(), t.item()
+
+Nothing computes until a result is asked for. Creating a tensor from data copies it into a
+buffer leaf; `zeros`/`ones`/`full` are lazy constants; `arange`, `eye`, `rand`, `randn` are
+filled on the host. `rand`/`randn` draw from numpy's Philox generator keyed by
+(seed, counter): `manual_seed(n)` sets the seed and restarts the counter, and every call
+advances the counter, so a program's random tensors are reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+import numpy as np
+
+from picograd.errors import DeviceError
+from picograd.frontend.base import Scalar, TensorBase, shape_arg
+from picograd.frontend.dtype import DType, dtype_of_array, dtype_of_scalar, float32, int32, to_dtype
+from picograd.frontend.lazy import LazyOp, shape_error, user_location
+from picograd.frontend.ops_reduce import ReduceOps
+from picograd.frontend.realize import realize
+from picograd.runtimes.base import canonical_device_name
+
+_rng_state = {"seed": 0, "counter": 0}
+
+
+def manual_seed(seed: int) -> None:
+    """Make `rand`/`randn` reproducible: seed the generator and restart its counter."""
+    _rng_state["seed"], _rng_state["counter"] = int(seed) % (1 << 64), 0
+
+
+def _generator() -> np.random.Generator:
+    key = np.array([_rng_state["seed"], _rng_state["counter"]], dtype=np.uint64)
+    _rng_state["counter"] += 1
+    return np.random.Generator(np.random.Philox(key=key))
+
+
+def _device(device: str) -> str:
+    try:
+        return canonical_device_name(device)
+    except DeviceError as e:
+        raise DeviceError(f"{e}\n  at {user_location()}") from None
+
+
+def _to_array(data: Any, dtype: DType | None) -> tuple[np.ndarray, DType]:
+    """A fresh C-contiguous array of `data`, and its DType."""
+    if isinstance(data, np.ndarray):
+        dt = dtype if dtype is not None else dtype_of_array(data)
+        return np.array(data, dtype=dt.np, order="C", copy=True), dt
+    if isinstance(data, bool | int | float | np.generic):
+        dt = dtype if dtype is not None else dtype_of_scalar(data)
+        return np.array(data, dtype=dt.np), dt
+    if isinstance(data, list | tuple):
+        try:
+            array = np.array(data)
+        except ValueError as e:  # ragged nested lists
+            raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}: {e}"
+                              ) from None
+        if array.size == 0 and dtype is None:
+            array = array.astype(np.float32)
+        return _to_array(array, dtype)
+    raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}")
+
+
+class Tensor(ReduceOps):
+    """A lazy n-dimensional array on a device. See the package docstring for the ops."""
+
+    __slots__ = ()
+
+    def __init__(self, data: Any, dtype: object = None, device: str | None = None):
+        if isinstance(data, TensorBase):
+            src = data.realize() if isinstance(data, Tensor) else data
+            dt = to_dtype(dtype) if dtype is not None else src.dtype
+            dev = _device(device) if device is not None else src.device
+            array = np.array(src._node.buffer, dtype=dt.np, copy=True)
+        else:
+            array, dt = _to_array(data, None if dtype is None else to_dtype(dtype))
+            dev = _device("CPU" if device is None else device)
+        self._node = LazyOp.leaf(array, dt, dev)
+
+    # ── creation ────────────────────────────────────────────────────────────
+
+    @classmethod
+    def _leaf(cls, array: np.ndarray, dtype: DType, device: str) -> Tensor:
+        return cls._from_node(LazyOp.leaf(np.ascontiguousarray(array, dtype.np), dtype,
+                                          _device(device)))
+
+    @classmethod
+    def full(cls, shape: int | Sequence[int], value: Scalar, dtype: object = None,
+             device: str = "CPU") -> Tensor:
+        """A lazy constant: `shape` filled with `value` (dtype from the value if not given)."""
+        dt = to_dtype(dtype) if dtype is not None else dtype_of_scalar(value)
+        s = shape_arg("full", (shape,))
+        if min(s, default=0) < 0:
+            raise shape_error("full", f"negative dimension in shape {s}")
+        v = float(value) if dt.is_float else bool(value) if dt.is_bool else int(value)
+        return cls._from_node(LazyOp("const", (), v, s, dt, _device(device)))
+
+    @classmethod
+    def zeros(cls, *shape: int | Sequence[int], dtype: object = float32,
+              device: str = "CPU") -> Tensor:
+        return cls.full(shape_arg("zeros", shape), 0, dtype, device)
+
+    @classmethod
+    def ones(cls, *shape: int | Sequence[int], dtype: object = float32,
+             device: str = "CPU") -> Tensor:
+        return cls.full(shape_arg("ones", shape), 1, dtype, device)
+
+    @classmethod
+    def arange(cls, start: Scalar, stop: Scalar | None = None, step: Scalar = 1,
+               dtype: object = None, device: str = "CPU") -> Tensor:
+        """numpy's arange; int32 if start, stop and step are ints, else float32."""
+        if stop is None:
+            start, stop = 0, start
+        if step == 0:
+            raise shape_error("arange", "step must not be zero")
+        ints = all(isinstance(v, int) for v in (start, stop, step))
+        dt = to_dtype(dtype) if dtype is not None else (int32 if ints else float32)
+        return cls._leaf(np.arange(start, stop, step).astype(dt.np), dt, device)
+
+    @classmethod
+    def eye(cls, n: int, m: int | None = None, dtype: object = float32,
+            device: str = "CPU") -> Tensor:
+        dt = to_dtype(dtype)
+        return cls._leaf(np.eye(n, m, dtype=dt.np), dt, device)
+
+    @classmethod
+    def rand(cls, *shape: int | Sequence[int], device: str = "CPU") -> Tensor:
+        """Uniform float32 samples in [0, 1)."""
+        s = shape_arg("rand", shape)
+        return cls._leaf(_generator().random(s, dtype=np.float32), float32, device)
+
+    @classmethod
+    def randn(cls, *shape: int | Sequence[int], device: str = "CPU") -> Tensor:
+        """Standard normal float32 samples."""
+        s = shape_arg("randn", shape)
+        return cls._leaf(_generator().standard_normal(s, dtype=np.float32), float32, device)
+
+    # ── realization and conversion ─────────────────────────────────────────
+
+    def realize(self) -> Self:
+        """Compute this tensor now (compiling its graph unless a cached one fits)."""
+        if self._node.buffer is None:
+            realize(self)
+        return self
+
+    def _data(self) -> np.ndarray:
+        node = self._node
+        if node.buffer is None:
+            realize(self)
+        assert node.buffer is not None
+        return node.buffer
+
+    def numpy(self) -> np.ndarray:
+        """A new numpy array holding the tensor's values."""
+        return self._data().copy()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        a = self._data().copy()
+        return a if dtype is None else a.astype(dtype)
+
+    def tolist(self) -> Any:
+        return self._data().tolist()
+
+    def item(self) -> Scalar:
+        if self.numel() != 1:
+            raise shape_error("item", f"needs a tensor of one element, got shape {self.shape}")
+        return self._data().reshape(-1)[0].item()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise shape_error("bool", f"the truth value of a tensor of shape {self.shape} is "
+                                      "ambiguous; use .any()/.all() on numpy()")
+        return bool(self.item())
+
+    def to(self, device: str) -> Tensor:
+        """This tensor's values on `device` (a copy; realizes this tensor)."""
+        dev = _device(device)
+        if dev == self.device:
+            return self
+        return Tensor._leaf(self._data(), self.dtype, dev)
+
+    def detach(self) -> Self:
+        return self
+
+    def __repr__(self) -> str:
+        node = self._node
+        where = f"dtype={node.dtype.name}, device='{node.device}'"
+        if node.buffer is not None:
+            body = np.array2string(node.buffer, separator=", ", prefix="Tensor(")
+            return f"Tensor({body}, {where})"
+        return f"Tensor(<pending {node.op}>, shape={node.shape}, {where})"

@@ -1,0 +1,215 @@
+"""Elementwise reference semantics shared by every stage's interpreter.
+
+One function per op family (`unary`, `binary`, `compare`, `select`, `cast`, and the
+reduction helpers), each taking the IR element type `t` of its operands. They work alike on
+numpy arrays (`pg_tensor`) and numpy scalars (`pg_loop`/`pg_uop` values), and always give
+results of exactly `t`'s numpy dtype, so float32 math rounds as float32 (`np.exp` on a
+float32 gives a float32).
+
+Semantics are C's, as the CPU targets compute them (docs/design.md, "Kernel ABI"):
+
+* integers wrap around (two's complement); `div` truncates toward zero and `mod` has the
+  sign of the dividend; an integer division by zero raises `InterpretationError`;
+* float `max`/`min` propagate NaN like `np.maximum`/`np.minimum`;
+* casts: float to int truncates toward zero, anything to bool is `x != 0`.
+
+Values of type `index` are Python ints, wrapped to 64 bits like the CPU's `i64`. Callers
+run under `np.errstate(all="ignore")` (see `picograd.interpreter.run`): overflow, inf and
+NaN are the semantics, not something to warn about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Attribute
+from xdsl.utils.exceptions import InterpretationError
+
+from picograd.dialects.dtypes import is_bool, is_float, to_numpy_dtype
+from picograd.dialects.pg import BinaryKind, CmpKind, ReduceKind, UnaryKind
+
+Value = Any  # a numpy array, a numpy scalar, or a Python int (`index`)
+
+_B, _U = BinaryKind, UnaryKind
+
+
+def is_index(t: Attribute) -> bool:
+    return isinstance(t, IndexType)
+
+
+def wrap_index(v: int) -> int:
+    """`v` as a 64-bit two's complement integer (the CPU's `index`)."""
+    return ((v + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
+def scalar(value: float | int, t: Attribute) -> Value:
+    """The run-time value of the constant `value` of element type `t`."""
+    if is_index(t):
+        return int(value)
+    # Through a 0-d array: out-of-range values wrap (ints) or round to inf (floats) as in C
+    # instead of raising OverflowError the way `np.int8(200)` does.
+    return np.asarray(value).astype(to_numpy_dtype(t))[()]
+
+
+# ── integer division, C style ────────────────────────────────────────────────
+
+
+def _check_divisor(b: Value) -> None:
+    if np.any(np.equal(b, 0)):
+        raise InterpretationError("integer division by zero (undefined in C)")
+
+
+def _c_mod(a: Value, b: Value) -> Value:
+    _check_divisor(b)
+    return np.fmod(a, b)  # fmod on integers: the remainder has the sign of the dividend
+
+
+def _c_div(a: Value, b: Value) -> Value:
+    # a - fmod(a, b) is an exact multiple of b, so floor division of it is exact and equals
+    # the quotient truncated toward zero.
+    return (a - _c_mod(a, b)) // b
+
+
+def _index_div(a: int, b: int) -> int:
+    _check_divisor(b)
+    q = abs(a) // abs(b)
+    return wrap_index(q if (a < 0) == (b < 0) else -q)
+
+
+def _index_mod(a: int, b: int) -> int:
+    return wrap_index(a - b * _index_div(a, b))
+
+
+# ── tables ───────────────────────────────────────────────────────────────────
+
+_FLOAT_UNARY: dict[UnaryKind, Callable[[Value], Value]] = {
+    _U.NEG: np.negative, _U.EXP: np.exp, _U.LOG: np.log, _U.SQRT: np.sqrt, _U.SIN: np.sin,
+    _U.RECIP: np.reciprocal,
+}
+_INT_UNARY: dict[UnaryKind, Callable[[Value], Value]] = {_U.NEG: np.negative, _U.NOT: np.invert}
+_BOOL_UNARY: dict[UnaryKind, Callable[[Value], Value]] = {_U.NOT: np.logical_not}
+_INDEX_UNARY: dict[UnaryKind, Callable[[int], int]] = {
+    _U.NEG: lambda a: wrap_index(-a), _U.NOT: lambda a: ~a,
+}
+
+_Fn2 = Callable[[Value, Value], Value]
+_COMMON: dict[BinaryKind, _Fn2] = {
+    _B.ADD: np.add, _B.SUB: np.subtract, _B.MUL: np.multiply, _B.MAX: np.maximum,
+    _B.MIN: np.minimum,
+}
+_FLOAT_BINARY: dict[BinaryKind, _Fn2] = {**_COMMON, _B.DIV: np.divide}
+_INT_BINARY: dict[BinaryKind, _Fn2] = {
+    **_COMMON, _B.DIV: _c_div, _B.MOD: _c_mod, _B.AND: np.bitwise_and, _B.OR: np.bitwise_or,
+    _B.XOR: np.bitwise_xor,
+}
+_BOOL_BINARY: dict[BinaryKind, _Fn2] = {
+    _B.AND: np.logical_and, _B.OR: np.logical_or, _B.XOR: np.logical_xor,
+    _B.MAX: np.logical_or, _B.MIN: np.logical_and,
+}
+_INDEX_BINARY: dict[BinaryKind, Callable[[int, int], int]] = {
+    _B.ADD: lambda a, b: wrap_index(a + b), _B.SUB: lambda a, b: wrap_index(a - b),
+    _B.MUL: lambda a, b: wrap_index(a * b), _B.DIV: _index_div, _B.MOD: _index_mod,
+    _B.MAX: max, _B.MIN: min, _B.AND: lambda a, b: a & b, _B.OR: lambda a, b: a | b,
+    _B.XOR: lambda a, b: a ^ b,
+}
+
+_COMPARE: dict[CmpKind, _Fn2] = {
+    CmpKind.LT: np.less, CmpKind.LE: np.less_equal, CmpKind.GT: np.greater,
+    CmpKind.GE: np.greater_equal, CmpKind.EQ: np.equal, CmpKind.NE: np.not_equal,
+}
+
+# Reductions combine with a binary op of the element type; on bools sum/max are "any" and
+# prod/min are "all".
+_REDUCE_BINARY = {ReduceKind.SUM: _B.ADD, ReduceKind.PROD: _B.MUL, ReduceKind.MAX: _B.MAX,
+                  ReduceKind.MIN: _B.MIN}
+_BOOL_REDUCE = {ReduceKind.SUM: np.logical_or, ReduceKind.PROD: np.logical_and,
+                ReduceKind.MAX: np.logical_or, ReduceKind.MIN: np.logical_and}
+
+
+def _lookup(table: dict[Any, Any], kind: Any, t: Attribute, what: str) -> Any:
+    fn = table.get(kind)
+    if fn is None:
+        raise InterpretationError(f"{what} '{kind}' is not defined on {t}")
+    return fn
+
+
+# ── the ops ──────────────────────────────────────────────────────────────────
+
+
+def unary(kind: UnaryKind, x: Value, t: Attribute) -> Value:
+    if is_index(t):
+        return _lookup(_INDEX_UNARY, kind, t, "unary")(x)
+    table = _FLOAT_UNARY if is_float(t) else _BOOL_UNARY if is_bool(t) else _INT_UNARY
+    return _lookup(table, kind, t, "unary")(x)
+
+
+def binary(kind: BinaryKind, a: Value, b: Value, t: Attribute) -> Value:
+    if is_index(t):
+        return _lookup(_INDEX_BINARY, kind, t, "binary")(a, b)
+    table = _FLOAT_BINARY if is_float(t) else _BOOL_BINARY if is_bool(t) else _INT_BINARY
+    return _lookup(table, kind, t, "binary")(a, b)
+
+
+def compare(kind: CmpKind, a: Value, b: Value) -> Value:
+    """`a kind b` as bool (IEEE: every comparison with NaN is false except `ne`)."""
+    return _COMPARE[kind](a, b)
+
+
+def select(cond: Value, a: Value, b: Value) -> Value:
+    if isinstance(cond, np.ndarray):
+        return np.where(cond, a, b)
+    return a if cond else b
+
+
+def cast(x: Value, src: Attribute, dst: Attribute) -> Value:
+    """C conversion of `x` from `src` to `dst`."""
+    if is_bool(dst):
+        return np.not_equal(x, 0)
+    if is_index(dst):
+        # Truncates floats toward zero, as the conversion to int64 does.
+        return int(np.asarray(x).astype(np.int64))
+    dtype = to_numpy_dtype(dst)
+    if is_index(src):
+        return np.asarray(x, dtype=np.int64).astype(dtype)[()]
+    return x.astype(dtype)  # numpy arrays and numpy scalars alike; float->int truncates
+
+
+def reduce_identity(kind: ReduceKind, t: Attribute) -> Value:
+    """The value a `kind` reduction starts from: 0, 1, or the lowest/highest value of `t`."""
+    if kind in (ReduceKind.SUM, ReduceKind.PROD):
+        return scalar(int(kind == ReduceKind.PROD), t)
+    lowest = kind == ReduceKind.MAX
+    if is_float(t):
+        return scalar(-np.inf if lowest else np.inf, t)
+    if is_bool(t):
+        return scalar(not lowest, t)
+    info = np.iinfo(np.int64 if is_index(t) else to_numpy_dtype(t))
+    return scalar(int(info.min if lowest else info.max), t)
+
+
+def reduce_combine(kind: ReduceKind, acc: Value, x: Value, t: Attribute) -> Value:
+    """One step of a `kind` reduction: `acc (op) x`."""
+    if is_bool(t):
+        return _BOOL_REDUCE[kind](acc, x)
+    return binary(_REDUCE_BINARY[kind], acc, x, t)
+
+
+def reduce_last_axis(kind: ReduceKind, x: np.ndarray, t: Attribute) -> np.ndarray:
+    """Reduce the last axis of `x`, combining strictly left to right from the identity.
+
+    The order is that of a sequential loop (`pg_loop.reduce`, a `pg_uop` accumulator), so
+    float sums round exactly as the compiled kernels do; numpy's own `sum` is pairwise and
+    would differ in the last bits. `ufunc.accumulate` is sequential by definition.
+    """
+    start = np.full((*x.shape[:-1], 1), reduce_identity(kind, t), dtype=x.dtype)
+    seq = np.concatenate([start, x], axis=-1)
+    if is_bool(t):
+        fn: np.ufunc = _BOOL_REDUCE[kind]
+    elif kind in (ReduceKind.SUM, ReduceKind.PROD):
+        fn = np.add if kind == ReduceKind.SUM else np.multiply
+    else:
+        fn = np.maximum if kind == ReduceKind.MAX else np.minimum
+    return fn.accumulate(seq, axis=-1, dtype=x.dtype)[..., -1]

@@ -1,0 +1,283 @@
+"""Print the `pg_c.func` kernels of a module as one C11 translation unit.
+
+    module_to_c(module) -> str
+
+Each `pg_c` op is one line of C, printed in block order (see `picograd/dialects/pg_c.py`);
+other ops of the module (the `func.func @main` schedule) are skipped. The functions follow
+the kernel ABI of docs/design.md:
+
+    void k0(float* restrict p0, uint8_t* restrict p1)   one pointer per buffer argument
+
+* `index` is `int64_t`; a bool value is `bool`, a bool buffer `uint8_t*` holding 0/1 (loaded
+  with `!= 0`, stored as 0/1).
+* Float literals are exact: `%.9g` (f32/f16, with an `f` suffix) or `%.17g` (f64) round-trip,
+  and `INFINITY` / `NAN` spell the special values.
+* Signed 32/64-bit `+ - *` and negation wrap around like numpy (they go through the unsigned
+  type, since signed overflow is undefined in C); narrower integers are promoted to `int`,
+  where they cannot overflow. Integer `/` and `%` truncate like C and give 0 for a zero
+  divisor (as numpy, and the LLVM target, do) instead of trapping; a signed `MIN / -1` wraps
+  to MIN and `MIN % -1` is 0 (numpy's results; C leaves both undefined and x86 traps).
+* Float `max`/`min` propagate NaN like numpy's maximum/minimum.
+* Float -> integer casts narrower than 32 bits go through `int32_t`, as on the LLVM target
+  (`-1.0 -> ui8` gives 255).
+
+The output compiles with `cc -O2 -shared -fPIC -std=c11 ... -lm` (see
+`picograd/runtimes/cpu_c.py`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from picograd.dialects import pg_c
+from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned
+from picograd.dialects.pg import BufferType
+from picograd.dialects.syntax import scalar_value
+
+PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,23}")
+
+
+class CSourceError(ValueError):
+    """The module holds something `module_to_c` cannot print (a malformed pg_c.func)."""
+
+
+def c_type(t: Attribute) -> str:
+    """The C type of a value of IR type `t`."""
+    if isinstance(t, IndexType):
+        return "int64_t"
+    if isinstance(t, Float16Type):
+        return "_Float16"
+    if isinstance(t, Float32Type):
+        return "float"
+    if isinstance(t, Float64Type):
+        return "double"
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return "bool"
+        unsigned = t.signedness.data == Signedness.UNSIGNED
+        return f"{'u' if unsigned else ''}int{width}_t"
+    raise CSourceError(f"no C type for {t}")
+
+
+def _storage_type(t: Attribute) -> str:
+    """The C type of a buffer element: bools are bytes."""
+    return "uint8_t" if is_bool(t) else c_type(t)
+
+
+def c_literal(value: float | int, t: Attribute) -> str:
+    """`value` as an exact C literal of type `t`."""
+    if is_float(t):
+        assert isinstance(t, Float16Type | Float32Type | Float64Type)
+        value = float(value)
+        if math.isnan(value):
+            text = "NAN"
+        elif math.isinf(value):
+            text = "INFINITY" if value > 0 else "-INFINITY"
+        elif isinstance(t, Float64Type):
+            text = _with_point(f"{value:.17g}")
+        else:  # f32 or f16: round to float first, whose 9 digits round-trip
+            text = _with_point(f"{float(np.float32(value)):.9g}") + "f"
+        return f"(_Float16){text}" if isinstance(t, Float16Type) else text
+    if is_bool(t):
+        return "true" if value else "false"
+    value = int(value)
+    # `-9223372036854775808` negates a literal that has no C type; any other integer literal
+    # takes the first of int / long that holds it, then converts exactly.
+    return "INT64_MIN" if value == -(2**63) else str(value)
+
+
+def _with_point(text: str) -> str:
+    # `1f` is not a C literal, `1.0f` is.
+    return text if "." in text or "e" in text else text + ".0"
+
+
+# ── statements ───────────────────────────────────────────────────────────────
+
+Names = Callable[[SSAValue], str]
+
+
+def _wraps(t: Attribute) -> str | None:
+    """The unsigned twin of a signed 32/64-bit integer type, whose arithmetic wraps."""
+    if isinstance(t, IntegerType) and t.width.data in (32, 64) and not is_unsigned(t):
+        return f"uint{t.width.data}_t"
+    return None
+
+
+def _binary_expr(op: pg_c.BinaryOp, a: str, b: str) -> str:
+    operator, t = op.operator.data, op.result.type
+    ct = c_type(t)
+    if operator in ("max", "min"):
+        cmp = ">" if operator == "max" else "<"
+        if is_float(t):  # a NaN in either operand wins, as in numpy
+            return f"({a} {cmp} {b} || {a} != {a}) ? {a} : {b}"
+        return f"{a} {cmp} {b} ? {a} : {b}"
+    if operator in ("/", "%") and is_int(t):
+        if not is_unsigned(t):
+            # MIN / -1 overflows and traps on x86 (SIGFPE), as MIN % -1 does: x / -1 is -x
+            # (wrapping, as numpy) and x % -1 is 0.
+            if operator == "%":
+                return f"({b} == 0 || {b} == -1) ? 0 : ({ct})({a} % {b})"
+            return f"{b} == 0 ? 0 : {b} == -1 ? {_negate(t, a)} : ({ct})({a} / {b})"
+        return f"{b} == 0 ? 0 : ({ct})({a} {operator} {b})"
+    if operator in ("+", "-", "*") and (unsigned := _wraps(t)) is not None:
+        return f"({ct})(({unsigned}){a} {operator} ({unsigned}){b})"
+    return f"{a} {operator} {b}"
+
+
+def _negate(t: Attribute, x: str) -> str:
+    """`-x`, wrapping around for the most negative signed 32/64-bit value."""
+    if (unsigned := _wraps(t)) is not None:
+        return f"({c_type(t)})(0u - ({unsigned}){x})"
+    return f"-{x}"
+
+
+def _unary_expr(op: pg_c.UnaryOp, x: str) -> str:
+    operator, t = op.operator.data, op.result.type
+    return _negate(t, x) if operator == "-" else f"{operator}{x}"
+
+
+def _cast_expr(op: pg_c.CastOp, x: str) -> str:
+    source, target = op.input.type, op.result.type
+    ct = c_type(target)
+    if is_bool(target):
+        return f"{x} != 0"
+    if is_float(source) and isinstance(target, IntegerType) and target.width.data < 32:
+        return f"({ct})(int32_t){x}"
+    return f"({ct}){x}"
+
+
+def _load_expr(op: pg_c.LoadOp, names: Names) -> str:
+    element = f"{names(op.buffer)}[{names(op.index)}]"
+    if is_bool(op.result.type):
+        element = f"({element} != 0)"
+    if op.mask is None or op.other is None:
+        return element
+    other = c_literal(scalar_value(op.other), op.result.type)
+    return f"{names(op.mask)} ? {element} : {other}"
+
+
+def _value_expr(op: Operation, names: Names) -> str:
+    """The right-hand side of the `T vN = ...;` line a value op prints."""
+    args = [names(v) for v in op.operands]
+    match op:
+        case pg_c.ConstOp():
+            return c_literal(op.scalar, op.result.type)
+        case pg_c.UnaryOp():
+            return _unary_expr(op, args[0])
+        case pg_c.CallOp():
+            return f"{op.callee.data}({args[0]})"
+        case pg_c.BinaryOp():
+            return _binary_expr(op, *args)
+        case pg_c.CmpOp():
+            return f"{args[0]} {op.operator.data} {args[1]}"
+        case pg_c.SelectOp():
+            return f"{args[0]} ? {args[1]} : {args[2]}"
+        case pg_c.CastOp():
+            return _cast_expr(op, args[0])
+        case pg_c.ReadOp():
+            return args[0]
+        case pg_c.LoadOp():
+            return _load_expr(op, names)
+    raise CSourceError(f"{op.name} is not a pg_c value op")
+
+
+class _FuncPrinter:
+    """Names the values of one `pg_c.func` and prints it line by line."""
+
+    def __init__(self, func: pg_c.FuncOp):
+        self.func = func
+        self.names: dict[SSAValue, str] = {}  # the values in scope
+        self.count = 0
+        self.lines: list[str] = []
+        self.depth = 1
+
+    def name(self, value: SSAValue) -> str:
+        if (known := self.names.get(value)) is not None:
+            return known
+        raise CSourceError(f"@{self.func.sym_name.data}: a value is used before its definition "
+                           f"or outside the loop that defines it ({value.owner})")
+
+    def define(self, value: SSAValue, prefix: str) -> str:
+        # `v3_idx`: unique by the counter, readable by the IR's name hint when it has one.
+        hint = value.name_hint
+        suffix = f"_{hint}" if hint and _IDENTIFIER.fullmatch(hint) else ""
+        name = f"{prefix}{self.count}{suffix}"
+        self.count += 1
+        self.names[value] = name
+        return name
+
+    def emit(self, line: str) -> None:
+        self.lines.append("  " * self.depth + line)
+
+    def run(self) -> str:
+        restrict = " restrict" if self.func.restrict is not None else ""
+        params = []
+        for i, arg in enumerate(self.func.args):
+            assert isinstance(arg.type, BufferType)
+            self.names[arg] = f"p{i}"
+            params.append(f"{_storage_type(arg.type.element_type)}*{restrict} p{i}")
+        header = f"void {self.func.sym_name.data}({', '.join(params) or 'void'}) {{"
+        scopes: list[set[SSAValue]] = [set()]
+        for op in self.func.body.block.ops:
+            self._statement(op, scopes)
+        return "\n".join([header, *self.lines, "}"]) + "\n"
+
+    def _statement(self, op: Operation, scopes: list[set[SSAValue]]) -> None:
+        if isinstance(op, pg_c.ForOp):
+            i = self.define(op.result, "i")
+            self.emit(f"for (int64_t {i} = {op.start.data}; {i} < {op.end.data}; {i}++) {{")
+            self.depth += 1
+            scopes.append({op.result})
+            return
+        if isinstance(op, pg_c.EndForOp):
+            self.depth -= 1
+            self.emit("}")
+            for value in scopes.pop():  # C scoping: what the loop declared ends with it
+                del self.names[value]
+            return
+        if isinstance(op, pg_c.StoreOp):
+            value = self.name(op.value)
+            if is_bool(op.value.type):
+                value = f"(uint8_t){value}"
+            self.emit(f"{self.name(op.buffer)}[{self.name(op.index)}] = {value};")
+            return
+        if isinstance(op, pg_c.AssignOp):
+            self.emit(f"{self.name(op.var)} = {self.name(op.value)};")
+            return
+        if isinstance(op, pg_c.DeclOp):
+            init = c_literal(scalar_value(op.init), op.element_type)
+            self.emit(f"{c_type(op.element_type)} {self.define(op.result, 'acc')} = {init};")
+            scopes[-1].add(op.result)
+            return
+        expr = _value_expr(op, self.name)
+        (result,) = op.results
+        self.emit(f"{c_type(result.type)} {self.define(result, 'v')} = {expr};")
+        scopes[-1].add(result)
+
+
+def func_to_c(func: pg_c.FuncOp) -> str:
+    """One `pg_c.func` as a C function definition."""
+    return _FuncPrinter(func).run()
+
+
+def module_to_c(module: ModuleOp) -> str:
+    """Every `pg_c.func` of `module`, in order, as one C translation unit."""
+    funcs = [func_to_c(op) for op in module.ops if isinstance(op, pg_c.FuncOp)]
+    return "\n".join([PRELUDE, *funcs])

@@ -1,0 +1,210 @@
+"""`convert-loop-to-uop`: linearise each `pg_loop.kernel` into one flat `pg_uop.kernel`.
+
+Input dialects: `pg_loop` kernels (with `pg_uop` ALU ops in their bodies) next to
+`func.func @main`. Output dialects: `pg_uop` kernels (same symbols, same arguments) and the
+untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies (its
+`range`/`end` pairs nest).
+
+    pg_loop.range %i = 0 to 4 global {                %i = pg_uop.range 0 to 4 global
+      %s = pg_loop.reduce sum %j = 0 to 8 : f32 {      %acc = pg_uop.acc 0.0 : f32
+        %v = pg_loop.load %a[%j] : ... -> f32          %j = pg_uop.range 0 to 8 reduce
+        pg_loop.yield %v : f32                         %v = pg_uop.load %a[%j] : ... -> f32
+      }                                                %old = pg_uop.acc_load %acc : f32
+      pg_loop.store %s, %out[%i] : ...                 %new = pg_uop.binary add %old, %v : f32
+    }                                                  pg_uop.acc_store %acc, %new : f32
+                                                       pg_uop.end %j
+                                                       %s = pg_uop.acc_load %acc : f32
+                                                       pg_uop.store %s, %out[%i] : ...
+                                                       pg_uop.end %i
+
+* A reduce starts its accumulator at the kind's identity (sum 0, prod 1, max -inf / the
+  smallest integer / false, min +inf / the largest integer / true). On bools sum and prod
+  combine with `or` and `and` (a bool accumulator saturates).
+* Index ops become `pg_uop` ops on `index`. `pg_loop.index div/mod` are floor division and
+  non-negative modulo while `pg_uop.binary` truncates: they agree on the non-negative
+  indices that index math produces where it is used (docs/design.md; a negative index only
+  occurs under a false mask, whose load is not performed).
+* With `hoist` (the default), a pure op that depends on no index of an enclosing loop is
+  placed before that loop (loop-invariant code motion). Loads, accumulators and ops inside
+  a statically empty range stay where they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from picograd.dialects import pg_loop, pg_uop
+from picograd.dialects.dtypes import is_bool, is_float, to_numpy_dtype
+from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
+
+_COMBINE = {ReduceKind.SUM: BinaryKind.ADD, ReduceKind.PROD: BinaryKind.MUL,
+            ReduceKind.MAX: BinaryKind.MAX, ReduceKind.MIN: BinaryKind.MIN}
+_BOOL_COMBINE = {**_COMBINE, ReduceKind.SUM: BinaryKind.OR, ReduceKind.PROD: BinaryKind.AND}
+
+
+def reduce_identity(kind: ReduceKind, t: Attribute) -> float | int | bool:
+    """The value a `kind` reduction of element type `t` starts from."""
+    if kind == ReduceKind.SUM:
+        return 0
+    if kind == ReduceKind.PROD:
+        return 1
+    is_max = kind == ReduceKind.MAX
+    if is_bool(t):
+        return not is_max
+    if is_float(t):
+        return -np.inf if is_max else np.inf
+    info = np.iinfo(to_numpy_dtype(t))
+    return int(info.min if is_max else info.max)
+
+
+class _Linearizer:
+    """Emit the flat body of one kernel, walking the nested `pg_loop` regions in order.
+
+    Loop level 0 is the kernel body, level k the body of the k-th enclosing range. A new value
+    is "available at" the shallowest level where it can be computed; with hoisting, a pure op
+    goes to the level of its deepest operand, i.e. just before the range that opens the next
+    level.
+    """
+
+    def __init__(self, kernel: pg_loop.KernelOp, hoist: bool):
+        self.name = kernel.sym_name.data
+        self.hoist = hoist
+        self.kernel = pg_uop.KernelOp(self.name, [a.type for a in kernel.args])
+        self.block: Block = self.kernel.body.block
+        self.values: dict[SSAValue, SSAValue] = {}  # pg_loop value -> pg_uop value
+        self.level: dict[SSAValue, int] = {}  # pg_uop value -> level it is available at
+        self.ranges: list[pg_uop.RangeOp] = []  # the open ranges, outermost first
+        for old, new in zip(kernel.args, self.block.args, strict=True):
+            self.values[old], self.level[new] = new, 0
+            new.name_hint = old.name_hint
+
+    def _fail(self, message: str) -> PassFailedException:
+        return PassFailedException(f"convert-loop-to-uop: @{self.name}: {message}")
+
+    # ── placing ops ─────────────────────────────────────────────────────────
+
+    def _place(self, op: Operation, old: Operation | None = None, pure: bool = False) -> None:
+        """Insert `op` at its level (the current one unless it is pure and hoisting is on);
+        map the results of `old` (the pg_loop op it replaces) to its results."""
+        level = len(self.ranges)
+        if pure and self.hoist:
+            level = max([self._floor(), *(self.level[v] for v in op.operands)])
+        if level < len(self.ranges):
+            self.block.insert_op_before(op, self.ranges[level])
+        else:
+            self.block.add_op(op)
+        for result in op.results:
+            self.level[result] = level
+        if old is not None:
+            for before, after in zip(old.results, op.results, strict=True):
+                self.values[before] = after
+                after.name_hint = before.name_hint
+
+    def _open(self, start: int, end: int, kind: RangeKind, index: SSAValue) -> pg_uop.RangeOp:
+        op = pg_uop.RangeOp(start, end, kind)
+        self._place(op)
+        op.result.name_hint = index.name_hint
+        self.values[index] = op.result
+        self.ranges.append(op)
+        self.level[op.result] = len(self.ranges)
+        return op
+
+    def _close(self, range_op: pg_uop.RangeOp) -> None:
+        self.ranges.pop()
+        self._place(pg_uop.EndOp(range_op.result))
+
+    def _floor(self) -> int:
+        """The shallowest level an op may be hoisted to: hoisting out of a statically empty
+        range would run an op that never runs."""
+        empty = [n for n, r in enumerate(self.ranges, 1) if r.end.data <= r.start.data]
+        return max(empty, default=0)
+
+    # ── walking ─────────────────────────────────────────────────────────────
+
+    def run(self, body: Block) -> pg_uop.KernelOp:
+        self._block(body)
+        return self.kernel
+
+    def _block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self._op(op)
+
+    def _op(self, op: Operation) -> None:
+        v = self.values
+        match op:
+            case pg_loop.RangeOp():
+                range_op = self._open(op.start.data, op.end.data, op.kind.data, op.index)
+                self._block(op.body.block)
+                self._close(range_op)
+            case pg_loop.ReduceOp():
+                self._reduce(op)
+            case pg_loop.YieldOp():
+                pass  # consumed by _reduce
+            case pg_loop.ConstOp():
+                self._place(pg_uop.ConstOp(op.value.data, IndexType()), op, pure=True)
+            case pg_loop.IndexOp():
+                self._place(pg_uop.BinaryOp(op.kind.data, v[op.lhs], v[op.rhs]), op, pure=True)
+            case pg_loop.CmpOp():
+                self._place(pg_uop.CmpOp(op.kind.data, v[op.lhs], v[op.rhs]), op, pure=True)
+            case pg_loop.AndOp():
+                self._place(pg_uop.BinaryOp(BinaryKind.AND, v[op.lhs], v[op.rhs]), op, pure=True)
+            case pg_loop.LoadOp():
+                mask = v[op.mask] if op.mask is not None else None
+                other = op.other.value.data if op.other is not None else 0
+                self._place(pg_uop.LoadOp(v[op.buffer], v[op.index], mask, other), op)
+            case pg_loop.StoreOp():
+                self._place(pg_uop.StoreOp(v[op.value], v[op.buffer], v[op.index]), op)
+            case _ if isinstance(op, pg_uop.ALU_OPS):
+                # already a pg_uop op: move it, pointing its operands at the new values
+                op.detach()
+                op.operands = [v[x] for x in op.operands]
+                self._place(op, op, pure=True)
+            case _:
+                raise self._fail(f"{op.name} cannot be linearised")
+
+    def _reduce(self, op: pg_loop.ReduceOp) -> None:
+        t = op.result.type
+        kind = op.kind.data
+        acc = pg_uop.AccOp(reduce_identity(kind, t), t)
+        self._place(acc)
+        acc.result.name_hint = f"{op.result.name_hint or 'red'}_acc"
+        range_op = self._open(op.start.data, op.end.data, op.range_kind.data, op.index)
+        self._block(op.body.block)
+        yielded = op.body.block.last_op
+        assert isinstance(yielded, pg_loop.YieldOp)  # the reduce verifier guarantees it
+        old = pg_uop.AccLoadOp(acc.result)
+        combine = (_BOOL_COMBINE if is_bool(t) else _COMBINE)[kind]
+        new = pg_uop.BinaryOp(combine, old, self.values[yielded.value])
+        for step in (old, new, pg_uop.AccStoreOp(acc.result, new.result)):
+            self._place(step)
+        self._close(range_op)
+        self._place(pg_uop.AccLoadOp(acc.result), op)
+
+
+@dataclass(frozen=True)
+class ConvertLoopToUopPass(ModulePass):
+    """pg_loop kernels -> flat pg_uop kernels (same symbols and arguments); `@main` is kept.
+
+    Input: `pg_loop.kernel` ops (bodies may hold pg_uop ALU ops). Output: `pg_uop.kernel`
+    ops, one flat block each. Guarantee: no `pg_loop` op remains; ranges nest. Option
+    `hoist` (default true) moves loop-invariant pure ops out of their loops.
+    """
+
+    name = "convert-loop-to-uop"
+
+    hoist: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in list(op.ops):
+            if not isinstance(kernel, pg_loop.KernelOp):
+                continue
+            lowered = _Linearizer(kernel, self.hoist).run(kernel.body.block)
+            op.body.block.insert_op_before(lowered, kernel)
+            op.body.block.detach_op(kernel).erase()

@@ -1,0 +1,226 @@
+"""`convert-sched-to-loop`: turn each `pg_sched.kernel` into loops over its output.
+
+Input: stage 2 (`pg_sched` kernels holding `pg_tensor` ops, plus the `@main` schedule).
+Output: stage 3. Each `pg_sched.kernel @kN` becomes a `pg_loop.kernel @kN` with the same
+arguments. For every `pg_sched.store` the stored tensor's shape becomes nested
+`pg_loop.range ... global` (outermost = dim 0; size-1 dims get no range and index 0), and
+the element at the current output position is computed by walking back through the ops:
+
+* elementwise `pg_tensor` ops become the `pg_uop` ALU op of the same kind (a tensor
+  constant becomes a scalar `pg_uop.const`);
+* views become index arithmetic (see `views.py`); a `pad` masks: the loads under it take the
+  mask so they never read out of bounds, and the element is
+  `pg_uop.where(mask, inner, pad value)` (or, for a pad directly over a view of a load, the
+  load's `other` value);
+* a `pg_tensor.reduce` becomes one `pg_loop.reduce` of the same kind over the product of
+  its reduced axes of size > 1 (split back into per-axis indices with div/mod), whose body
+  computes the input element and yields it: one accumulation, left to right in the
+  row-major order of the reduced axes as listed, as stage 1 defines it. With no axis of
+  size > 1 the element itself is the result (`0.0 + x` for a float sum, so -0.0 gives +0.0
+  as an accumulator that starts at 0.0 does);
+* a read of a `pg_sched.load`ed tensor is a `pg_loop.load` at the row-major offset.
+
+The walk reuses what it already emitted for the same (value, index, mask) in the same or an
+enclosing block, so a DAG stays a DAG. Index arithmetic is emitted plainly (trivial folds
+only); `loop-simplify` cleans it up.
+
+Guarantee: no `pg_sched.kernel`, `pg_sched.load`, `pg_sched.store` or `pg_tensor` op remains;
+`@main` (alloc / launch / return) is untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from picograd.dialects import pg_loop as L
+from picograd.dialects import pg_sched as S
+from picograd.dialects import pg_tensor as T
+from picograd.dialects import pg_uop as U
+from picograd.dialects.dtypes import is_float
+from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
+from picograd.dialects.pg_tensor import dtype_of, shape_of
+from picograd.passes.views import Index, IndexMath, Scopes, source_index
+
+_VIEWS = (T.ReshapeOp, T.PermuteOp, T.ExpandOp, T.SliceOp, T.FlipOp)  # pad is handled apart
+
+
+def _is_view_of_load(value: SSAValue) -> bool:
+    """Whether `value` is a loaded tensor seen through pad-free views."""
+    while isinstance(value.owner, _VIEWS):
+        value = value.owner.operands[0]
+    return isinstance(value.owner, S.LoadOp)
+
+
+class _KernelLowering:
+    """Emits the scalar computation of one store's value at an output index."""
+
+    def __init__(self, buffers: dict[SSAValue, SSAValue], scopes: Scopes):
+        self.buffers = buffers  # pg_sched.kernel arguments -> pg_loop.kernel arguments
+        self.scopes = scopes
+        self.math = IndexMath(scopes)
+
+    def add(self, op: Operation) -> SSAValue:
+        return self.scopes.add(op).results[0]
+
+    def element(self, value: SSAValue, idx: Index, mask: SSAValue | None,
+                other: float | int | None = None) -> SSAValue:
+        """The element of tensor `value` at `idx`. Loads read only where `mask` holds (None:
+        always), giving `other` (default 0) elsewhere."""
+        owner = value.owner
+        key: Hashable = ("const", value) if isinstance(owner, T.ConstOp) else (
+            "element", value, idx, mask, other)
+        found = self.scopes.lookup(key)
+        if found is None:
+            found = self.scopes.remember(key, self._emit(value, idx, mask, other))
+        return found
+
+    def _emit(self, value: SSAValue, idx: Index, mask: SSAValue | None,
+              other: float | int | None) -> SSAValue:
+        op = value.owner
+        if not isinstance(op, Operation):
+            raise PassFailedException("convert-sched-to-loop: a kernel argument is used as a "
+                                      "tensor; read buffers with pg_sched.load")
+        if isinstance(op, S.LoadOp):
+            offset = self.math.linear(idx, shape_of(op.result))
+            buffer = self.buffers[op.buffer]
+            if mask is None:
+                return self.add(L.LoadOp(buffer, offset))
+            return self.add(L.LoadOp(buffer, offset, mask, 0 if other is None else other))
+        if isinstance(op, T.ConstOp):
+            return self.add(U.ConstOp(op.scalar, dtype_of(op.result)))
+        if isinstance(op, _VIEWS):
+            src_idx, _ = source_index(op, idx, self.math)
+            return self.element(op.input, src_idx, mask, other)
+        if isinstance(op, T.PadOp):
+            return self._pad(op, idx, mask)
+        if isinstance(op, T.ReduceOp):
+            return self._reduce(op, idx, mask)
+        if isinstance(op, T.UnaryOp | T.BinaryOp | T.CmpOp | T.WhereOp | T.CastOp):
+            return self.add(_alu(op, [self.element(x, idx, mask) for x in op.operands]))
+        raise PassFailedException(f"convert-sched-to-loop: cannot lower {op.name} inside a "
+                                  "pg_sched.kernel (expected pg_sched.load or pg_tensor ops)")
+
+    def _pad(self, op: T.PadOp, idx: Index, mask: SSAValue | None) -> SSAValue:
+        src_idx, pad_mask = source_index(op, idx, self.math)
+        if pad_mask is None:
+            return self.element(op.input, src_idx, mask)
+        inner_mask = self.math.both(mask, pad_mask)
+        if _is_view_of_load(op.input):
+            return self.element(op.input, src_idx, inner_mask, op.scalar)
+        inner = self.element(op.input, src_idx, inner_mask)
+        fill = self.add(U.ConstOp(op.scalar, dtype_of(op.result)))
+        return self.add(U.WhereOp(pad_mask, inner, fill))
+
+    def _reduce(self, op: T.ReduceOp, idx: Index, mask: SSAValue | None) -> SSAValue:
+        """One `pg_loop.reduce` over all reduced elements, in the row-major order of the
+        reduced axes (as listed), so that a float sum accumulates in the order stage 1 does."""
+        shape = shape_of(op.input)
+        src_idx = list(idx)
+        for a in op.axis_list:
+            src_idx[a] = self.math.const(0)
+        axes = [a for a in op.axis_list if shape[a] > 1]
+        t = dtype_of(op.result)
+        if not axes:
+            value = self.element(op.input, tuple(src_idx), mask)
+            if op.kind.data == ReduceKind.SUM and is_float(t):
+                # The accumulator starts at 0.0, and 0.0 + -0.0 is +0.0: keep the add.
+                zero = self.add(U.ConstOp(0.0, t))
+                return self.add(U.BinaryOp(BinaryKind.ADD, zero, value))
+            return value  # max/min/prod from their identity give the element itself
+        sizes = [shape[a] for a in axes]
+        loop = L.ReduceOp(op.kind.data, 0, prod(sizes), t)
+        loop.index.name_hint = f"r{axes[0]}"
+        self.scopes.add(loop)
+        self.scopes.push(loop.body.block)
+        for a, i in zip(axes, self.math.delinear(loop.index, sizes), strict=True):
+            src_idx[a] = i
+        self.scopes.add(L.YieldOp(self.element(op.input, tuple(src_idx), mask)))
+        self.scopes.pop()
+        return loop.result
+
+
+def _alu(op: Operation, args: list[SSAValue]) -> Operation:
+    """The scalar `pg_uop` twin of an elementwise `pg_tensor` op, on scalar operands."""
+    if isinstance(op, T.UnaryOp):
+        return U.UnaryOp(op.kind.data, args[0])
+    if isinstance(op, T.BinaryOp):
+        return U.BinaryOp(op.kind.data, args[0], args[1])
+    if isinstance(op, T.CmpOp):
+        return U.CmpOp(op.kind.data, args[0], args[1])
+    if isinstance(op, T.WhereOp):
+        return U.WhereOp(args[0], args[1], args[2])
+    assert isinstance(op, T.CastOp), op.name
+    return U.CastOp(args[0], dtype_of(op.result))
+
+
+def _lower_store(store: S.StoreOp, kernel_block: Block,
+                 buffers: dict[SSAValue, SSAValue]) -> None:
+    """Append the loop nest computing and writing `store`'s tensor to `kernel_block`."""
+    shape = shape_of(store.value)
+    block = kernel_block
+    loop_index: dict[int, SSAValue] = {}
+    for d, n in enumerate(shape):
+        if n != 1:
+            loop = L.RangeOp(0, n, RangeKind.GLOBAL)
+            loop.index.name_hint = f"i{d}"
+            block.add_op(loop)
+            block = loop.body.block
+            loop_index[d] = loop.index
+    lowering = _KernelLowering(buffers, Scopes(block))
+    math = lowering.math
+    idx = tuple(loop_index[d] if d in loop_index else math.const(0) for d in range(len(shape)))
+    value = lowering.element(store.value, idx, None)
+    block.add_op(L.StoreOp(value, buffers[store.buffer], math.linear(idx, shape)))
+
+
+def lower_kernel(kernel: S.KernelOp) -> L.KernelOp:
+    """The `pg_loop.kernel` computing what `kernel` stores."""
+    new = L.KernelOp(kernel.sym_name.data, [a.type for a in kernel.args])
+    buffers: dict[SSAValue, SSAValue] = {}
+    for old, arg in zip(kernel.args, new.args, strict=True):
+        arg.name_hint = old.name_hint
+        buffers[old] = arg
+    for op in kernel.body.block.ops:
+        if isinstance(op, S.StoreOp):
+            _lower_store(op, new.body.block, buffers)
+    _erase_unused(new)
+    return new
+
+
+_CLEANED = (L.ConstOp, L.IndexOp, L.CmpOp, L.AndOp, U.ConstOp)
+
+
+def _erase_unused(kernel: L.KernelOp) -> None:
+    """Drop the index constants and expressions that ended up unused (e.g. the index 0 of a
+    size-1 output dim that no load needs). Reverse order erases whole dead chains."""
+    for op in list(kernel.walk(reverse=True)):
+        if isinstance(op, _CLEANED) and not op.results[0].uses:
+            op.detach()
+            op.erase()
+
+
+@dataclass(frozen=True)
+class ConvertSchedToLoopPass(ModulePass):
+    """Lower `pg_sched` kernels (stage 2) to `pg_loop` kernels (stage 3).
+
+    Input dialects: builtin, func, pg_sched, pg_tensor. Output dialects: builtin, func,
+    pg_sched (the `@main` schedule only), pg_loop, pg_uop (ALU ops). See the module
+    docstring for the guarantee.
+    """
+
+    name = "convert-sched-to-loop"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        block = op.body.block
+        for kernel in list(block.ops):
+            if isinstance(kernel, S.KernelOp):
+                block.insert_op_before(lower_kernel(kernel), kernel)
+                block.erase_op(kernel)

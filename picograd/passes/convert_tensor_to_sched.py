@@ -1,0 +1,120 @@
+"""`convert-tensor-to-sched`: group a `pg_tensor` graph into kernels over buffers.
+
+Input: a module whose `func.func @main` takes and returns tensors and computes with
+`pg_tensor` ops (stage 1).
+Output (stage 2): one `pg_sched.kernel @kN` per materialised value (see `kernel_grouping.py`
+for the fusion rule), named `@k0, @k1, ...` in launch order, followed by a `func.func @main`
+over `!pg.buffer`s whose body is only `pg_sched.alloc`, `pg_sched.launch` and `func.return`.
+
+Each kernel takes the buffers it reads (in order of first use in the kernel) and then the
+buffer it writes; it `pg_sched.load`s every read buffer whole as a tensor of its original
+shape, recomputes its cone with the original `pg_tensor` ops (views stay views of the loaded
+tensors, constants are recreated in each kernel), and `pg_sched.store`s the result.
+
+Guarantee: no `pg_tensor` op is left outside a kernel; the inputs of `@main` are only read;
+a graph result that is directly an argument is returned as that argument's buffer, and every
+other result is a buffer allocated in `@main`. The output is a function of the input text
+alone (deterministic), built in one walk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from picograd.dialects import pg_sched as S
+from picograd.dialects.pg import BufferType
+from picograd.passes.kernel_grouping import KernelGroup, group_kernels
+
+
+def buffer_type(t: TensorType) -> BufferType:
+    """The flat buffer that holds a tensor of type `t`, row-major."""
+    return BufferType(prod(t.get_shape()), t.element_type)
+
+
+def _tensor_type(value: SSAValue, where: str) -> TensorType:
+    t = value.type
+    if not isinstance(t, TensorType) or not t.has_static_shape():
+        raise PassFailedException(f"convert-tensor-to-sched: {where} must be a statically "
+                                  f"shaped tensor, got {t}")
+    if prod(t.get_shape()) == 0:
+        raise PassFailedException(f"convert-tensor-to-sched: {where} has no elements ({t}); "
+                                  "a buffer holds at least one")
+    return t
+
+
+def _find_main(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            return op
+    raise PassFailedException("convert-tensor-to-sched: the module has no func.func @main")
+
+
+def _build_kernel(name: str, group: KernelGroup) -> S.KernelOp:
+    reads = [_tensor_type(v, "a kernel input") for v in group.reads]
+    out = _tensor_type(group.root, "a kernel result")
+    kernel = S.KernelOp(name, [*map(buffer_type, reads), buffer_type(out)])
+    block = kernel.body.block
+    for value, arg in zip(group.reads, block.args, strict=False):
+        arg.name_hint = value.name_hint
+    block.args[-1].name_hint = "out"
+    mapping: dict[SSAValue, SSAValue] = {}
+    for value, arg, t in zip(group.reads, block.args, reads, strict=False):
+        load = S.LoadOp(arg, t)
+        load.result.name_hint = value.name_hint
+        block.add_op(load)
+        mapping[value] = load.result
+    for op in group.cone:
+        block.add_op(op.clone(mapping))
+    block.add_op(S.StoreOp(mapping[group.root], block.args[-1]))
+    return kernel
+
+
+@dataclass(frozen=True)
+class ConvertTensorToSchedPass(ModulePass):
+    """Lower `pg_tensor` (stage 1) to `pg_sched` kernels plus a buffer schedule (stage 2).
+
+    Input dialects: builtin, func, pg_tensor. Output dialects: builtin, func, pg_sched,
+    pg_tensor (inside kernels only). See the module docstring for the guarantee.
+    """
+
+    name = "convert-tensor-to-sched"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        main = _find_main(op)
+        arg_types = [buffer_type(_tensor_type(a, "an argument of @main"))
+                     for a in main.body.block.args]
+        grouping = group_kernels(main)
+
+        new_block = Block(arg_types=arg_types)
+        buffers: dict[SSAValue, SSAValue] = {}
+        for old, new in zip(main.body.block.args, new_block.args, strict=True):
+            new.name_hint = old.name_hint
+            buffers[old] = new
+
+        kernels: list[Operation] = []
+        for n, group in enumerate(grouping.kernels):
+            kernel = _build_kernel(f"k{n}", group)
+            kernels.append(kernel)
+            alloc = S.AllocOp(buffer_type(_tensor_type(group.root, "a kernel result")))
+            alloc.result.name_hint = group.root.name_hint
+            new_block.add_op(alloc)
+            buffers[group.root] = alloc.result
+            launch_args = [buffers[v] for v in group.reads] + [alloc.result]
+            new_block.add_op(S.LaunchOp(f"k{n}", launch_args))
+        results = [buffers[v] for v in grouping.results]
+        new_block.add_op(func.ReturnOp(*results))
+
+        new_main = func.FuncOp("main", (arg_types, [r.type for r in results]), Region(new_block))
+        body = op.body.block
+        for kernel in kernels:
+            body.insert_op_before(kernel, main)
+        body.insert_op_before(new_main, main)
+        body.erase_op(main, safe_erase=False)

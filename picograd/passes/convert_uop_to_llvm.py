@@ -1,0 +1,244 @@
+"""`convert-uop-to-llvm`: every `pg_uop.kernel` becomes an `llvm.func` (xDSL's llvm dialect).
+
+Input dialects: `pg_uop` kernels next to `func.func @main` (a `pg_sched` schedule).
+Output dialects: `llvm.func` kernels (same symbol names) next to the untouched `@main`.
+Guarantee: no `pg_uop` op remains; `@main` is left as it is.
+
+The function follows the kernel ABI of docs/design.md: `void kN(ptr p0, ptr p1, ...)`, one
+generic (address space 0) pointer per buffer argument, `index` is `i64`, a bool buffer holds
+one byte per element (load `i8` then `!= 0`; store `zext i1 -> i8`).
+
+    pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {   llvm.func @k(%a: !llvm.ptr {llvm.noalias}) {
+      %i = pg_uop.range 0 to 4 global              llvm.br ^body(%c0 : i64)
+      ...                                        ^body(%i: i64):
+      pg_uop.end %i                                ...
+    }                                              %n = llvm.add %i, %c1 overflow<nsw,nuw> : i64
+                                                   %more = llvm.icmp "slt" %n, %c4 : i64
+                                                   llvm.cond_br %more, ^body(%n : i64), ^exit
+                                                 ^exit:
+                                                   llvm.return
+                                                 }
+
+* A range is a rotated loop: the body block takes the induction variable as a block argument
+  (a phi), the latch at `end` increments it and branches back while it is below the bound.
+  Rotated rather than header-first because the kernel is one flat block: any value defined
+  before a use in that block (CSE merges equal pure ops across `end`) must dominate the
+  use, and here every block dominates all blocks after it. Ranges are never empty (buffers
+  are not); a statically empty range jumps over its (then unreachable) body.
+* `pg_uop.acc` is an entry-block `alloca` plus a store of the init where the acc op stands;
+  LLVM's mem2reg turns it into a register.
+* Masked loads read index 0 where the mask is false (a branch-free, always in-bounds read,
+  since buffers are never empty) and select `other`.
+* Kernel arguments get `noalias` when every launch in `@main` passes distinct buffers
+  (distinct buffers never overlap; equal inputs are read-only, which noalias allows).
+
+Scalar semantics are in `picograd/passes/uop_to_llvm_alu.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    UnitAttr,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from picograd.dialects import pg_uop
+from picograd.dialects.dtypes import is_bool
+from picograd.dialects.pg import BufferType
+from picograd.passes.uop_kernels import replace_kernels
+from picograd.passes.uop_to_llvm_alu import (
+    Emitter,
+    const,
+    icmp,
+    llvm_type,
+    lower_alu,
+    lower_constant,
+)
+
+_NO_WRAP = llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP, llvm.OverflowFlag.NO_UNSIGNED_WRAP))
+
+
+@dataclass
+class _Loop:
+    body: Block  # its argument is the induction variable (i64)
+    exit: Block
+    end: SSAValue
+    step: SSAValue
+
+
+class _KernelLowering:
+    """Translate one `pg_uop.kernel` into a new `llvm.func`, walking its flat block in order."""
+
+    def __init__(self, kernel: pg_uop.KernelOp, noalias: bool):
+        self.kernel = kernel
+        self.noalias = noalias
+        self.arg_types = [llvm.LLVMPointerType()] * len(kernel.args)
+        self.entry = Block(arg_types=self.arg_types)
+        self.region = Region(self.entry)
+        self.emit = Emitter(self.entry)
+        self.values: dict[SSAValue, SSAValue] = {}  # pg_uop value -> llvm value
+        self.loops: dict[SSAValue, _Loop] = {}  # open ranges
+        self.alloca_size: Operation | None = None  # the `1 : i32` every alloca counts
+        self.alloca_anchor: Operation | None = None  # the last entry-block alloca
+
+    def run(self) -> llvm.FuncOp:
+        for arg, new in zip(self.kernel.args, self.entry.args, strict=True):
+            self.values[arg] = new
+            new.name_hint = arg.name_hint
+        if any(isinstance(op, pg_uop.AccOp) for op in self.kernel.body.block.ops):
+            self.alloca_size = self.alloca_anchor = self.emit(
+                llvm.ConstantOp(IntegerAttr(1, i32), i32))
+        for op in self.kernel.body.block.ops:
+            self._lower(op)
+        self.emit(llvm.ReturnOp())
+        props: dict[str, Attribute | None] = {}
+        if self.noalias and self.arg_types:
+            noalias = DictionaryAttr({"llvm.noalias": UnitAttr()})
+            props["arg_attrs"] = ArrayAttr([noalias] * len(self.arg_types))
+        return llvm.FuncOp(
+            self.kernel.sym_name.data,
+            llvm.LLVMFunctionType(self.arg_types, llvm.LLVMVoidType()),
+            linkage=llvm.LinkageAttr("external"),
+            body=self.region,
+            other_props=props,
+        )
+
+    # ── dispatch ────────────────────────────────────────────────────────────
+
+    def _lower(self, op: Operation) -> None:
+        if (handler := _HANDLERS.get(type(op))) is not None:
+            handler(self, op)
+        elif isinstance(op, pg_uop.ConstOp):
+            self.values[op.result] = lower_constant(self.emit, op.value, op.result.type)
+        elif isinstance(op, pg_uop.ALU_OPS):
+            operands = [self.values[v] for v in op.operands]
+            self.values[op.results[0]] = lower_alu(self.emit, op, operands)
+        else:
+            raise PassFailedException(
+                f"convert-uop-to-llvm: @{self.kernel.sym_name.data}: {op.name} has no CPU lowering"
+            )
+        for result in op.results:  # keep the readable names of the input IR
+            new = self.values[result]
+            if new.name_hint is None:
+                new.name_hint = result.name_hint
+
+    def _const(self, value: int, t: Attribute = i64) -> SSAValue:
+        return const(self.emit, value, t)
+
+    # ── loops ───────────────────────────────────────────────────────────────
+
+    def _range(self, op: pg_uop.RangeOp) -> None:
+        start, end = self._const(op.start.data), self._const(op.end.data)
+        step = self._const(1)
+        body, exit_ = Block(arg_types=[i64]), Block()
+        self.region.add_block(body)
+        self.emit(llvm.BrOp(body, start) if op.start.data < op.end.data else llvm.BrOp(exit_))
+        self.emit.block = body
+        self.loops[op.result] = _Loop(body, exit_, end, step)
+        self.values[op.result] = body.args[0]
+
+    def _end(self, op: pg_uop.EndOp) -> None:
+        loop = self.loops.pop(op.range)
+        iv = loop.body.args[0]
+        nxt = self.emit.value(llvm.AddOp(iv, loop.step, overflow=_NO_WRAP))
+        more = icmp(self.emit, "slt", nxt, loop.end)
+        self.emit(llvm.CondBrOp(more, loop.body, [nxt], loop.exit, []))
+        self.region.add_block(loop.exit)
+        self.emit.block = loop.exit
+
+    # ── accumulators ────────────────────────────────────────────────────────
+
+    def _acc(self, op: pg_uop.AccOp) -> None:
+        # allocas go to the entry block (where mem2reg promotes them), after the size constant
+        assert self.alloca_size is not None and self.alloca_anchor is not None
+        t = llvm_type(op.element_type)
+        alloca = llvm.AllocaOp(self.alloca_size.results[0], t, alignment=_byte_size(t))
+        self.entry.insert_op_after(alloca, self.alloca_anchor)
+        self.alloca_anchor = alloca
+        self.values[op.result] = alloca.res
+        self.emit(llvm.StoreOp(lower_constant(self.emit, op.init, op.element_type), alloca.res))
+
+    def _acc_load(self, op: pg_uop.AccLoadOp) -> None:
+        load = llvm.LoadOp(self.values[op.acc], llvm_type(op.result.type))
+        self.values[op.result] = self.emit.value(load)
+
+    def _acc_store(self, op: pg_uop.AccStoreOp) -> None:
+        self.emit(llvm.StoreOp(self.values[op.value], self.values[op.acc]))
+
+    # ── memory ──────────────────────────────────────────────────────────────
+
+    def _address(self, buffer: SSAValue, index: SSAValue) -> SSAValue:
+        assert isinstance(buffer.type, BufferType)
+        storage = _storage_type(buffer.type.element_type)
+        gep = llvm.GEPOp(self.values[buffer], [llvm.GEP_USE_SSA_VAL], storage,
+                         ssa_indices=[index], inbounds=True)
+        return self.emit.value(gep)
+
+    def _load(self, op: pg_uop.LoadOp) -> None:
+        index = self.values[op.index]
+        mask = self.values[op.mask] if op.mask is not None else None
+        if mask is not None:  # read element 0 where masked off: always in bounds
+            index = self.emit.value(llvm.SelectOp(mask, index, self._const(0)))
+        dtype = op.result.type
+        value = self.emit.value(llvm.LoadOp(self._address(op.buffer, index), _storage_type(dtype)))
+        if is_bool(dtype):
+            value = icmp(self.emit, "ne", value, self._const(0, i8))
+        if mask is not None and op.other is not None:
+            other = lower_constant(self.emit, op.other, dtype)
+            value = self.emit.value(llvm.SelectOp(mask, value, other))
+        self.values[op.result] = value
+
+    def _store(self, op: pg_uop.StoreOp) -> None:
+        value = self.values[op.value]
+        if is_bool(op.value.type):
+            value = self.emit.value(llvm.ZExtOp(value, i8))
+        self.emit(llvm.StoreOp(value, self._address(op.buffer, self.values[op.index])))
+
+
+_HANDLERS = {
+    pg_uop.RangeOp: _KernelLowering._range,
+    pg_uop.EndOp: _KernelLowering._end,
+    pg_uop.AccOp: _KernelLowering._acc,
+    pg_uop.AccLoadOp: _KernelLowering._acc_load,
+    pg_uop.AccStoreOp: _KernelLowering._acc_store,
+    pg_uop.LoadOp: _KernelLowering._load,
+    pg_uop.StoreOp: _KernelLowering._store,
+}
+
+
+def _storage_type(t: Attribute) -> Attribute:
+    """The in-memory type of a buffer element: bools are bytes."""
+    return i8 if is_bool(t) else llvm_type(t)
+
+
+def _byte_size(t: Attribute) -> int:
+    bits = t.width.data if isinstance(t, IntegerType) else t.bitwidth  # type: ignore[attr-defined]
+    return max(1, bits // 8)
+
+
+@dataclass(frozen=True)
+class ConvertUopToLlvmPass(ModulePass):
+    """pg_uop kernels -> llvm.func kernels (xDSL llvm dialect); `@main` is kept as it is.
+
+    Input: `pg_uop.kernel` ops and a `func.func @main` schedule. Output: `llvm.func` ops with
+    the same symbol names and `@main`. Guarantee: no `pg_uop` op remains.
+    """
+
+    name = "convert-uop-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        replace_kernels(op, lambda kernel, distinct: _KernelLowering(kernel, distinct).run())

@@ -1,0 +1,142 @@
+"""Which values of a `pg_tensor` graph are materialised into buffers (kernel boundaries).
+
+`convert-tensor-to-sched` makes one kernel per materialised value: the kernel computes that
+value from its *cone*, the ops reachable backwards from it without crossing a buffer (a
+function argument or another materialised value). Everything else is fused: recomputed
+inside each kernel whose cone reaches it.
+
+A live value (one the graph results depend on) is materialised when it is
+
+* a graph result (unless it is directly a function argument, which is its own buffer);
+* a `pg_tensor.reduce` result that another op consumes (no epilogue fusion: the consumer
+  kernel loads the reduced buffer). The exception is a chain of bijective views (reshape,
+  permute, flip), each the single user of the one before: those only re-index the reduce's
+  output, so the chain stays in the reduce's kernel and its last value is the one
+  materialised (a matmul's final reshape from [M, N, 1] to [M, N] costs no kernel);
+* shared too widely to recompute: more than `MAX_RECOMPUTED_USERS` distinct consumer ops
+  and a recompute cost above `MAX_RECOMPUTE_COST`. The cost of a value is 1 plus the cost of
+  its operands, where function arguments, constants and materialised values cost 0 (it
+  over-counts shared sub-cones, which only makes the rule more eager to materialise).
+
+Constants are never read from a buffer: every kernel that uses one recreates it (a returned
+constant still gets a kernel that fills its result buffer). Because a
+consumed reduce is always materialised, recomputing a shared value never duplicates a
+reduction. Dead ops are ignored.
+
+The analysis is one reverse walk (liveness) and one forward walk (costs), no fixpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from picograd.dialects import pg_tensor as T
+
+MAX_RECOMPUTED_USERS = 2
+MAX_RECOMPUTE_COST = 4
+BIJECTIVE_VIEWS = (T.ReshapeOp, T.PermuteOp, T.FlipOp)
+
+
+@dataclass(frozen=True)
+class KernelGroup:
+    """One kernel: it computes `root` from the ops in `cone` (program order), reading
+    `reads` (function arguments or earlier roots, in order of first use)."""
+
+    root: SSAValue
+    cone: tuple[Operation, ...]
+    reads: tuple[SSAValue, ...]
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The kernels of a graph in launch order, and the values returned by `func.return`."""
+
+    kernels: tuple[KernelGroup, ...]
+    results: tuple[SSAValue, ...]
+
+
+def group_kernels(main: func.FuncOp) -> Grouping:
+    """Decide the kernels of `@main` (whose body is `pg_tensor` ops and one `func.return`)."""
+    ops = list(main.body.block.ops)
+    ret = ops[-1]
+    assert isinstance(ret, func.ReturnOp), "a verified func.func ends in func.return"
+    body = ops[:-1]
+    live = _live_ops(body, ret.operands)
+    decide = _Decider(set(ret.operands), live)
+    materialised = [op.results[0] for op in body if op in live and decide(op)]
+    position = {op: n for n, op in enumerate(body)}
+    kernels = tuple(_kernel(root, decide.is_buffer, position) for root in materialised)
+    return Grouping(kernels, tuple(ret.operands))
+
+
+class _Decider:
+    """Called on each live op in program order: whether its result is materialised."""
+
+    def __init__(self, returned: set[SSAValue], live: set[Operation]):
+        self.returned, self.live = returned, live
+        self.is_buffer: set[SSAValue] = set()
+        self.reduced: set[SSAValue] = set()  # a fused reduce, or a fused bijective view of one
+        self.cost: dict[SSAValue, int] = {}  # recompute cost of each fused value
+
+    def __call__(self, op: Operation) -> bool:
+        value = op.results[0]
+        users = {use.operation for use in value.uses
+                 if use.operation in self.live and not isinstance(use.operation, func.ReturnOp)}
+        returned = value in self.returned
+        if isinstance(op, T.ConstOp):
+            materialise, cost = returned, 0
+        elif isinstance(op, T.ReduceOp) or (isinstance(op, BIJECTIVE_VIEWS)
+                                            and op.operands[0] in self.reduced):
+            only_reindexed = len(users) == 1 and isinstance(next(iter(users)), BIJECTIVE_VIEWS)
+            materialise = returned or (bool(users) and not only_reindexed)
+            if not materialise:  # its one user is a view that joins this kernel
+                self.reduced.add(value)
+            cost = 0  # unused: a fused reduce is only read by the view fused with it
+        else:
+            cost = min(MAX_RECOMPUTE_COST + 1,
+                       1 + sum(self.cost.get(x, 0) for x in op.operands))
+            materialise = returned or (len(users) > MAX_RECOMPUTED_USERS
+                                       and cost > MAX_RECOMPUTE_COST)
+        if materialise and not isinstance(op, T.ConstOp):  # readers recreate a constant
+            self.is_buffer.add(value)
+        elif not materialise:
+            self.cost[value] = cost
+        return materialise
+
+
+def _live_ops(body: Sequence[Operation], results: Sequence[SSAValue]) -> set[Operation]:
+    needed = set(results)
+    live: set[Operation] = set()
+    for op in reversed(body):
+        if any(r in needed for r in op.results):
+            live.add(op)
+            needed.update(op.operands)
+    return live
+
+
+def _kernel(root: SSAValue, is_buffer: set[SSAValue], position: dict[Operation, int]
+            ) -> KernelGroup:
+    """The cone of `root`: its op and every op reachable through non-buffer values."""
+    assert isinstance(root.owner, Operation)
+    cone: set[Operation] = set()
+    stack = [root.owner]
+    while stack:
+        op = stack.pop()
+        if op in cone:
+            continue
+        cone.add(op)
+        for x in op.operands:
+            if not (isinstance(x, BlockArgument) or x in is_buffer):
+                assert isinstance(x.owner, Operation)
+                stack.append(x.owner)
+    ordered = tuple(sorted(cone, key=position.__getitem__))
+    reads: dict[SSAValue, None] = {}  # insertion-ordered set
+    for op in ordered:
+        for x in op.operands:
+            if isinstance(x, BlockArgument) or x in is_buffer:
+                reads.setdefault(x)
+    return KernelGroup(root, ordered, tuple(reads))

@@ -1,0 +1,299 @@
+"""Default pipelines, pipeline-string parsing, and `run_pipeline`.
+
+A pipeline string names passes with options, either in xDSL's flat form or MLIR's anchored
+form; both mean the same thing:
+
+    tensor-simplify,loop-simplify{max-iterations=8},cse
+    builtin.module(tensor-simplify,loop-simplify{max-iterations=8},cse)
+    builtin.module(tensor-simplify,func.func(cse))
+
+Anchors (`builtin.module(...)`, `func.func(...)`, `any(...)`) are accepted for compatibility
+with MLIR tooling, but every picograd and xDSL pass is a module pass: the passes inside any
+anchor run, in order, on the whole module. `canonical_form` prints the anchored form with
+one `builtin.module` anchor.
+
+Parsing happens once per distinct string (`parse_pipeline` is cached): `realize()` calls
+`run_pipeline` with the same default string on every compile.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Callable, Sequence
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.utils.arg_spec import ArgSpec
+from xdsl.utils.arg_spec import parse_pipeline as parse_flat_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+
+from picograd.errors import PicogradError
+from picograd.passes.registry import PassGetter, all_passes
+
+CPU_LLVM = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-llvm"  # noqa: E501
+CPU_C = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-c"  # noqa: E501
+
+DEFAULT_PIPELINES: dict[str, str] = {"llvm": CPU_LLVM, "c": CPU_C}
+
+# The stages `stage_pipeline` can stop after, in pipeline order. "llvm" and "c" are the
+# whole default pipeline of that target.
+STAGES = ("tensor", "sched", "loop", "uop", "llvm", "c")
+
+# A stage ends just before the first pass that converts out of it.
+_STAGE_EXITS: dict[str, tuple[str, ...]] = {
+    "tensor": ("convert-tensor-to-sched",),
+    "sched": ("convert-sched-to-loop",),
+    "loop": ("convert-loop-to-uop",),
+    "uop": ("convert-uop-to-llvm", "convert-uop-to-c"),
+}
+
+AfterPass = Callable[[ModulePass, ModuleOp], None]
+
+
+# ── errors ───────────────────────────────────────────────────────────────────
+
+
+class PipelineError(PicogradError):
+    """A pipeline string that cannot be turned into passes, or a pipeline that broke the IR."""
+
+
+class PipelineSyntaxError(PipelineError):
+    """The pipeline string is malformed (unbalanced anchors, a stray character...)."""
+
+
+class UnknownPassError(PipelineError):
+    """A pipeline names a pass nobody registered; `suggestions` are the nearest names."""
+
+    def __init__(self, name: str, suggestions: Sequence[str]):
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = (f"did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions
+                else "`opt-tool --list-passes` lists the known passes")
+        super().__init__(f"unknown pass '{name}'; {hint}")
+
+
+class PassOptionError(PipelineError):
+    """A pass was given an option it does not have, or a value of the wrong type."""
+
+
+class PipelineVerifyError(PipelineError):
+    """With `verify_each`, the IR did not verify after `pass_name` (None: the input)."""
+
+    def __init__(self, pass_name: str | None, message: str):
+        self.pass_name = pass_name
+        where = "the input" if pass_name is None else f"the IR after pass '{pass_name}'"
+        super().__init__(f"{where} does not verify: {message}")
+
+
+# ── parsing ──────────────────────────────────────────────────────────────────
+
+_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+_SPACE = re.compile(r"\s*")
+
+
+class _Splitter:
+    """Flattens a possibly anchored pipeline string into its pass elements (`name{opts}`).
+
+    Only the structure is read here: anchors, commas, and where each option block or
+    xDSL's `mlir-opt[...]` block ends (quotes respected). The elements themselves are
+    parsed by xDSL's flat-pipeline parser.
+    """
+
+    def __init__(self, spec: str):
+        self.spec = spec
+        self.pos = 0
+
+    def error(self, message: str) -> PipelineSyntaxError:
+        caret = " " * self.pos + "^"
+        return PipelineSyntaxError(f"bad pass pipeline: {message}\n  {self.spec}\n  {caret}")
+
+    def skip_space(self) -> None:
+        self.pos = _SPACE.match(self.spec, self.pos).end()  # type: ignore[union-attr]
+
+    def peek(self) -> str:
+        return self.spec[self.pos] if self.pos < len(self.spec) else ""
+
+    def elements(self, inside_anchor: bool = False) -> list[str]:
+        out: list[str] = []
+        self.skip_space()
+        if not inside_anchor and not self.peek():
+            return out
+        if inside_anchor and self.peek() == ")":
+            self.pos += 1
+            return out
+        while True:
+            out.extend(self.element())
+            self.skip_space()
+            c = self.peek()
+            if c == ",":
+                self.pos += 1
+                self.skip_space()
+            elif c == ")" and inside_anchor:
+                self.pos += 1
+                return out
+            elif not c and not inside_anchor:
+                return out
+            else:
+                raise self.error("expected ',' or ')'" if inside_anchor else "expected ','")
+
+    def element(self) -> list[str]:
+        m = _NAME.match(self.spec, self.pos)
+        if m is None:
+            raise self.error("expected a pass name")
+        name, self.pos = m.group(), m.end()
+        if self.peek() == "(":
+            if "." not in name and name != "any":
+                raise self.error(f"'{name}' is not an op anchor (builtin.module, func.func, any)")
+            self.pos += 1
+            return self.elements(inside_anchor=True)
+        if "." in name:
+            raise self.error(f"'{name}' is an op name: an anchor needs '(' and ')'")
+        start = self.pos
+        if self.peek() == "{":
+            self.skip_block("{", "}")
+        elif self.peek() == "[":
+            self.skip_block("[", "]")
+        return [name + self.spec[start:self.pos]]
+
+    def skip_block(self, open_: str, close: str) -> None:
+        depth, quoted = 0, False
+        while self.pos < len(self.spec):
+            c = self.spec[self.pos]
+            self.pos += 1
+            if quoted:
+                if c == "\\":
+                    self.pos += 1
+                elif c == '"':
+                    quoted = False
+            elif c == '"':
+                quoted = True
+            elif c == open_:
+                depth += 1
+            elif c == close:
+                depth -= 1
+                if depth == 0:
+                    return
+        raise self.error(f"missing '{close}'")
+
+
+def flatten(spec: str) -> str:
+    """The flat (xDSL) form of a flat or anchored pipeline string, options untouched."""
+    return ",".join(_Splitter(spec).elements())
+
+
+def _arg_specs(spec: str) -> list[ArgSpec]:
+    flat = flatten(spec)
+    try:
+        return list(parse_flat_pipeline(flat))
+    except ArgSpecParseError as e:  # a BaseException in xDSL: rewrap as a user error
+        raise PipelineSyntaxError(f"bad pass pipeline '{spec}':\n{e}") from None
+
+
+def _instantiate(arg: ArgSpec, available: dict[str, PassGetter]) -> ModulePass:
+    getter = available.get(arg.name)
+    if getter is None:
+        close = difflib.get_close_matches(arg.name, list(available), n=3, cutoff=0.6)
+        raise UnknownPassError(arg.name, close)
+    cls = getter()
+    try:
+        return cls.from_pass_spec(arg)
+    except (ValueError, TypeError) as e:
+        infos = get_pass_option_infos(cls)
+        known = ", ".join(
+            f"{i.name.replace('_', '-')}: {i.expected_type}"
+            + (f" = {i.default_value}" if i.default_value is not None else "")
+            for i in infos
+        ) or "none"
+        raise PassOptionError(f"pass '{arg.name}': {e} (its options: {known})") from None
+
+
+def parse_pipeline(spec: str, available: dict[str, PassGetter] | None = None
+                   ) -> tuple[ModulePass, ...]:
+    """The passes a pipeline string names, instantiated with their options.
+
+    `available` defaults to `all_passes()`, and then the result is cached per string.
+    Raises `PipelineSyntaxError`, `UnknownPassError` or `PassOptionError`.
+    """
+    if available is None:
+        return _parse_cached(spec)
+    return tuple(_instantiate(a, available) for a in _arg_specs(spec))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(spec: str) -> tuple[ModulePass, ...]:
+    # Passes are frozen dataclasses, so sharing instances between runs is safe.
+    available = all_passes()
+    return tuple(_instantiate(a, available) for a in _arg_specs(spec))
+
+
+def canonical_form(spec: str) -> str:
+    """`builtin.module(p1,p2{k=v})`: the anchored form, options as the passes print them
+    (non-default values only)."""
+    return "builtin.module(" + ",".join(str(p) for p in parse_pipeline(spec)) + ")"
+
+
+def pass_names(spec: str) -> list[str]:
+    """The pass names of a pipeline string, in order (no pass is looked up)."""
+    return [a.name for a in _arg_specs(spec)]
+
+
+def stage_pipeline(stage: str) -> str:
+    """The default pipeline up to the end of `stage` (one of `STAGES`), as a flat string.
+
+    The pipeline is CPU_C's for "c" and CPU_LLVM's otherwise (they agree up to "uop").
+    """
+    if stage not in STAGES:
+        raise PipelineError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
+    full = DEFAULT_PIPELINES["c" if stage == "c" else "llvm"]
+    exits = _STAGE_EXITS.get(stage, ())
+    elements = _Splitter(full).elements()
+    for i, element in enumerate(elements):
+        if _NAME.match(element).group() in exits:  # type: ignore[union-attr]
+            return ",".join(elements[:i])
+    return full
+
+
+# ── running ──────────────────────────────────────────────────────────────────
+
+
+@functools.cache
+def default_context() -> Context:
+    """The context `run_pipeline` uses when given none: every dialect, registered lazily.
+
+    Shared by the whole process; passes only read it (or load dialects, which is idempotent).
+    """
+    from picograd.dialects import make_context
+
+    return make_context()
+
+
+def _verify(module: ModuleOp, pass_name: str | None) -> None:
+    try:
+        module.verify()
+    except DiagnosticException as e:
+        raise PipelineVerifyError(pass_name, str(e)) from e
+
+
+def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None,
+                 verify_each: bool = False, after_pass: AfterPass | None = None) -> ModuleOp:
+    """Run the passes of `spec` (flat or anchored) on `module`, in place, and return it.
+
+    `after_pass(pass_, module)` is called after every pass (before verification, so that a
+    dump shows IR that fails to verify). With `verify_each`, the input and the IR after each
+    pass are verified, and a failure raises `PipelineVerifyError` naming the pass (the
+    xDSL `VerifyException` is its `__cause__`). Errors a pass raises propagate unchanged.
+    """
+    passes = parse_pipeline(spec)
+    ctx = ctx if ctx is not None else default_context()
+    if verify_each:
+        _verify(module, None)
+    for pass_ in passes:
+        pass_.apply(ctx, module)
+        if after_pass is not None:
+            after_pass(pass_, module)
+        if verify_each:
+            _verify(module, pass_.name)
+    return module

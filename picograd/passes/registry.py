@@ -1,0 +1,61 @@
+"""Every picograd pass by name, loaded lazily.
+
+    PICOGRAD_PASSES["loop-simplify"]()   -> LoopSimplifyPass (imports passes/loop/simplify.py)
+    all_passes()                         -> xDSL's passes plus ours, name -> getter
+
+A getter imports its pass module only when called, so building the registry (and starting
+`opt-tool`) costs nothing per pass. The names are the contract of docs/design.md; they are
+unique across picograd and xDSL (tests/unit/passes/test_pipelines.py checks it).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+PassGetter = Callable[[], type[ModulePass]]
+
+# name -> (module, class); the single table the getters are built from.
+_PASS_TABLE: dict[str, tuple[str, str]] = {
+    "tensor-simplify": ("picograd.passes.tensor.simplify", "TensorSimplifyPass"),
+    "convert-tensor-to-sched": (
+        "picograd.passes.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
+    "convert-sched-to-loop": ("picograd.passes.convert_sched_to_loop", "ConvertSchedToLoopPass"),
+    "loop-simplify": ("picograd.passes.loop.simplify", "LoopSimplifyPass"),
+    "convert-loop-to-uop": ("picograd.passes.convert_loop_to_uop", "ConvertLoopToUopPass"),
+    "uop-simplify": ("picograd.passes.uop.simplify", "UopSimplifyPass"),
+    "convert-uop-to-llvm": ("picograd.passes.convert_uop_to_llvm", "ConvertUopToLlvmPass"),
+    "convert-uop-to-c": ("picograd.passes.convert_uop_to_c", "ConvertUopToCPass"),
+}
+
+
+def _getter(module: str, cls: str) -> PassGetter:
+    def get() -> type[ModulePass]:
+        return getattr(importlib.import_module(module), cls)
+
+    get.__qualname__ = get.__name__ = f"get_{cls}"
+    return get
+
+
+PICOGRAD_PASSES: dict[str, PassGetter] = {
+    name: _getter(module, cls) for name, (module, cls) in _PASS_TABLE.items()
+}
+
+
+def pass_location(name: str) -> tuple[str, str]:
+    """The `(module, class)` a picograd pass name is defined by (KeyError if not ours)."""
+    return _PASS_TABLE[name]
+
+
+@functools.cache
+def all_passes() -> dict[str, PassGetter]:
+    """xDSL's passes (`xdsl.transforms.get_all_passes()`) plus picograd's, by name.
+
+    Computed once per process; callers must not mutate the returned dict.
+    """
+    from xdsl.transforms import get_all_passes
+
+    return {**get_all_passes(), **PICOGRAD_PASSES}

@@ -1,0 +1,1 @@
+"""Passes within the `pg_tensor` stage."""

@@ -1,0 +1,290 @@
+"""Scalar `pg_uop` ALU ops (const, unary, binary, cmp, where, cast) as xDSL `llvm` ops.
+
+Used by `convert-uop-to-llvm`. The semantics are the CPU ones of docs/design.md:
+
+* integers are signless in LLVM; `ui8` picks the unsigned flavour of an op (udiv, urem,
+  ult, umax, zext); bools (`i1`) compare as unsigned (false < true), max/min are or/and.
+* integer `div`/`mod` truncate toward zero (`sdiv`/`srem`). A zero divisor gives 0, as in
+  numpy, and a signed `MIN / -1` wraps to MIN (`MIN % -1` is 0), instead of the x86 trap that
+  would kill the Python process (C leaves both undefined).
+* float `max`/`min` propagate NaN (compare + select, see `_nan_propagating`); `ne` on floats is
+  unordered (`NaN != x` holds, as in C).
+* float -> int casts truncate toward zero with `llvm.fptosi.sat` (xDSL 0.74's llvm dialect has
+  no `fptosi`/`fptoui`/`uitofp`; the saturating intrinsic agrees with `fptosi` wherever C
+  defines the result). Targets narrower than 32 bits convert to i32 then truncate, as C
+  compilers do on x86, so `-1.0 -> ui8` gives 255 like numpy. Unsigned -> float goes
+  through `zext` to i64 and `sitofp` (exact); bool -> float is a select of 1.0 / 0.0.
+* f64 -> f16 goes through f32 (see `_float_to_float`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from picograd.dialects import pg_uop
+from picograd.dialects.dtypes import is_bool, is_float, is_unsigned
+from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
+
+OpT = TypeVar("OpT", bound=Operation)
+
+
+class Emitter:
+    """Appends ops to the current block (`block` moves as control flow is built)."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def __call__(self, op: OpT) -> OpT:
+        self.block.add_op(op)
+        return op
+
+    def value(self, op: Operation) -> SSAValue:
+        """Append a single-result op and return its result."""
+        self.block.add_op(op)
+        return op.results[0]
+
+
+def llvm_type(t: Attribute) -> Attribute:
+    """The LLVM value type of a picograd scalar type: index -> i64, ui8 -> i8 (signless)."""
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, IntegerType):
+        return IntegerType(t.width.data)
+    return t
+
+
+def _category(t: Attribute) -> str:
+    if is_float(t):
+        return "float"
+    if is_bool(t):
+        return "bool"
+    return "uint" if is_unsigned(t) else "int"
+
+
+def _suffix(t: Attribute) -> str:
+    """An intrinsic's type suffix: f32, i64, ..."""
+    lt = llvm_type(t)
+    return f"i{lt.width.data}" if isinstance(lt, IntegerType) else str(lt)
+
+
+def const(emit: Emitter, value: float | int, t: Attribute) -> SSAValue:
+    lt = llvm_type(t)
+    attr = FloatAttr(float(value), lt) if is_float(t) else IntegerAttr(int(value), lt)  # type: ignore[arg-type]
+    return emit.value(llvm.ConstantOp(attr, lt))
+
+
+def lower_constant(emit: Emitter, attr: Attribute, t: Attribute) -> SSAValue:
+    assert isinstance(attr, FloatAttr | IntegerAttr)
+    return const(emit, attr.value.data, t)
+
+
+def _intrinsic(emit: Emitter, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
+    return emit.value(llvm.CallIntrinsicOp(name, args, [llvm_type(result)]))
+
+
+def icmp(emit: Emitter, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`llvm.icmp` with a predicate by name ("slt", "ne", ...)."""
+    predicate = IntegerAttr[IntegerType](llvm.ICmpPredicateFlag(pred).to_int(), i64)
+    return emit.value(llvm.ICmpOp(a, b, predicate))
+
+
+# ── unary ────────────────────────────────────────────────────────────────────
+
+_MATH = {UnaryKind.EXP: "exp", UnaryKind.LOG: "log", UnaryKind.SQRT: "sqrt", UnaryKind.SIN: "sin"}
+
+
+def _unary(emit: Emitter, kind: UnaryKind, x: SSAValue, t: Attribute) -> SSAValue:
+    if kind in _MATH:
+        return _intrinsic(emit, f"llvm.{_MATH[kind]}.{_suffix(t)}", [x], t)
+    if kind == UnaryKind.RECIP:
+        return emit.value(llvm.FDivOp(const(emit, 1.0, t), x))
+    if kind == UnaryKind.NEG:
+        if is_float(t):
+            return emit.value(llvm.FNegOp(x))
+        return emit.value(llvm.SubOp(const(emit, 0, t), x))
+    assert kind == UnaryKind.NOT
+    return emit.value(llvm.XOrOp(x, const(emit, -1, t)))  # -1 : i1 is true
+
+
+# ── binary ───────────────────────────────────────────────────────────────────
+
+Builder = Callable[[Emitter, SSAValue, SSAValue, Attribute], SSAValue]
+
+
+def _plain(cls: type[Operation]) -> Builder:
+    return lambda emit, a, b, t: emit.value(cls(a, b))  # type: ignore[call-arg]
+
+
+def _call(name: str) -> Builder:
+    return lambda emit, a, b, t: _intrinsic(emit, f"llvm.{name}.{_suffix(t)}", [a, b], t)
+
+
+def _trap_free(cls: type[Operation], *, signed: bool, is_div: bool) -> Builder:
+    """`a / b` (or `a % b`) that never traps: b == 0 gives 0 (as numpy), and for signed
+    types b == -1 gives -a (wrapping, so MIN / -1 == MIN) or 0, where `sdiv`/`srem` would
+    raise SIGFPE on x86 and kill the Python process (C leaves both undefined)."""
+
+    def build(emit: Emitter, a: SSAValue, b: SSAValue, t: Attribute) -> SSAValue:
+        divisor = b.owner.value if isinstance(b.owner, llvm.ConstantOp) else None
+        if isinstance(divisor, IntegerAttr) and divisor.value.data not in (0, -1):
+            return emit.value(cls(a, b))  # type: ignore[call-arg]
+        zero = const(emit, 0, t)
+        is_zero = icmp(emit, "eq", b, zero)
+        unsafe, minus_one = is_zero, None
+        if signed:
+            minus_one = icmp(emit, "eq", b, const(emit, -1, t))
+            unsafe = emit.value(llvm.OrOp(is_zero, minus_one))
+        safe = emit.value(llvm.SelectOp(unsafe, const(emit, 1, t), b))
+        result = emit.value(cls(a, safe))  # type: ignore[call-arg]
+        if minus_one is not None and is_div:
+            negated = emit.value(llvm.SubOp(zero, a))
+            result = emit.value(llvm.SelectOp(minus_one, negated, result))
+        return emit.value(llvm.SelectOp(is_zero if is_div else unsafe, zero, result))
+
+    return build
+
+
+def _nan_propagating(predicate: str) -> Builder:
+    """Float max/min as `(a <pred> b || a != a) ? a : b`, the same choice (NaN wins; of two
+    equal zeros, the second) as the interpreters and the C target make."""
+
+    def build(emit: Emitter, a: SSAValue, b: SSAValue, t: Attribute) -> SSAValue:
+        better = emit.value(llvm.FCmpOp(a, b, predicate))
+        a_is_nan = emit.value(llvm.FCmpOp(a, a, "uno"))
+        pick_a = emit.value(llvm.OrOp(better, a_is_nan))
+        return emit.value(llvm.SelectOp(pick_a, a, b))
+
+    return build
+
+
+_BINARY: dict[tuple[BinaryKind, str], Builder] = {
+    (BinaryKind.ADD, "float"): _plain(llvm.FAddOp),
+    (BinaryKind.SUB, "float"): _plain(llvm.FSubOp),
+    (BinaryKind.MUL, "float"): _plain(llvm.FMulOp),
+    (BinaryKind.DIV, "float"): _plain(llvm.FDivOp),
+    (BinaryKind.MAX, "float"): _nan_propagating("ogt"),
+    (BinaryKind.MIN, "float"): _nan_propagating("olt"),
+    (BinaryKind.MAX, "bool"): _plain(llvm.OrOp),
+    (BinaryKind.MIN, "bool"): _plain(llvm.AndOp),
+}
+for _cat, _sign in (("int", "s"), ("uint", "u")):
+    _BINARY[BinaryKind.ADD, _cat] = _plain(llvm.AddOp)
+    _BINARY[BinaryKind.SUB, _cat] = _plain(llvm.SubOp)
+    _BINARY[BinaryKind.MUL, _cat] = _plain(llvm.MulOp)
+    _signed = _sign == "s"
+    _BINARY[BinaryKind.DIV, _cat] = _trap_free(
+        llvm.SDivOp if _signed else llvm.UDivOp, signed=_signed, is_div=True)
+    _BINARY[BinaryKind.MOD, _cat] = _trap_free(
+        llvm.SRemOp if _signed else llvm.URemOp, signed=_signed, is_div=False)
+    _BINARY[BinaryKind.MAX, _cat] = _call(f"{_sign}max")
+    _BINARY[BinaryKind.MIN, _cat] = _call(f"{_sign}min")
+for _cat in ("int", "uint", "bool"):
+    _BINARY[BinaryKind.AND, _cat] = _plain(llvm.AndOp)
+    _BINARY[BinaryKind.OR, _cat] = _plain(llvm.OrOp)
+    _BINARY[BinaryKind.XOR, _cat] = _plain(llvm.XOrOp)
+
+
+# ── comparisons ──────────────────────────────────────────────────────────────
+
+_FCMP = {CmpKind.LT: "olt", CmpKind.LE: "ole", CmpKind.GT: "ogt", CmpKind.GE: "oge",
+         CmpKind.EQ: "oeq", CmpKind.NE: "une"}
+_ICMP = {CmpKind.LT: "lt", CmpKind.LE: "le", CmpKind.GT: "gt", CmpKind.GE: "ge"}
+
+
+def _cmp(emit: Emitter, kind: CmpKind, a: SSAValue, b: SSAValue, t: Attribute) -> SSAValue:
+    if is_float(t):
+        return emit.value(llvm.FCmpOp(a, b, _FCMP[kind]))
+    if kind in (CmpKind.EQ, CmpKind.NE):
+        return icmp(emit, str(kind), a, b)
+    sign = "s" if _category(t) == "int" else "u"  # bools order like unsigned: false < true
+    return icmp(emit, sign + _ICMP[kind], a, b)
+
+
+# ── casts ────────────────────────────────────────────────────────────────────
+
+
+def _width(t: Attribute) -> int:
+    lt = llvm_type(t)
+    return lt.width.data if isinstance(lt, IntegerType) else lt.bitwidth  # type: ignore[attr-defined]
+
+
+def _float_to_int(emit: Emitter, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+    width = _width(dst)
+    via = llvm_type(dst) if width >= 32 and not is_unsigned(dst) else i32
+    value = _intrinsic(emit, f"llvm.fptosi.sat.{_suffix(via)}.{_suffix(src)}", [x], via)
+    return value if via == llvm_type(dst) else emit.value(llvm.TruncOp(value, llvm_type(dst)))
+
+
+def _int_to_float(emit: Emitter, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+    if is_unsigned(src):
+        x = emit.value(llvm.ZExtOp(x, i64))
+    return emit.value(llvm.SIToFPOp(x, dst))
+
+
+def _int_to_int(emit: Emitter, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+    ws, wd = _width(src), _width(dst)
+    if wd < ws:
+        return emit.value(llvm.TruncOp(x, llvm_type(dst)))
+    cls = llvm.ZExtOp if is_unsigned(src) or is_bool(src) else llvm.SExtOp
+    return emit.value(cls(x, llvm_type(dst)))
+
+
+def _float_to_float(emit: Emitter, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+    if _width(dst) > _width(src):
+        return emit.value(llvm.FPExtOp(x, dst))
+    if _width(src) == 64 and _width(dst) == 16:
+        # A direct double -> half truncation calls compiler-rt's `__truncdfhf2`, which
+        # MCJIT cannot resolve (the call jumps to address 0). Going through f32 rounds twice,
+        # which differs from numpy only for values within half an f32 ulp of an f16 tie.
+        x = emit.value(llvm.FPTruncOp(x, f32))
+    return emit.value(llvm.FPTruncOp(x, dst))
+
+
+def _cast(emit: Emitter, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+    if llvm_type(src) == llvm_type(dst):  # index <-> i64, ui8 <-> i8 keep their bits
+        return x
+    if is_bool(dst):  # != 0
+        if is_float(src):
+            return emit.value(llvm.FCmpOp(x, const(emit, 0.0, src), "une"))
+        return icmp(emit, "ne", x, const(emit, 0, src))
+    if is_bool(src) and is_float(dst):
+        return emit.value(llvm.SelectOp(x, const(emit, 1.0, dst), const(emit, 0.0, dst)))
+    if is_float(src):
+        return (_float_to_float if is_float(dst) else _float_to_int)(emit, x, src, dst)
+    return (_int_to_float if is_float(dst) else _int_to_int)(emit, x, src, dst)
+
+
+# ── entry point ──────────────────────────────────────────────────────────────
+
+
+def lower_alu(emit: Emitter, op: Operation, operands: list[SSAValue]) -> SSAValue:
+    """Emit the llvm ops of one scalar ALU op (not `const`) and return its value."""
+    match op:
+        case pg_uop.UnaryOp():
+            return _unary(emit, op.kind.data, operands[0], op.result.type)
+        case pg_uop.BinaryOp():
+            t = op.result.type
+            return _BINARY[op.kind.data, _category(t)](emit, operands[0], operands[1], t)
+        case pg_uop.CmpOp():
+            return _cmp(emit, op.kind.data, operands[0], operands[1], op.lhs.type)
+        case pg_uop.WhereOp():
+            return emit.value(llvm.SelectOp(*operands))
+        case pg_uop.CastOp():
+            return _cast(emit, operands[0], op.input.type, op.result.type)
+    raise AssertionError(f"not a scalar ALU op: {op.name}")
+
+
+__all__ = ["Emitter", "const", "icmp", "llvm_type", "lower_alu", "lower_constant"]

@@ -1,0 +1,148 @@
+"""Compile a stage-5 module once; run its `@main` schedule many times.
+
+    compile_module(module, target) -> Program        target: "llvm" or "c"
+    Program.run(inputs) -> list[np.ndarray]
+
+`compile_module` renders every kernel (`module_to_llvm_ir` or `module_to_c`), compiles them
+together on the CPU runtime of that renderer, loads one ctypes function per kernel and turns
+`@main` into a launch plan: which slots hold inputs, which intermediates to allocate, which
+kernel to call with which slots, which slots are results. `run` is then only numpy
+placement, `np.empty` and a loop of ctypes calls.
+
+`@main` may hold only `pg_sched.alloc`, `pg_sched.launch` and `func.return`; its arguments
+are the inputs (read-only), its results flat arrays (an input returned unchanged is copied).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, SSAValue
+
+from picograd.dialects.dtypes import to_numpy_dtype
+from picograd.dialects.pg import BufferType
+from picograd.dialects.pg_sched import AllocOp, LaunchOp
+from picograd.errors import DeviceError
+from picograd.runtimes.base import Kernel, Runtime, get_device
+
+TARGET_DEVICES = {"llvm": "CPU:LLVM", "c": "CPU:C"}
+
+_c_char = ctypes.c_char
+
+
+def _address(array: np.ndarray) -> int:
+    # ~4x cheaper than `array.ctypes.data`; read-only arrays refuse from_buffer.
+    try:
+        return ctypes.addressof(_c_char.from_buffer(array))  # pyright: ignore[reportArgumentType]
+    except TypeError:
+        return array.ctypes.data
+
+
+def render(module: ModuleOp, target: str) -> str:
+    """The source of every kernel of `module` for `target` ("llvm" IR or "c")."""
+    if target == "llvm":
+        from picograd.lowering.llvm_ir import module_to_llvm_ir
+
+        return module_to_llvm_ir(module)
+    if target == "c":
+        from picograd.lowering.c_source import module_to_c
+
+        return module_to_c(module)
+    raise DeviceError(f"unknown compile target {target!r}; use one of {', '.join(TARGET_DEVICES)}")
+
+
+@dataclass(frozen=True)
+class _Slot:
+    size: int
+    dtype: np.dtype
+    type: Attribute  # the !pg.buffer type, for messages
+
+
+class Program:
+    """A compiled realize graph: machine code for its kernels plus `@main`'s launch plan.
+
+    Slots number the buffers of `@main`: inputs first (argument order), then allocations
+    (program order). `launches` holds (kernel, argument slots) in program order.
+    """
+
+    def __init__(self, runtime: Runtime, binary: Any, inputs: Sequence[_Slot],
+                 allocs: Sequence[_Slot], launches: Sequence[tuple[Kernel, tuple[int, ...]]],
+                 results: Sequence[int]):
+        self.runtime = runtime
+        self.binary = binary  # keeps the machine code alive
+        self._inputs = tuple((s.size, s.dtype, s.type) for s in inputs)
+        self._allocs = tuple((s.size, s.dtype) for s in allocs)
+        self._launches = tuple(launches)
+        self._results = tuple(results)
+
+    @property
+    def num_kernels(self) -> int:
+        return len(self._launches)
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Execute the schedule on `inputs` (any shape, the buffer's element count; cast to
+        the buffer's dtype) and return the result buffers as flat arrays."""
+        if len(inputs) != len(self._inputs):
+            raise DeviceError(f"the program takes {len(self._inputs)} inputs, got {len(inputs)}")
+        buffers: list[np.ndarray] = []
+        for i, value in enumerate(inputs):
+            size, dtype, buffer_type = self._inputs[i]
+            array = np.ascontiguousarray(value, dtype=dtype).reshape(-1)
+            if array.size != size:
+                raise DeviceError(f"input {i} has {array.size} elements, its buffer {buffer_type} "
+                                  f"holds {size}")
+            buffers.append(array)
+        buffers.extend(np.empty(size, dtype) for size, dtype in self._allocs)
+        addresses = [_address(b) for b in buffers]
+        for kernel, slots in self._launches:
+            kernel(*[addresses[s] for s in slots])
+        num_inputs = len(self._inputs)
+        return [buffers[s] if s >= num_inputs else buffers[s].copy() for s in self._results]
+
+
+def _slot(value: SSAValue) -> _Slot:
+    t = value.type
+    assert isinstance(t, BufferType)
+    return _Slot(t.size.data, to_numpy_dtype(t.element_type), t)
+
+
+def _main(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            return op
+    raise DeviceError("the module has no func.func @main schedule")
+
+
+def compile_module(module: ModuleOp, target: str) -> Program:
+    """Compile the kernels of a stage-5 module for `target` ("llvm" or "c") and plan `@main`."""
+    source = render(module, target)
+    runtime = get_device(TARGET_DEVICES[target])
+    binary = runtime.compile(source)
+    main = _main(module)
+    block = main.body.block
+    slots: dict[SSAValue, int] = {arg: i for i, arg in enumerate(block.args)}
+    allocs: list[_Slot] = []
+    launches: list[tuple[Kernel, tuple[int, ...]]] = []
+    kernels: dict[str, Kernel] = {}
+    results: list[int] = []
+    for op in block.ops:
+        if isinstance(op, AllocOp):
+            slots[op.result] = len(slots)
+            allocs.append(_slot(op.result))
+        elif isinstance(op, LaunchOp):
+            name = op.kernel_name
+            if name not in kernels:
+                kernels[name] = runtime.load(binary, name, len(op.args))
+            launches.append((kernels[name], tuple(slots[a] for a in op.args)))
+        elif isinstance(op, func.ReturnOp):
+            results = [slots[v] for v in op.arguments]
+        else:
+            raise DeviceError(f"@main may hold only pg_sched.alloc, pg_sched.launch and "
+                              f"func.return, found {op.name}")
+    return Program(runtime, binary, [_slot(a) for a in block.args], allocs, launches, results)

@@ -1,0 +1,152 @@
+// convert-tensor-to-sched: which kernels a pg_tensor graph becomes. An elementwise chain is one
+// kernel; a reduce fuses with the elementwise ops and views feeding it; an elementwise op after
+// a reduce reads the reduced buffer in a second kernel; every result gets its own buffer, read
+// by later kernels; a returned input is returned as its own buffer (no copy kernel). Kernels
+// take the buffers they read (first use first) then the one they write.
+// RUN: opt-tool %s --split-input-file -p convert-tensor-to-sched | filecheck %s
+
+// An elementwise chain with a constant: one kernel, the constant recreated inside it.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%a: !pg.buffer<32xf32>, %b: !pg.buffer<32xf32>, %out: !pg.buffer<32xf32>) {
+// CHECK-NEXT:      %[[A:.*]] = pg_sched.load %a : !pg.buffer<32xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %[[B:.*]] = pg_sched.load %b : !pg.buffer<32xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %x = pg_tensor.binary mul %[[A]], %[[B]] : tensor<4x8xf32>
+// CHECK-NEXT:      %y = pg_tensor.unary exp %x : tensor<4x8xf32>
+// CHECK-NEXT:      %c = pg_tensor.const 2.0 : tensor<4x8xf32>
+// CHECK-NEXT:      %z = pg_tensor.binary add %y, %c : tensor<4x8xf32>
+// CHECK-NEXT:      pg_sched.store %z, %out : tensor<4x8xf32>, !pg.buffer<32xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main(%a: !pg.buffer<32xf32>, %b: !pg.buffer<32xf32>) -> !pg.buffer<32xf32> {
+// CHECK-NEXT:      %z = pg_sched.alloc : !pg.buffer<32xf32>
+// CHECK-NEXT:      pg_sched.launch @k0(%a, %b, %z) : !pg.buffer<32xf32>, !pg.buffer<32xf32>, !pg.buffer<32xf32>
+// CHECK-NEXT:      func.return %z : !pg.buffer<32xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %x = pg_tensor.binary mul %a, %b : tensor<4x8xf32>
+  %y = pg_tensor.unary exp %x : tensor<4x8xf32>
+  %c = pg_tensor.const 2.0 : tensor<4x8xf32>
+  %z = pg_tensor.binary add %y, %c : tensor<4x8xf32>
+  func.return %z : tensor<4x8xf32>
+}
+
+// -----
+// A reduce and the broadcast and elementwise ops feeding it: one kernel. %b is read first.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%b: !pg.buffer<8xf32>, %a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK-NEXT:      %[[B:.*]] = pg_sched.load %b : !pg.buffer<8xf32> -> tensor<8xf32>
+// CHECK-NEXT:      %[[A:.*]] = pg_sched.load %a : !pg.buffer<32xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %b1 = pg_tensor.reshape %[[B]] : tensor<8xf32> -> tensor<1x8xf32>
+// CHECK-NEXT:      %be = pg_tensor.expand %b1 : tensor<1x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %m = pg_tensor.binary mul %[[A]], %be : tensor<4x8xf32>
+// CHECK-NEXT:      %e = pg_tensor.unary exp %m : tensor<4x8xf32>
+// CHECK-NEXT:      %s = pg_tensor.reduce sum %e {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:      pg_sched.store %s, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main(%a: !pg.buffer<32xf32>, %b: !pg.buffer<8xf32>) -> !pg.buffer<4xf32> {
+// CHECK-NEXT:      %s = pg_sched.alloc : !pg.buffer<4xf32>
+// CHECK-NEXT:      pg_sched.launch @k0(%b, %a, %s) : !pg.buffer<8xf32>, !pg.buffer<32xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:      func.return %s : !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x1xf32> {
+  %b1 = pg_tensor.reshape %b : tensor<8xf32> -> tensor<1x8xf32>
+  %be = pg_tensor.expand %b1 : tensor<1x8xf32> -> tensor<4x8xf32>
+  %m = pg_tensor.binary mul %a, %be : tensor<4x8xf32>
+  %e = pg_tensor.unary exp %m : tensor<4x8xf32>
+  %s = pg_tensor.reduce sum %e {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  func.return %s : tensor<4x1xf32>
+}
+
+// -----
+// Elementwise ops after a reduce: the reduce is materialised, a second kernel reads it.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%x: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK-NEXT:      %[[X:.*]] = pg_sched.load %x : !pg.buffer<32xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %m = pg_tensor.reduce max %[[X]] {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:      pg_sched.store %m, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    pg_sched.kernel @k1(%m: !pg.buffer<4xf32>, %x: !pg.buffer<32xf32>, %out: !pg.buffer<32xf32>) {
+// CHECK-NEXT:      %[[M:.*]] = pg_sched.load %m : !pg.buffer<4xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:      %[[X1:.*]] = pg_sched.load %x : !pg.buffer<32xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %me = pg_tensor.expand %[[M]] : tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %d = pg_tensor.binary sub %[[X1]], %me : tensor<4x8xf32>
+// CHECK-NEXT:      %e = pg_tensor.unary exp %d : tensor<4x8xf32>
+// CHECK-NEXT:      pg_sched.store %e, %out : tensor<4x8xf32>, !pg.buffer<32xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main(%x: !pg.buffer<32xf32>) -> !pg.buffer<32xf32> {
+// CHECK-NEXT:      %m = pg_sched.alloc : !pg.buffer<4xf32>
+// CHECK-NEXT:      pg_sched.launch @k0(%x, %m) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:      %e = pg_sched.alloc : !pg.buffer<32xf32>
+// CHECK-NEXT:      pg_sched.launch @k1(%m, %x, %e) : !pg.buffer<4xf32>, !pg.buffer<32xf32>, !pg.buffer<32xf32>
+// CHECK-NEXT:      func.return %e : !pg.buffer<32xf32>
+// CHECK-NEXT:    }
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = pg_tensor.reduce max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %me = pg_tensor.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d = pg_tensor.binary sub %x, %me : tensor<4x8xf32>
+  %e = pg_tensor.unary exp %d : tensor<4x8xf32>
+  func.return %e : tensor<4x8xf32>
+}
+
+// -----
+// A reduce followed only by a reshape (a matmul's epilogue): the reshape stays in the
+// reduce's kernel, one kernel in all.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%x: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK-NEXT:      %[[X:.*]] = pg_sched.load %x : !pg.buffer<32xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %s = pg_tensor.reduce sum %[[X]] {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:      %r = pg_tensor.reshape %s : tensor<4x1xf32> -> tensor<4xf32>
+// CHECK-NEXT:      pg_sched.store %r, %out : tensor<4xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NOT:     pg_sched.kernel
+// CHECK:         func.func @main
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %s = pg_tensor.reduce sum %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %r = pg_tensor.reshape %s : tensor<4x1xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+// Two results, one computed from the other: each is a buffer, the second kernel reads the
+// first result's buffer instead of recomputing it.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%a: !pg.buffer<8xf32>, %b: !pg.buffer<8xf32>, %out: !pg.buffer<8xf32>) {
+// CHECK:           %s = pg_tensor.binary add
+// CHECK-NEXT:      pg_sched.store %s, %out
+// CHECK-NEXT:    }
+// CHECK-NEXT:    pg_sched.kernel @k1(%s: !pg.buffer<8xf32>, %out: !pg.buffer<8xf32>) {
+// CHECK-NEXT:      %[[S:.*]] = pg_sched.load %s : !pg.buffer<8xf32> -> tensor<8xf32>
+// CHECK-NEXT:      %n = pg_tensor.unary neg %[[S]] : tensor<8xf32>
+// CHECK-NEXT:      pg_sched.store %n, %out : tensor<8xf32>, !pg.buffer<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main(%a: !pg.buffer<8xf32>, %b: !pg.buffer<8xf32>) -> (!pg.buffer<8xf32>, !pg.buffer<8xf32>) {
+// CHECK-NEXT:      %s = pg_sched.alloc : !pg.buffer<8xf32>
+// CHECK-NEXT:      pg_sched.launch @k0(%a, %b, %s)
+// CHECK-NEXT:      %n = pg_sched.alloc : !pg.buffer<8xf32>
+// CHECK-NEXT:      pg_sched.launch @k1(%s, %n)
+// CHECK-NEXT:      func.return %s, %n : !pg.buffer<8xf32>, !pg.buffer<8xf32>
+// CHECK-NEXT:    }
+func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %s = pg_tensor.binary add %a, %b : tensor<8xf32>
+  %n = pg_tensor.unary neg %s : tensor<8xf32>
+  func.return %s, %n : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+// Returning an input: it is returned as the argument's buffer, with no kernel; a returned
+// constant gets a kernel that fills its buffer; dead ops get nothing.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%out: !pg.buffer<8xf32>) {
+// CHECK-NEXT:      %c = pg_tensor.const 3.0 : tensor<8xf32>
+// CHECK-NEXT:      pg_sched.store %c, %out : tensor<8xf32>, !pg.buffer<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main(%a: !pg.buffer<8xf32>, %b: !pg.buffer<8xf32>) -> (!pg.buffer<8xf32>, !pg.buffer<8xf32>) {
+// CHECK-NEXT:      %c = pg_sched.alloc : !pg.buffer<8xf32>
+// CHECK-NEXT:      pg_sched.launch @k0(%c) : !pg.buffer<8xf32>
+// CHECK-NEXT:      func.return %a, %c : !pg.buffer<8xf32>, !pg.buffer<8xf32>
+// CHECK-NEXT:    }
+func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %dead = pg_tensor.binary add %a, %b : tensor<8xf32>
+  %c = pg_tensor.const 3.0 : tensor<8xf32>
+  func.return %a, %c : tensor<8xf32>, tensor<8xf32>
+}

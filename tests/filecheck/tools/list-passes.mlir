@@ -1,0 +1,16 @@
+// --list-passes: picograd's passes with the first line of their docstring, then xDSL's.
+// RUN: opt-tool --list-passes | filecheck %s
+
+// CHECK:      picograd passes:
+// CHECK-NEXT:   tensor-simplify          {{[A-Za-z`].+}}
+// CHECK-NEXT:   convert-tensor-to-sched  {{[A-Za-z`].+}}
+// CHECK-NEXT:   convert-sched-to-loop    {{[A-Za-z`].+}}
+// CHECK-NEXT:   loop-simplify            {{[A-Za-z`].+}}
+// CHECK-NEXT:   convert-loop-to-uop      {{[A-Za-z`].+}}
+// CHECK-NEXT:   uop-simplify             {{[A-Za-z`].+}}
+// CHECK-NEXT:   convert-uop-to-llvm      {{[A-Za-z`].+}}
+// CHECK-NEXT:   convert-uop-to-c         {{[A-Za-z`].+}}
+// CHECK-NEXT: xDSL passes:
+// CHECK:        canonicalize
+// CHECK:        cse
+// CHECK-NOT:    tensor-simplify

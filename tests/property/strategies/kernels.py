@@ -1,0 +1,163 @@
+"""Stages 3 and 4: random pg_loop index expressions and flat pg_uop ALU kernels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from hypothesis import strategies as st
+
+from strategies.base import (
+    FLOATS,
+    INTS,
+    Draw,
+    ElementwiseBuilder,
+    Program,
+    Value,
+    arrays,
+    number,
+    scalars,
+)
+
+# ── stage 3: pg_loop index expressions ───────────────────────────────────────
+
+
+class _IndexBuilder:
+    """Random `pg_loop.index` expressions over loop variables, with rewrite-shaped chains."""
+
+    KINDS = ("add", "sub", "mul", "div", "mod", "max", "min")
+    CONSTS = (0, 1, 2, 3, 4, 8)
+
+    def __init__(self, draw: Draw, loop_vars: Sequence[str], indent: str):
+        self.draw, self.indent = draw, indent
+        self.lines: list[str] = []
+        self.values: list[str] = list(loop_vars)
+
+    def emit(self, text: str, prefix: str = "%x") -> str:
+        name = f"{prefix}{len(self.lines)}"
+        self.lines.append(f"{self.indent}{name} = {text}")
+        if prefix == "%x":
+            self.values.append(name)
+        return name
+
+    def const(self, value: int | None = None) -> str:
+        value = self.draw(st.sampled_from(self.CONSTS)) if value is None else value
+        return self.emit(f"pg_loop.const {value}")
+
+    def operand(self) -> str:
+        if self.draw(st.integers(0, 3)) == 0:
+            return self.const()
+        return self.values[-1 - self.draw(st.integers(0, min(len(self.values) - 1, 4)))]
+
+    def step(self) -> str:
+        if self.draw(st.integers(0, 3)) == 0:  # (x + y*c) // c or % c: the split-index shape
+            x, y, c = self.operand(), self.operand(), self.draw(st.sampled_from((2, 3, 4)))
+            cv = self.const(c)
+            s = self.emit(f"pg_loop.index add {x}, {self.emit(f'pg_loop.index mul {y}, {cv}')}")
+            return self.emit(f"pg_loop.index {self.draw(st.sampled_from(('div', 'mod')))} "
+                             f"{s}, {self.const(c)}")
+        kind = self.draw(st.sampled_from(self.KINDS))
+        lhs = self.operand()
+        rhs = self.const(self.draw(st.sampled_from((1, 2, 3, 4, 8)))) if kind in (
+            "div", "mod") else self.operand()
+        return self.emit(f"pg_loop.index {kind} {lhs}, {rhs}")
+
+    def cmp(self, x: str) -> str:
+        kind = self.draw(st.sampled_from(("lt", "le", "gt", "ge", "eq", "ne")))
+        return self.emit(f"pg_loop.cmp {kind} {x}, {self.operand()}", "%m")
+
+
+def _main(inputs: Sequence[str], outputs: Sequence[str]) -> list[str]:
+    """`func.func @main` launching `@k0(inputs..., outputs...)` on fresh output buffers."""
+    params = ", ".join(f"%in{i}: {t}" for i, t in enumerate(inputs))
+    allocs = [f"  %out{i} = pg_sched.alloc : {t}" for i, t in enumerate(outputs)]
+    args = [f"%in{i}" for i in range(len(inputs))] + [f"%out{i}" for i in range(len(outputs))]
+    outs = ", ".join(f"%out{i}" for i in range(len(outputs)))
+    return [f"func.func @main({params}) -> ({', '.join(outputs)}) {{", *allocs,
+            f"  pg_sched.launch @k0({', '.join(args)}) : {', '.join([*inputs, *outputs])}",
+            f"  func.return {outs} : {', '.join(outputs)}", "}"]
+
+
+@st.composite
+def loop_programs(draw: Draw, max_ops: int = 8) -> Program:
+    """A `pg_loop.kernel` over 1-2 nested ranges that stores a random index expression (as
+    i64) and a masked load at that expression (clamped into the buffer), per iteration."""
+    sizes = [draw(st.integers(1, 5)) for _ in range(draw(st.integers(1, 2)))]
+    n, m = int(np.prod(sizes)), draw(st.integers(1, 6))
+    reduce = draw(st.booleans())
+    depth = len(sizes) + reduce
+    b = _IndexBuilder(draw, [f"%r{i}" for i in range(depth)], "  " * (depth + 1))
+    for _ in range(draw(st.integers(1, max_ops))):
+        b.step()
+    e, f = b.values[-1], b.operand()
+    mask = b.cmp(f)
+    if draw(st.booleans()):
+        mask = b.emit(f"pg_loop.and {mask}, {b.cmp(b.operand())}", "%m")
+    low = b.emit(f"pg_loop.index max {f}, {b.const(0)}")
+    safe = b.emit(f"pg_loop.index min {low}, {b.const(m - 1)}")
+    other = number(draw(scalars("f32")))
+    ind = b.indent
+    body = [*b.lines, f"{ind}%e = pg_uop.cast {e} : index to i64",
+            f"{ind}%v = pg_loop.load %in0[{safe}] if {mask} else {other} : "
+            f"!pg.buffer<{m}xf32> -> f32"]
+    pos = " ".join(f"%r{i}" for i in range(len(sizes)))
+    lines = [f"pg_loop.kernel @k0(%in0: !pg.buffer<{m}xf32>, %out0: !pg.buffer<{n}xi64>, "
+             f"%out1: !pg.buffer<{n}xf32>) {{"]
+    for i, size in enumerate(sizes):
+        lines.append(f"{'  ' * (i + 1)}pg_loop.range %r{i} = 0 to {size} "
+                     f"{'global' if i == 0 else 'loop'} {{")
+    pad = "  " * (len(sizes) + 1)
+    lines += _flat_index(sizes, pad)
+    if reduce:
+        lines.append(f"{pad}%sum = pg_loop.reduce sum %r{len(sizes)} = 0 to "
+                     f"{draw(st.integers(1, 4))} : i64 {{")
+        lines += [*body[:-1], f"{ind}pg_loop.yield %e : i64", f"{pad}}}",
+                  f"{pad}pg_loop.store %sum, %out0[%pos] : i64, !pg.buffer<{n}xi64>"]
+        lines.append(f"{pad}%z = pg_uop.const 0.0 : f32")
+        lines.append(f"{pad}pg_loop.store %z, %out1[%pos] : f32, !pg.buffer<{n}xf32>")
+    else:
+        lines += [*body, f"{ind}pg_loop.store %e, %out0[%pos] : i64, !pg.buffer<{n}xi64>",
+                  f"{ind}pg_loop.store %v, %out1[%pos] : f32, !pg.buffer<{n}xf32>"]
+    lines += [f"{'  ' * (i + 1)}}}" for i in reversed(range(len(sizes)))] + ["}"]
+    del pos
+    text = "\n".join(lines + _main([f"!pg.buffer<{m}xf32>"],
+                                   [f"!pg.buffer<{n}xi64>", f"!pg.buffer<{n}xf32>"]))
+    return Program(text, [arrays(draw, "f32", (m,))])
+
+
+def _flat_index(sizes: Sequence[int], pad: str) -> list[str]:
+    """`%pos = r0 * size1 + r1`: the row-major position of the current iteration."""
+    if len(sizes) == 1:
+        return [f"{pad}%pos = pg_loop.index add %r0, %r0z", f"{pad}%r0z = pg_loop.const 0"][::-1]
+    return [f"{pad}%sz = pg_loop.const {sizes[1]}", f"{pad}%row = pg_loop.index mul %r0, %sz",
+            f"{pad}%pos = pg_loop.index add %row, %r1"]
+
+
+# ── stage 4: a flat pg_uop kernel ────────────────────────────────────────────
+
+
+@st.composite
+def uop_programs(draw: Draw, max_ops: int = 10) -> Program:
+    """A `pg_uop.kernel` looping over n elements of 1-2 inputs, storing a random scalar
+    expression of the loaded values, of index math on the loop variable, and constants."""
+    dtype = draw(st.sampled_from((*FLOATS, *INTS, "f32", "i32")))
+    n = draw(st.integers(1, 4))
+    b = ElementwiseBuilder(draw, "pg_uop")
+    n_inputs = draw(st.integers(1, 2))
+    b.values.append(Value("%i", "index", None))
+    for k in range(n_inputs):
+        b.emit(f"pg_uop.load %in{k}[%i] : !pg.buffer<{n}x{dtype}> -> {dtype}", dtype, None)
+    for _ in range(draw(st.integers(1, max_ops))):
+        b.elementwise(b.recent())
+    result = b.values[-1]
+    if result.dtype == "index":
+        result = b.emit(f"pg_uop.cast {result.name} : index to i64", "i64", None)
+    inputs = [f"!pg.buffer<{n}x{dtype}>"] * n_inputs
+    out = f"!pg.buffer<{n}x{result.dtype}>"
+    params = ", ".join(f"%in{k}: {t}" for k, t in enumerate(inputs))
+    lines = [f"pg_uop.kernel @k0({params}, %out0: {out}) {{",
+             f"  %i = pg_uop.range 0 to {n} global", *b.lines,
+             f"  pg_uop.store {result.name}, %out0[%i] : {result.dtype}, {out}",
+             "  pg_uop.end %i", "}"]
+    text = "\n".join(lines + _main(inputs, [out]))
+    return Program(text, [arrays(draw, dtype, (n,)) for _ in inputs])

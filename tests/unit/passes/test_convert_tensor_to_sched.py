@@ -1,0 +1,266 @@
+"""convert-tensor-to-sched: kernel grouping (how many kernels, what each reads and writes) and
+the shape of the @main schedule. Semantics are checked in tests/property/test_lowering_front.py."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import PassFailedException
+
+from picograd.dialects import make_context
+from picograd.dialects import pg_sched as S
+from picograd.dialects import pg_tensor as T
+from picograd.passes.convert_tensor_to_sched import ConvertTensorToSchedPass
+
+
+def lower(text: str) -> ModuleOp:
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    ConvertTensorToSchedPass().apply(ctx, module)
+    module.verify()
+    return module
+
+
+def kernels(module: ModuleOp) -> list[S.KernelOp]:
+    return [op for op in module.ops if isinstance(op, S.KernelOp)]
+
+
+def main_of(module: ModuleOp) -> func.FuncOp:
+    (main,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    return main
+
+
+def tensor_ops(kernel: S.KernelOp) -> list[str]:
+    return [op.name.removeprefix("pg_tensor.") for op in kernel.body.block.ops
+            if op.dialect_name() == "pg_tensor"]
+
+
+ELEMENTWISE_CHAIN = """
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %x = pg_tensor.binary mul %a, %b : tensor<4x8xf32>
+  %y = pg_tensor.unary exp %x : tensor<4x8xf32>
+  %c = pg_tensor.const 2.0 : tensor<4x8xf32>
+  %z = pg_tensor.binary add %y, %c : tensor<4x8xf32>
+  %w = pg_tensor.unary sqrt %z : tensor<4x8xf32>
+  func.return %w : tensor<4x8xf32>
+}
+"""
+
+# (a*b + c).relu().sum(axis=1), relu = max(x, 0)
+MUL_ADD_RELU_SUM = """
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %m = pg_tensor.binary mul %a, %b : tensor<4x8xf32>
+  %s = pg_tensor.binary add %m, %c : tensor<4x8xf32>
+  %z = pg_tensor.const 0.0 : tensor<4x8xf32>
+  %r = pg_tensor.binary max %s, %z : tensor<4x8xf32>
+  %t = pg_tensor.reduce sum %r {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  func.return %t : tensor<4x1xf32>
+}
+"""
+
+MATMUL = """
+func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %a3 = pg_tensor.reshape %a : tensor<64x64xf32> -> tensor<64x1x64xf32>
+  %ae = pg_tensor.expand %a3 : tensor<64x1x64xf32> -> tensor<64x64x64xf32>
+  %bt = pg_tensor.permute %b {perm = array<i64: 1, 0>} : tensor<64x64xf32> -> tensor<64x64xf32>
+  %b3 = pg_tensor.reshape %bt : tensor<64x64xf32> -> tensor<1x64x64xf32>
+  %be = pg_tensor.expand %b3 : tensor<1x64x64xf32> -> tensor<64x64x64xf32>
+  %p = pg_tensor.binary mul %ae, %be : tensor<64x64x64xf32>
+  %s = pg_tensor.reduce sum %p {axes = array<i64: 2>} : tensor<64x64x64xf32> -> tensor<64x64x1xf32>
+  %r = pg_tensor.reshape %s : tensor<64x64x1xf32> -> tensor<64x64xf32>
+  func.return %r : tensor<64x64xf32>
+}
+"""
+
+REDUCE_THEN_ELEMENTWISE = """
+func.func @main(%a: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %s = pg_tensor.reduce sum %a {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %e = pg_tensor.unary exp %s : tensor<4x1xf32>
+  func.return %e : tensor<4x1xf32>
+}
+"""
+
+SOFTMAX = """
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = pg_tensor.reduce max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %me = pg_tensor.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d = pg_tensor.binary sub %x, %me : tensor<4x8xf32>
+  %e = pg_tensor.unary exp %d : tensor<4x8xf32>
+  %s = pg_tensor.reduce sum %e {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %se = pg_tensor.expand %s : tensor<4x1xf32> -> tensor<4x8xf32>
+  %r = pg_tensor.binary div %e, %se : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+"""
+
+
+def test_elementwise_chain_is_one_kernel():
+    module = lower(ELEMENTWISE_CHAIN)
+    (k,) = kernels(module)
+    assert tensor_ops(k) == ["binary", "unary", "const", "binary", "unary"]
+    assert [len(k.args)] == [3]  # a, b, out
+
+
+def test_mul_add_relu_sum_is_one_kernel():
+    (k,) = kernels(lower(MUL_ADD_RELU_SUM))
+    assert tensor_ops(k) == ["binary", "binary", "const", "binary", "reduce"]
+
+
+def test_matmul_is_one_kernel_with_the_final_reshape():
+    (k,) = kernels(lower(MATMUL))
+    ops = tensor_ops(k)
+    assert ops.count("reduce") == 1 and ops[-1] == "reshape"
+
+
+def test_reduce_then_elementwise_is_two_kernels():
+    module = lower(REDUCE_THEN_ELEMENTWISE)
+    k0, k1 = kernels(module)
+    assert tensor_ops(k0) == ["reduce"]
+    assert tensor_ops(k1) == ["unary"]
+    # the second kernel reads the first one's buffer
+    launches = [op for op in main_of(module).body.block.ops if isinstance(op, S.LaunchOp)]
+    assert launches[0].args[-1] is launches[1].args[0]
+
+
+def test_softmax_is_three_kernels_recomputing_exp():
+    ks = kernels(lower(SOFTMAX))
+    assert [tensor_ops(k) for k in ks] == [
+        ["reduce"],
+        ["expand", "binary", "unary", "reduce"],
+        ["expand", "binary", "unary", "expand", "binary"],
+    ]
+    assert [k.sym_name.data for k in ks] == ["k0", "k1", "k2"]
+
+
+def test_main_is_only_alloc_launch_return():
+    module = lower(SOFTMAX)
+    main = main_of(module)
+    names = [op.name for op in main.body.block.ops]
+    assert names == ["pg_sched.alloc", "pg_sched.launch"] * 3 + ["func.return"]
+    assert str(main.function_type) == "(!pg.buffer<32xf32>) -> !pg.buffer<32xf32>"
+    # the input is only read: it is never the last (written) argument of a launch
+    launches = [op for op in main.body.block.ops if isinstance(op, S.LaunchOp)]
+    assert all(launch.args[-1] is not main.body.block.args[0] for launch in launches)
+
+
+def test_kernel_arguments_are_reads_in_first_use_order_then_output():
+    module = lower(MUL_ADD_RELU_SUM)
+    main = main_of(module)
+    (launch,) = [op for op in main.body.block.ops if isinstance(op, S.LaunchOp)]
+    a, b, c = main.body.block.args
+    assert list(launch.args[:3]) == [a, b, c]
+    (k,) = kernels(module)
+    loads = [op for op in k.body.block.ops if isinstance(op, S.LoadOp)]
+    assert [ld.buffer for ld in loads] == list(k.args[:3])
+    store = k.body.block.last_op
+    assert isinstance(store, S.StoreOp) and store.buffer is k.args[-1]
+
+
+def test_argument_result_is_returned_as_its_buffer_and_a_view_of_it_is_copied():
+    module = lower("""
+    func.func @main(%a: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3x2xf32>) {
+      %t = pg_tensor.permute %a {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+      func.return %a, %t : tensor<2x3xf32>, tensor<3x2xf32>
+    }""")
+    (k,) = kernels(module)
+    assert tensor_ops(k) == ["permute"]
+    main = main_of(module)
+    ret = main.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    assert ret.operands[0] is main.body.block.args[0]
+    assert isinstance(ret.operands[1].owner, S.AllocOp)
+
+
+def test_constant_result_gets_a_kernel_and_constants_are_recreated_per_kernel():
+    module = lower("""
+    func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+      %c = pg_tensor.const 3.0 : tensor<4xf32>
+      %x = pg_tensor.binary add %a, %c : tensor<4xf32>
+      %y = pg_tensor.binary mul %a, %c : tensor<4xf32>
+      func.return %c, %x, %y : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    }""")
+    ks = kernels(module)
+    assert [tensor_ops(k) for k in ks] == [["const"], ["const", "binary"], ["const", "binary"]]
+    assert [len(k.args) for k in ks] == [1, 2, 2]  # the constant is never read from a buffer
+
+
+def test_shared_cheap_values_are_recomputed():
+    module = lower("""
+    func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+      %e = pg_tensor.unary exp %a : tensor<4xf32>
+      %x = pg_tensor.unary neg %e : tensor<4xf32>
+      %y = pg_tensor.unary sin %e : tensor<4xf32>
+      %z = pg_tensor.unary sqrt %e : tensor<4xf32>
+      func.return %x, %y, %z : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    }""")
+    assert [tensor_ops(k) for k in kernels(module)] == [["unary", "unary"]] * 3
+
+
+def test_widely_shared_expensive_value_is_materialised():
+    chain = "\n".join(f"  %e{i + 1} = pg_tensor.unary exp %e{i} : tensor<4xf32>"
+                      for i in range(5))
+    module = lower(f"""
+    func.func @main(%e0: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {{
+    {chain}
+      %x = pg_tensor.unary neg %e5 : tensor<4xf32>
+      %y = pg_tensor.unary sin %e5 : tensor<4xf32>
+      %z = pg_tensor.unary sqrt %e5 : tensor<4xf32>
+      func.return %x, %y, %z : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    }}""")
+    assert [tensor_ops(k) for k in kernels(module)] == [["unary"] * 5] + [["unary"]] * 3
+
+
+def test_shared_reduce_is_computed_once():
+    module = lower("""
+    func.func @main(%a: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<1x4xf32>) {
+      %s = pg_tensor.reduce sum %a {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+      %x = pg_tensor.unary exp %s : tensor<4x1xf32>
+      %y = pg_tensor.reshape %s : tensor<4x1xf32> -> tensor<1x4xf32>
+      func.return %x, %y : tensor<4x1xf32>, tensor<1x4xf32>
+    }""")
+    ops = [tensor_ops(k) for k in kernels(module)]
+    assert ops == [["reduce"], ["unary"], ["reshape"]]
+
+
+def test_dead_ops_are_dropped():
+    module = lower("""
+    func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %dead = pg_tensor.reduce sum %a {axes = array<i64: 0>} : tensor<4xf32> -> tensor<1xf32>
+      %x = pg_tensor.unary exp %a : tensor<4xf32>
+      func.return %x : tensor<4xf32>
+    }""")
+    assert [tensor_ops(k) for k in kernels(module)] == [["unary"]]
+
+
+def test_only_arguments_returned_means_no_kernel():
+    module = lower("""
+    func.func @main(%a: tensor<4xf32>, %b: tensor<2xi32>) -> (tensor<2xi32>, tensor<4xf32>) {
+      func.return %b, %a : tensor<2xi32>, tensor<4xf32>
+    }""")
+    assert kernels(module) == []
+    main = main_of(module)
+    assert [op.name for op in main.body.block.ops] == ["func.return"]
+
+
+def test_deterministic_output():
+    assert str(lower(SOFTMAX)) == str(lower(SOFTMAX))
+    assert str(lower(MATMUL)) == str(lower(MATMUL))
+
+
+def test_no_tensor_op_outside_kernels():
+    module = lower(SOFTMAX)
+    for op in main_of(module).walk():
+        assert not isinstance(op, T.TensorOp)
+
+
+def test_missing_main_and_empty_tensors_are_errors():
+    with pytest.raises(PassFailedException, match=r"no func\.func @main"):
+        lower("func.func @other() { func.return }")
+    with pytest.raises(PassFailedException, match="no elements"):
+        lower("""
+        func.func @main(%a: tensor<0x4xf32>) -> tensor<0x4xf32> {
+          %x = pg_tensor.unary exp %a : tensor<0x4xf32>
+          func.return %x : tensor<0x4xf32>
+        }""")
