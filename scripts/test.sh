@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Install picograd with its test tools, lint it, and run the whole test suite (pytest, which
+# Install picograd with its test tools and the WebGPU runtime (plus Mesa's software Vulkan
+# driver, so WebGPU runs without a GPU), lint it, and run the whole test suite (pytest, which
 # also runs the lit/filecheck suite through tests/test_lit.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+bash scripts/install_system_deps.sh
+python3 -m pip install --quiet --disable-pip-version-check -e '.[dev,webgpu]'
 python3 -m ruff check picograd tests bench examples
 python3 -m pyright
 python3 -m pytest -n "${PG_TEST_WORKERS:-2}" tests "$@"

@@ -1,16 +1,30 @@
-"""Shared fixtures. `device` runs a test once per device the frontend can compile for.
+"""Shared fixtures.
 
-To add a device (e.g. "CUDA"), append it to DEVICES: a device whose runtime cannot be found
-or started here is skipped with the reason.
+`device` runs a test once per device the frontend can compile for: the CPU through LLVM and
+through C, WebGPU (Mesa's software Vulkan adapter where there is no GPU) and CUDA. A device
+whose runtime, driver or adapter is missing here is skipped with the reason.
+`PG_TEST_DEVICES=CPU:LLVM,WEBGPU` limits the run to some devices.
+
+Every graph the suite compiles is also taken through the PTX pipeline and checked with
+`ptxas` for sm_80 and sm_90 (`check_ptx_of_every_graph`), so the PTX target is exercised
+by every end-to-end test even without a GPU. `PG_PTXAS_CHECK=0` turns that off; without
+`ptxas` it is skipped.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Iterator
 
 import pytest
 
-DEVICES = ("CPU:LLVM", "CPU:C")
+ALL_DEVICES = ("CPU:LLVM", "CPU:C", "WEBGPU", "CUDA")
+DEVICES = tuple(
+    d for d in ALL_DEVICES
+    if d in {x.strip().upper() for x in os.environ.get("PG_TEST_DEVICES", "").split(",") if x}
+) or ALL_DEVICES
+PTX_ARCHS = ("sm_80", "sm_90")
 
 
 @functools.cache
@@ -33,3 +47,61 @@ def device(request: pytest.FixtureRequest) -> str:
     if reason is not None:
         pytest.skip(reason)
     return request.param
+
+
+# ── ptxas on every compiled graph ────────────────────────────────────────────
+
+
+def _ptx_checker():
+    """A function that takes a realize graph through the PTX pipeline and ptxas, or None
+    when the check is off or ptxas is missing."""
+    if os.environ.get("PG_PTXAS_CHECK", "1") == "0":
+        return None
+    from picograd.runtimes.ptxas import ptxas_path
+
+    if ptxas_path() is None:
+        return None
+    from picograd.frontend import realize
+    from picograd.lowering.ptx_source import module_to_ptx
+    from picograd.passes.pipelines import GPU_PTX, run_pipeline
+    from picograd.runtimes.ptxas import check_ptx
+
+    checked: set[tuple] = set()
+
+    def check(key: tuple, nodes, entries, outputs) -> None:
+        graph = key[1:]  # the same graph on another device is the same PTX
+        if graph in checked:
+            return
+        checked.add(graph)
+        module = realize.build_module(nodes, entries, outputs)
+        run_pipeline(module, GPU_PTX)
+        for arch in PTX_ARCHS:
+            check_ptx(module_to_ptx(module, arch), arch)
+
+    return check
+
+
+@pytest.fixture(autouse=True, scope="session")
+def check_ptx_of_every_graph() -> Iterator[None]:
+    """Wrap realize's compile step so every new graph is also checked as PTX."""
+    try:
+        check = _ptx_checker()
+    except ImportError:  # the PTX target is not importable: its own tests say why
+        check = None
+    if check is None:
+        yield
+        return
+    from picograd.frontend import realize
+
+    compile_graph = realize._compile
+
+    def compile_and_check(key, nodes, entries, outputs, device):
+        program = compile_graph(key, nodes, entries, outputs, device)
+        check(key, nodes, entries, outputs)
+        return program
+
+    realize._compile = compile_and_check
+    try:
+        yield
+    finally:
+        realize._compile = compile_graph

@@ -5,7 +5,9 @@
     pg_sched    buffers, kernels, launch order             (stage 2)
     pg_loop     ranges, index arithmetic, masked access    (stage 3)
     pg_uop      one flat block of micro-ops per kernel     (stage 4)
-    pg_c, llvm  target dialects                            (stage 5)
+    pg_c, llvm  CPU target dialects                        (stage 5)
+    pg_ptx      PTX statements (CUDA)                      (stage 5)
+    pg_wgsl     WGSL statements (WebGPU)                   (stage 5)
 """
 
 from __future__ import annotations
@@ -52,6 +54,18 @@ def _pg_c() -> Dialect:
     return PG_C
 
 
+def _pg_ptx() -> Dialect:
+    from picograd.dialects.pg_ptx import PG_PTX
+
+    return PG_PTX
+
+
+def _pg_wgsl() -> Dialect:
+    from picograd.dialects.pg_wgsl import PG_WGSL
+
+    return PG_WGSL
+
+
 # Loaded lazily: parsing a pg_tensor file never imports the C dialect.
 PICOGRAD_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "pg": _pg,
@@ -60,6 +74,8 @@ PICOGRAD_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "pg_loop": _pg_loop,
     "pg_uop": _pg_uop,
     "pg_c": _pg_c,
+    "pg_ptx": _pg_ptx,
+    "pg_wgsl": _pg_wgsl,
 }
 
 

@@ -41,6 +41,8 @@ class UnaryKind(StrEnum):
     LOG = auto()
     SQRT = auto()
     SIN = auto()
+    EXP2 = auto()  # 2**x: the GPU-native form of exp (legalisation rewrites exp to it)
+    LOG2 = auto()
     RECIP = auto()
     NOT = auto()  # bool / integer bitwise not
 

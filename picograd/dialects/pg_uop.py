@@ -2,7 +2,9 @@
 
 The fourth stage, which a renderer walks top to bottom. Loops are `pg_uop.range` /
 `pg_uop.end` pairs in the flat block (properly nested); a reduction accumulates into a
-register declared with `pg_uop.acc`; GPU work-item indices come from `pg_uop.special`.
+register declared with `pg_uop.acc`; GPU work-item indices come from `pg_uop.special`,
+guards are `pg_uop.if` / `pg_uop.endif` pairs (nested with the ranges), work-group memory is
+a `pg_uop.shared` buffer and `pg_uop.barrier` synchronises a work group.
 
     pg_uop.kernel @k0(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
       %i = pg_uop.range 0 to 4 global
@@ -138,22 +140,30 @@ class KernelOp(IRDLOperation):
         return tuple(self.body.block.args)
 
     def verify_(self) -> None:
-        open_ranges: list[SSAValue] = []
+        # The open ranges and ifs, innermost last (an if is marked by None).
+        open_blocks: list[SSAValue | None] = []
+        name = self.sym_name.data
         for op in self.body.block.ops:
             if isinstance(op, RangeOp):
-                open_ranges.append(op.result)
+                open_blocks.append(op.result)
+            elif isinstance(op, IfOp):
+                open_blocks.append(None)
             elif isinstance(op, EndOp):
-                if not open_ranges or open_ranges[-1] != op.range:
+                if not open_blocks or open_blocks[-1] != op.range:
                     raise _fail(
                         self,
-                        f"@{self.sym_name.data}: 'pg_uop.end' closes a range that is "
-                        "not the innermost open one",
+                        f"@{name}: 'pg_uop.end' closes a range that is not the innermost "
+                        "open range or if",
                     )
-                open_ranges.pop()
+                open_blocks.pop()
+            elif isinstance(op, EndIfOp):
+                if not open_blocks or open_blocks[-1] is not None:
+                    raise _fail(self, f"@{name}: 'pg_uop.endif' does not close an open if")
+                open_blocks.pop()
             elif op.regions:
-                raise _fail(self, f"@{self.sym_name.data}: the body must be flat, found {op.name}")
-        if open_ranges:
-            raise _fail(self, f"@{self.sym_name.data}: {len(open_ranges)} range(s) never closed")
+                raise _fail(self, f"@{name}: the body must be flat, found {op.name}")
+        if open_blocks:
+            raise _fail(self, f"@{name}: {len(open_blocks)} range(s) or if(s) never closed")
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
@@ -286,6 +296,56 @@ class BarrierOp(IRDLOperation):
 
     def __init__(self) -> None:
         super().__init__()
+
+
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """Run the ops up to the matching `pg_uop.endif` only where `cond` holds (a guard).
+
+    %ok = pg_uop.cmp lt %gid, %n : index
+    pg_uop.if %ok
+    pg_uop.store %v, %out[%gid] : f32, !pg.buffer<1000xf32>
+    pg_uop.endif
+    """
+
+    name = "pg_uop.if"
+    cond = operand_def(i1)
+    assembly_format = "$cond attr-dict"
+
+    def __init__(self, cond: SSAValue | Operation):
+        super().__init__(operands=[cond])
+
+
+@irdl_op_definition
+class EndIfOp(IRDLOperation):
+    """Close the innermost open `pg_uop.if`.
+
+    pg_uop.endif
+    """
+
+    name = "pg_uop.endif"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+@irdl_op_definition
+class SharedOp(IRDLOperation):
+    """A buffer shared by the work items of one work group (GPU shared / workgroup memory).
+
+    Loads and stores take it like a kernel argument; its contents start undefined and live
+    for one work-group run.
+
+    %s = pg_uop.shared : !pg.buffer<256xf32>
+    """
+
+    name = "pg_uop.shared"
+    result = result_def(BufferType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, buffer_type: BufferType):
+        super().__init__(result_types=[buffer_type])
 
 
 # ── accumulators ─────────────────────────────────────────────────────────────
@@ -729,6 +789,9 @@ PG_UOP = Dialect(
         EndOp,
         SpecialOp,
         BarrierOp,
+        IfOp,
+        EndIfOp,
+        SharedOp,
         AccOp,
         AccLoadOp,
         AccStoreOp,
@@ -751,10 +814,13 @@ __all__ = [
     "CastOp",
     "CmpOp",
     "ConstOp",
+    "EndIfOp",
     "EndOp",
+    "IfOp",
     "KernelOp",
     "LoadOp",
     "RangeOp",
+    "SharedOp",
     "SpecialOp",
     "StoreOp",
     "UnaryOp",

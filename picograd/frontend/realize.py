@@ -1,6 +1,8 @@
 """Realizing lazy graphs: the structural cache key, pg_tensor IR, compile, run.
 
     realize(*tensors)            compute the pending tensors (one compiled graph per device)
+    compiled(*tensors)           the compiled Program of pending tensors and its inputs,
+                                 without running it (benchmarks time `Program.benchmark`)
     compile_stats() -> CompileStats(compiles, cache_hits, kernels)     counters (a snapshot)
     clear_cache()                forget every compiled graph (the counters are kept)
 
@@ -178,7 +180,7 @@ def _compile(key: tuple, nodes: list[LazyOp], entries: list[tuple],
     return compile_module(module, renderer)
 
 
-def _realize_nodes(outputs: list[LazyOp], device: str) -> None:
+def _program(outputs: list[LazyOp], device: str) -> tuple[Program, list[np.ndarray]]:
     nodes, entries, buffers, out_pos = linearize(outputs)
     key = (device, tuple(entries), out_pos)
     program = _CACHE.get(key)
@@ -188,9 +190,24 @@ def _realize_nodes(outputs: list[LazyOp], device: str) -> None:
         _STATS.kernels += program.num_kernels
     else:
         _STATS.cache_hits += 1
+    return program, buffers
+
+
+def _realize_nodes(outputs: list[LazyOp], device: str) -> None:
+    program, buffers = _program(outputs, device)
     results = program.run(buffers)
     for node, flat in zip(outputs, results, strict=True):
         node.become_buffer(flat.reshape(node.shape))
+
+
+def compiled(*tensors: TensorBase) -> tuple[Program, list[np.ndarray]]:
+    """The compiled `Program` that realizing `tensors` (pending, all on one device) runs, and
+    the input arrays it runs on; nothing is executed and the tensors stay pending."""
+    nodes = [t._node for t in tensors]
+    devices = {n.device for n in nodes}
+    if len(devices) != 1 or any(n.buffer is not None for n in nodes):
+        raise ValueError("compiled() takes pending tensors on one device")
+    return _program(nodes, devices.pop())
 
 
 def realize(*tensors: TensorBase) -> None:

@@ -87,7 +87,7 @@ def _index_mod(a: int, b: int) -> int:
 
 _FLOAT_UNARY: dict[UnaryKind, Callable[[Value], Value]] = {
     _U.NEG: np.negative, _U.EXP: np.exp, _U.LOG: np.log, _U.SQRT: np.sqrt, _U.SIN: np.sin,
-    _U.RECIP: np.reciprocal,
+    _U.RECIP: np.reciprocal, _U.EXP2: np.exp2, _U.LOG2: np.log2,
 }
 _INT_UNARY: dict[UnaryKind, Callable[[Value], Value]] = {_U.NEG: np.negative, _U.NOT: np.invert}
 _BOOL_UNARY: dict[UnaryKind, Callable[[Value], Value]] = {_U.NOT: np.logical_not}

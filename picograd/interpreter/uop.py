@@ -9,8 +9,21 @@ the flat block may legally make later ops use it).
 
 `pg_uop.special` ids are run sequentially: the kernel body is executed once for every
 combination of the launch's work-item ids, each id being a range over its `size`.
-`pg_uop.barrier` is then a no-op, which is exact because work items share no memory other
-than the global buffers.
+`pg_uop.if` skips to after its `endif` when its condition is false.
+
+A kernel with a `pg_uop.shared` buffer or a `pg_uop.barrier` runs work group by work group
+(a group is one combination of the `group_id` values), and within a group in lockstep:
+every work item (one combination of the `local_id` values, each with its own scope) runs
+until it reaches a barrier, then the next one does, and the phase ends when all of them
+wait at the same barrier, which they then pass together. Barriers may sit anywhere as long
+as every work item of a group reaches the same barrier op in the same iteration of the same
+enclosing loops, in the same order: at the top level, inside ifs whose condition is uniform
+over the group (e.g. on `group_id` only) and inside loops with uniform trip counts. A group
+whose items diverge (one reaches a barrier that another skips or finishes without) raises
+`InterpretationError`, as CUDA and WGSL leave that undefined. Each `pg_uop.shared` op gets
+one fresh buffer per work group, filled with garbage (NaN, the most negative integer, true)
+so that reading an element before writing it shows. Such kernels may not read `global_id`
+specials. Kernels without shared memory and barriers keep the plain sequential walk.
 
 Scalars are numpy scalars of exactly the IR element type (Python ints for `index`); the
 ALU impls (`ScalarFunctions`) are shared with `pg_loop` bodies and defer to `alu`.
@@ -19,6 +32,7 @@ ALU impls (`ScalarFunctions`) are shared with `pg_loop` bodies and defer to `alu
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +48,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from picograd.dialects import pg_uop as pu
+from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BufferType, SpecialKind
 from picograd.dialects.syntax import scalar_value
 from picograd.interpreter import alu
@@ -133,11 +148,6 @@ class UopFunctions(InterpreterFunctions):
         args[0].value = args[1]
         return ()
 
-    @impl(pu.BarrierOp)
-    def run_barrier(self, interp: Interpreter, op: pu.BarrierOp, args: PythonValues
-                    ) -> PythonValues:
-        return ()  # work items run one after the other: all earlier ones are done
-
 
 # ── the kernel walk ──────────────────────────────────────────────────────────
 
@@ -156,17 +166,29 @@ def _launch_grid(kernel: pu.KernelOp) -> dict[tuple[SpecialKind, int], int]:
 
 
 def _matching_ends(ops: list[Operation]) -> dict[int, int]:
-    """The position of each `pg_uop.range`'s `end`, by the position of the range."""
+    """The position of each `pg_uop.range`'s `end` and each `pg_uop.if`'s `endif`, by the
+    position of the range or if."""
     ends: dict[int, int] = {}
+    open_ifs: list[int] = []
     position = {op: pc for pc, op in enumerate(ops)}
     for pc, op in enumerate(ops):
         if isinstance(op, pu.EndOp):
             ends[position[op.range.owner]] = pc  # type: ignore[index]
+        elif isinstance(op, pu.IfOp):
+            open_ifs.append(pc)
+        elif isinstance(op, pu.EndIfOp):
+            ends[open_ifs.pop()] = pc
     return ends
 
 
+# Where a work item waits: the barrier's position and the values of the open loops.
+_Stop = tuple[int, tuple[tuple[int, int], ...]]
+
+
 def _walk(interp: Interpreter, ops: list[Operation], ends: dict[int, int],
-          ids: dict[tuple[SpecialKind, int], int]) -> None:
+          ids: dict[tuple[SpecialKind, int], int],
+          shared: dict[Operation, np.ndarray] | None = None) -> Iterator[_Stop]:
+    """Run one work item, in the interpreter's current scope; suspend at each barrier."""
     pc = 0
     loops: list[tuple[int, int]] = []  # (position of the open range, its current value)
     while pc < len(ops):
@@ -188,12 +210,95 @@ def _walk(interp: Interpreter, ops: list[Operation], ends: dict[int, int],
                 pc = begin + 1
                 continue
             loops.pop()
-        elif isinstance(op, pu.SpecialOp):
-            interp.set_values([(op.result, ids[(op.kind.data, op.dim.data)])])
+        elif isinstance(op, pu.IfOp):
+            if not interp.get_values((op.cond,))[0]:
+                pc = ends[pc] + 1  # the guard fails: skip to after its endif
+                continue
+        elif isinstance(op, pu.EndIfOp):
+            pass
+        elif isinstance(op, pu.BarrierOp):
+            yield pc, tuple(loops)
+        elif isinstance(op, pu.SpecialOp | pu.SharedOp):
+            interp.set_values([(op.result, _launch_value(op, ids, shared))])
         else:
             results = interp.run_op(op, interp.get_values(op.operands))
             interp.set_values(zip(op.results, results, strict=True))
         pc += 1
+
+
+def _launch_value(op: pu.SpecialOp | pu.SharedOp, ids: dict[tuple[SpecialKind, int], int],
+                  shared: dict[Operation, np.ndarray] | None) -> Any:
+    """The value of a work-item id, or the work group's buffer of a `pg_uop.shared`."""
+    if isinstance(op, pu.SpecialOp):
+        return ids[(op.kind.data, op.dim.data)]
+    assert shared is not None  # kernels with shared buffers run in lockstep
+    if op not in shared:
+        assert isinstance(op.result.type, BufferType)
+        shared[op] = _garbage(op.result.type)
+    return shared[op]
+
+
+def _garbage(t: BufferType) -> np.ndarray:
+    """A fresh shared buffer whose elements are obviously not written yet."""
+    dtype = to_numpy_dtype(t.element_type)
+    if dtype.kind == "f":
+        fill: Any = np.nan
+    elif dtype.kind == "b":
+        fill = True
+    else:
+        fill = np.iinfo(dtype).min
+    return np.full(t.size.data, fill, dtype=dtype)
+
+
+def _points(grid: dict[tuple[SpecialKind, int], int], kinds: tuple[SpecialKind, ...]
+            ) -> list[dict[tuple[SpecialKind, int], int]]:
+    """Every combination of the ids of `kinds` in `grid`."""
+    keys = [k for k in grid if k[0] in kinds]
+    return [dict(zip(keys, point, strict=True))
+            for point in itertools.product(*(range(grid[k]) for k in keys))]
+
+
+def _describe(stop: _Stop | None) -> str:
+    return "the end of the kernel" if stop is None else f"the barrier at op {stop[0]}" + (
+        f" (loop values {[v for _, v in stop[1]]})" if stop[1] else "")
+
+
+def _run_lockstep(interp: Interpreter, kernel: pu.KernelOp, buffers: PythonValues,
+                  ops: list[Operation], ends: dict[int, int],
+                  grid: dict[tuple[SpecialKind, int], int]) -> None:
+    """Run each work group's items phase by phase between barriers (module docstring)."""
+    name, block = kernel.sym_name.data, kernel.body.block
+    if any(kind == SpecialKind.GLOBAL_ID for kind, _ in grid):
+        raise InterpretationError(
+            f"@{name}: a kernel with shared memory or barriers must use group_id and "
+            "local_id specials, not global_id")
+    home = interp._ctx  # each work item needs a scope of its own
+    try:
+        for group in _points(grid, (SpecialKind.GROUP_ID,)):
+            shared: dict[Operation, np.ndarray] = {}
+            items: list[tuple[Any, Iterator[_Stop]]] = []
+            for local in _points(grid, (SpecialKind.LOCAL_ID,)):
+                interp._ctx = home
+                interp.push_scope(name)
+                interp.set_values(zip(block.args, buffers, strict=True))
+                walk = _walk(interp, ops, ends, {**group, **local}, shared)
+                items.append((interp._ctx, walk))
+            while True:
+                stops: list[_Stop | None] = []
+                for scope, walk in items:
+                    interp._ctx = scope
+                    stops.append(next(walk, None))
+                if all(stop is None for stop in stops):
+                    break
+                if any(stop != stops[0] for stop in stops):
+                    first = next(n for n, stop in enumerate(stops) if stop != stops[0])
+                    raise InterpretationError(
+                        f"@{name}: in work group {list(group.values())}, work item 0 reached "
+                        f"{_describe(stops[0])} but work item {first} reached "
+                        f"{_describe(stops[first])}; every work item of a group must reach "
+                        "the same barriers (uniform control flow)")
+    finally:
+        interp._ctx = home
 
 
 @kernel_runner(pu.KernelOp)
@@ -204,12 +309,16 @@ def run_uop_kernel(interp: Interpreter, kernel: pu.KernelOp, buffers: PythonValu
     ops = list(block.ops)
     ends = _matching_ends(ops)
     grid = _launch_grid(kernel)
+    if any(isinstance(op, pu.SharedOp | pu.BarrierOp) for op in ops):
+        _run_lockstep(interp, kernel, buffers, ops, ends, grid)
+        return
     keys = list(grid)
     for point in itertools.product(*(range(grid[k]) for k in keys)):
         interp.push_scope(name)
         try:
             interp.set_values(zip(block.args, buffers, strict=True))
-            _walk(interp, ops, ends, dict(zip(keys, point, strict=True)))
+            for _ in _walk(interp, ops, ends, dict(zip(keys, point, strict=True))):
+                pass  # no barrier without shared memory or barriers: never suspends
         finally:
             interp.pop_scope()
 

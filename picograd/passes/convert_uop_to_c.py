@@ -49,7 +49,8 @@ _BINARY = {BinaryKind.ADD: "+", BinaryKind.SUB: "-", BinaryKind.MUL: "*", Binary
 _BOOL_BINARY = {**_BINARY, BinaryKind.MAX: "|", BinaryKind.MIN: "&"}  # false < true
 _CMP = {CmpKind.LT: "<", CmpKind.LE: "<=", CmpKind.GT: ">", CmpKind.GE: ">=", CmpKind.EQ: "==",
         CmpKind.NE: "!="}
-_MATH = {UnaryKind.EXP: "exp", UnaryKind.LOG: "log", UnaryKind.SQRT: "sqrt", UnaryKind.SIN: "sin"}
+_MATH = {UnaryKind.EXP: "exp", UnaryKind.LOG: "log", UnaryKind.SQRT: "sqrt", UnaryKind.SIN: "sin",
+         UnaryKind.EXP2: "exp2", UnaryKind.LOG2: "log2"}
 
 Stack = tuple[SSAValue, ...]  # the ranges open at a point of a flat block, outermost first
 

@@ -35,12 +35,18 @@ from picograd.passes.registry import PassGetter, all_passes
 
 CPU_LLVM = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-llvm"  # noqa: E501
 CPU_C = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-c"  # noqa: E501
+# GPU targets share the CPU pipeline up to `cse`, then map the global ranges onto work groups
+# and work items and legalise for the target's capabilities. No `cse` after the mapping:
+# it could merge an op under a guard (`pg_uop.if`) with one after the guard's `endif`.
+GPU_PTX = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=ptx},uop-legalize{target=ptx},uop-simplify,convert-uop-to-ptx"  # noqa: E501
+GPU_WGSL = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=wgsl},uop-legalize{target=wgsl},uop-simplify,convert-uop-to-wgsl"  # noqa: E501
 
-DEFAULT_PIPELINES: dict[str, str] = {"llvm": CPU_LLVM, "c": CPU_C}
+DEFAULT_PIPELINES: dict[str, str] = {"llvm": CPU_LLVM, "c": CPU_C, "ptx": GPU_PTX,
+                                     "wgsl": GPU_WGSL}
 
-# The stages `stage_pipeline` can stop after, in pipeline order. "llvm" and "c" are the
-# whole default pipeline of that target.
-STAGES = ("tensor", "sched", "loop", "uop", "llvm", "c")
+# The stages `stage_pipeline` can stop after, in pipeline order. "llvm", "c", "ptx" and
+# "wgsl" are the whole default pipeline of that target.
+STAGES = ("tensor", "sched", "loop", "uop", "llvm", "c", "ptx", "wgsl")
 
 # A stage ends just before the first pass that converts out of it.
 _STAGE_EXITS: dict[str, tuple[str, ...]] = {
@@ -49,6 +55,7 @@ _STAGE_EXITS: dict[str, tuple[str, ...]] = {
     "loop": ("convert-loop-to-uop",),
     "uop": ("convert-uop-to-llvm", "convert-uop-to-c"),
 }
+_TARGET_STAGES = ("llvm", "c", "ptx", "wgsl")
 
 AfterPass = Callable[[ModulePass, ModuleOp], None]
 
@@ -243,11 +250,12 @@ def pass_names(spec: str) -> list[str]:
 def stage_pipeline(stage: str) -> str:
     """The default pipeline up to the end of `stage` (one of `STAGES`), as a flat string.
 
-    The pipeline is CPU_C's for "c" and CPU_LLVM's otherwise (they agree up to "uop").
+    A target stage gives that target's whole pipeline; an earlier stage cuts CPU_LLVM's
+    (every pipeline agrees with it up to the end of "uop", GPU mapping aside).
     """
     if stage not in STAGES:
         raise PipelineError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
-    full = DEFAULT_PIPELINES["c" if stage == "c" else "llvm"]
+    full = DEFAULT_PIPELINES[stage if stage in _TARGET_STAGES else "llvm"]
     exits = _STAGE_EXITS.get(stage, ())
     elements = _Splitter(full).elements()
     for i, element in enumerate(elements):

@@ -29,6 +29,10 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "uop-simplify": ("picograd.passes.uop.simplify", "UopSimplifyPass"),
     "convert-uop-to-llvm": ("picograd.passes.convert_uop_to_llvm", "ConvertUopToLlvmPass"),
     "convert-uop-to-c": ("picograd.passes.convert_uop_to_c", "ConvertUopToCPass"),
+    "uop-gpu-map": ("picograd.passes.uop.gpu_map", "UopGpuMapPass"),
+    "uop-legalize": ("picograd.passes.uop.legalize", "UopLegalizePass"),
+    "convert-uop-to-ptx": ("picograd.passes.convert_uop_to_ptx", "ConvertUopToPtxPass"),
+    "convert-uop-to-wgsl": ("picograd.passes.convert_uop_to_wgsl", "ConvertUopToWgslPass"),
 }
 
 

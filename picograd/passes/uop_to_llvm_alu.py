@@ -103,7 +103,8 @@ def icmp(emit: Emitter, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
 
 # ── unary ────────────────────────────────────────────────────────────────────
 
-_MATH = {UnaryKind.EXP: "exp", UnaryKind.LOG: "log", UnaryKind.SQRT: "sqrt", UnaryKind.SIN: "sin"}
+_MATH = {UnaryKind.EXP: "exp", UnaryKind.LOG: "log", UnaryKind.SQRT: "sqrt", UnaryKind.SIN: "sin",
+         UnaryKind.EXP2: "exp2", UnaryKind.LOG2: "log2"}
 
 
 def _unary(emit: Emitter, kind: UnaryKind, x: SSAValue, t: Attribute) -> SSAValue:

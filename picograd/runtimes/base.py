@@ -9,8 +9,12 @@ Device names (case-insensitive):
     CPU        the CPU with the renderer chosen by PG_CPU_RENDERER (llvm, the default, or c)
     CPU:LLVM   the CPU through LLVM IR and llvmlite's MCJIT        (renderer "llvm")
     CPU:C      the CPU through C source and the system C compiler  (renderer "c")
+    CUDA       an NVIDIA GPU through PTX and the CUDA driver        (renderer "ptx")
+    WEBGPU     a WebGPU adapter through WGSL (wgpu; Mesa's software Vulkan without a GPU)
+                                                                    (renderer "wgsl")
 
-GPU runtimes ("CUDA", "WEBGPU") register themselves with `register_device`.
+A runtime whose device or driver is missing raises `DeviceError` when it is constructed, so
+`get_device("CUDA")` on a machine without a GPU says why.
 """
 
 from __future__ import annotations
@@ -28,8 +32,12 @@ from picograd.errors import DeviceError
 BufferT = TypeVar("BufferT")
 BinaryT = TypeVar("BinaryT")
 
-# A loaded kernel: called with one device address (an int) per kernel argument.
+# A loaded kernel: called with one `Runtime.kernel_arg(buffer)` per kernel argument (a device
+# address on the CPU, a buffer object on WebGPU).
 Kernel = Callable[..., None]
+
+# (grid, block): work groups per dimension and work items per group, for GPU kernels.
+Launch = tuple[tuple[int, int, int], tuple[int, int, int]]
 
 
 class Runtime(ABC, Generic[BufferT, BinaryT]):
@@ -71,12 +79,19 @@ class Runtime(ABC, Generic[BufferT, BinaryT]):
         """Compile rendered source (all kernels of a graph). Raises `CompileError`."""
 
     @abstractmethod
-    def load(self, binary: BinaryT, name: str, num_args: int) -> Kernel:
-        """The kernel `name` of `binary`, callable with `num_args` device addresses.
-        The caller keeps `binary` alive as long as the kernel is used."""
+    def load(self, binary: BinaryT, name: str, num_args: int, launch: Launch | None = None
+             ) -> Kernel:
+        """The kernel `name` of `binary`, callable with `num_args` kernel arguments
+        (`kernel_arg`), launched over `launch` = (grid, block) on a GPU (CPU kernels loop
+        over their ranges themselves and ignore it). The caller keeps `binary` alive as
+        long as the kernel is used."""
+
+    def kernel_arg(self, buffer: BufferT) -> object:
+        """What a loaded kernel is called with for `buffer` (its device address)."""
+        return self.address(buffer)
 
     def launch(self, kernel: Kernel, args: Sequence[BufferT]) -> None:
-        kernel(*[self.address(b) for b in args])
+        kernel(*[self.kernel_arg(b) for b in args])
 
     def synchronize(self) -> None:
         """Wait until every launched kernel has finished (CPU launches are synchronous)."""
@@ -128,8 +143,22 @@ def _cpu_c() -> type[Runtime]:
     return CpuCRuntime
 
 
+def _cuda() -> type[Runtime]:
+    from picograd.runtimes.cuda import CudaRuntime
+
+    return CudaRuntime
+
+
+def _webgpu() -> type[Runtime]:
+    from picograd.runtimes.webgpu import WebGpuRuntime
+
+    return WebGpuRuntime
+
+
 # Imported lazily: naming a device loads only its runtime (and its dependencies).
-_FACTORIES: dict[str, Callable[[], type[Runtime]]] = {"CPU:LLVM": _cpu_llvm, "CPU:C": _cpu_c}
+_FACTORIES: dict[str, Callable[[], type[Runtime]]] = {
+    "CPU:LLVM": _cpu_llvm, "CPU:C": _cpu_c, "CUDA": _cuda, "WEBGPU": _webgpu,
+}
 _INSTANCES: dict[str, Runtime] = {}
 CPU_RENDERER_ENV = "PG_CPU_RENDERER"
 
@@ -158,9 +187,17 @@ def canonical_device_name(name: str) -> str:
 
 
 def get_device(name: str) -> Runtime:
-    """The runtime of device `name` (one shared instance per canonical name)."""
+    """The runtime of device `name` (one shared instance per canonical name).
+
+    Raises `DeviceError` for an unknown name, or for a known device that is not present
+    (its runtime's package, driver or adapter is missing: the message says which).
+    """
     key = canonical_device_name(name)
     runtime = _INSTANCES.get(key)
     if runtime is None:
-        runtime = _INSTANCES[key] = _FACTORIES[key]()()
+        try:
+            cls = _FACTORIES[key]()
+        except ImportError as e:
+            raise DeviceError(f"device {key} needs a package that is not installed: {e}") from e
+        runtime = _INSTANCES[key] = cls()
     return runtime

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 
 from picograd.errors import CompileError, DeviceError
-from picograd.runtimes.base import HostRuntime, Kernel
+from picograd.runtimes.base import HostRuntime, Kernel, Launch
 
 C_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-march=native")
 
@@ -47,7 +47,8 @@ class CpuCRuntime(HostRuntime[ctypes.CDLL]):
         shutil.rmtree(workdir, ignore_errors=True)
         return library
 
-    def load(self, binary: ctypes.CDLL, name: str, num_args: int) -> Kernel:
+    def load(self, binary: ctypes.CDLL, name: str, num_args: int, launch: Launch | None = None
+             ) -> Kernel:
         try:
             symbol = getattr(binary, name)
         except AttributeError:

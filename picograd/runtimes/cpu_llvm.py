@@ -15,7 +15,7 @@ from functools import cache
 import llvmlite.binding as llvm
 
 from picograd.errors import CompileError, DeviceError
-from picograd.runtimes.base import HostRuntime, Kernel, write_failed_source
+from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 
 OPT_LEVEL = 3
 
@@ -78,7 +78,8 @@ class CpuLlvmRuntime(HostRuntime[LlvmBinary]):
         engine.finalize_object()
         return LlvmBinary(engine, module)
 
-    def load(self, binary: LlvmBinary, name: str, num_args: int) -> Kernel:
+    def load(self, binary: LlvmBinary, name: str, num_args: int, launch: Launch | None = None
+             ) -> Kernel:
         address = binary.engine.get_function_address(name)
         if not address:
             raise DeviceError(f"no kernel @{name} in the compiled LLVM module")

@@ -4,8 +4,8 @@ passes and output formats.
     opt-tool in.mlir -p tensor-simplify,cse                 flat pipeline (xDSL form)
     opt-tool in.mlir --pass-pipeline='builtin.module(cse)'  anchored pipeline (MLIR form)
     opt-tool in.mlir --emit=loop                            default pipeline up to a stage
-    opt-tool in.mlir --emit=llvm | --emit=c                 ... down to LLVM IR text / C
-    opt-tool in.mlir -p <stage-5 pipeline> -t llvm-ir       print LLVM IR (or -t c: C)
+    opt-tool in.mlir --emit=llvm | c | ptx | wgsl           ... down to LLVM IR / C / PTX / WGSL
+    opt-tool in.mlir -p <stage-5 pipeline> -t llvm-ir       print LLVM IR (or -t c, ptx, wgsl)
     opt-tool --list-passes
     opt-tool in.mlir --emit=llvm --print-ir-after-all       IR after each pass, on stderr
     opt-tool in.mlir --split-input-file --verify-diagnostics   one diagnostic per case

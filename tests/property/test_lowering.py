@@ -34,7 +34,7 @@ from picograd.runtimes import compile_module
 UOP = stage_pipeline("uop")  # the passes both targets share
 assert CPU_LLVM.startswith(UOP + ",") and CPU_C.startswith(UOP + ",")
 TO_TARGET = {"llvm": CPU_LLVM[len(UOP) + 1:], "c": CPU_C[len(UOP) + 1:]}
-LIBM = (UnaryKind.EXP, UnaryKind.LOG, UnaryKind.SIN)
+LIBM = (UnaryKind.EXP, UnaryKind.LOG, UnaryKind.SIN, UnaryKind.EXP2, UnaryKind.LOG2)
 
 
 def interpret(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -59,6 +59,7 @@ def _float_call(fn: object, *args: Number, t: Attribute) -> float:
 _FLOAT_UNARY = {
     UnaryKind.NEG: np.negative, UnaryKind.EXP: np.exp, UnaryKind.LOG: np.log,
     UnaryKind.SQRT: np.sqrt, UnaryKind.SIN: np.sin, UnaryKind.RECIP: np.reciprocal,
+    UnaryKind.EXP2: np.exp2, UnaryKind.LOG2: np.log2,
 }
 _FLOAT_BINARY = {
     BinaryKind.ADD: np.add, BinaryKind.SUB: np.subtract, BinaryKind.MUL: np.multiply,

@@ -10,6 +10,10 @@
 // CHECK-NEXT:   uop-simplify             {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-uop-to-llvm      {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-uop-to-c         {{[A-Za-z`].+}}
+// CHECK-NEXT:   uop-gpu-map              {{[A-Za-z`].+}}
+// CHECK-NEXT:   uop-legalize             {{[A-Za-z`].+}}
+// CHECK-NEXT:   convert-uop-to-ptx       {{[A-Za-z`].+}}
+// CHECK-NEXT:   convert-uop-to-wgsl      {{[A-Za-z`].+}}
 // CHECK-NEXT: xDSL passes:
 // CHECK:        canonicalize
 // CHECK:        cse

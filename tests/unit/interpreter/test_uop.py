@@ -65,7 +65,7 @@ def test_empty_range_skips_its_body_and_nested_loops() -> None:
     np.testing.assert_array_equal(out, [0, 1])
 
 
-def test_specials_run_every_work_item_and_barrier_is_a_no_op() -> None:
+def test_specials_run_every_work_item() -> None:
     # out[g * 4 + l] = g * 10 + l over 3 groups of 4 work items.
     text = one_kernel("""
     pg_uop.kernel @k(%out: !pg.buffer<12xi64>) {

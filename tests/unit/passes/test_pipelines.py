@@ -67,9 +67,15 @@ def test_default_pipelines_are_the_documented_strings() -> None:
               "convert-loop-to-uop,uop-simplify,cse,")
     assert common + "convert-uop-to-llvm" == P.CPU_LLVM
     assert common + "convert-uop-to-c" == P.CPU_C
-    assert P.DEFAULT_PIPELINES == {"llvm": P.CPU_LLVM, "c": P.CPU_C}
+    for target in ("ptx", "wgsl"):
+        gpu = (f"uop-gpu-map{{target={target}}},uop-legalize{{target={target}}},uop-simplify,"
+               f"convert-uop-to-{target}")
+        assert common + gpu == P.DEFAULT_PIPELINES[target]
+    assert P.DEFAULT_PIPELINES == {"llvm": P.CPU_LLVM, "c": P.CPU_C, "ptx": P.GPU_PTX,
+                                   "wgsl": P.GPU_WGSL}
     for spec in P.DEFAULT_PIPELINES.values():
-        assert [p.name for p in P.parse_pipeline(spec)] == spec.split(",")
+        assert [p.name for p in P.parse_pipeline(spec)] == [
+            element.split("{")[0] for element in spec.split(",")]
 
 
 def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
@@ -79,8 +85,10 @@ def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
     assert P.stage_pipeline("uop").endswith("convert-loop-to-uop,uop-simplify,cse")
     assert P.stage_pipeline("llvm") == P.CPU_LLVM
     assert P.stage_pipeline("c") == P.CPU_C
-    with pytest.raises(P.PipelineError, match="unknown stage 'ptx'"):
-        P.stage_pipeline("ptx")
+    assert P.stage_pipeline("ptx") == P.GPU_PTX
+    assert P.stage_pipeline("wgsl") == P.GPU_WGSL
+    with pytest.raises(P.PipelineError, match="unknown stage 'spirv'"):
+        P.stage_pipeline("spirv")
 
 
 # ── parsing ──────────────────────────────────────────────────────────────────

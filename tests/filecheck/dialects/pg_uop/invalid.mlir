@@ -1,7 +1,7 @@
 // One case per pg_uop verifier rule; each diagnostic names the op's line and column.
 // RUN: opt-tool %s --split-input-file --verify-diagnostics | filecheck %s
 
-// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'pg_uop.kernel': @k: 'pg_uop.end' closes a range that is not the innermost open one
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'pg_uop.kernel': @k: 'pg_uop.end' closes a range that is not the innermost open range or if
 pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
   %i = pg_uop.range 0 to 2 global
   %j = pg_uop.range 0 to 2 loop
@@ -17,7 +17,7 @@ pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'pg_uop.kernel': @k: 1 range(s) never closed
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'pg_uop.kernel': @k: 1 range(s) or if(s) never closed
 pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
   %i = pg_uop.range 0 to 4 global
 }
@@ -120,4 +120,37 @@ pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
 pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
   %c = pg_uop.const 1 : i1
   %n = pg_uop.binary mul %c, %c : i1
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'pg_uop.kernel': @k: 'pg_uop.endif' does not close an open if
+pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
+  %i = pg_uop.range 0 to 4 global
+  pg_uop.endif
+  pg_uop.end %i
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'pg_uop.kernel': @k: 'pg_uop.end' closes a range that is not the innermost open range or if
+pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
+  %i = pg_uop.range 0 to 4 global
+  %t = pg_uop.const 1 : i1
+  pg_uop.if %t
+  pg_uop.end %i
+  pg_uop.endif
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'pg_uop.kernel': @k: 1 range(s) or if(s) never closed
+pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
+  %t = pg_uop.const 1 : i1
+  pg_uop.if %t
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 3]]:13: error: operand is used with type i1, but has been previously used or defined with type f32
+pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
+  %c = pg_uop.const 1.0 : f32
+  pg_uop.if %c
+  pg_uop.endif
 }

@@ -142,3 +142,40 @@ pg_uop.kernel @k1(%a: !pg.buffer<64xf32>, %b: !pg.buffer<64xi32>, %out: !pg.buff
   pg_uop.end %u
 }
 
+
+// Guards, work-group memory and the GPU-native math functions.
+// CHECK-LABEL: pg_uop.kernel @k2(
+// CHECK-NEXT:  %l = pg_uop.special local_id 0 size 8
+// CHECK-NEXT:  %s = pg_uop.shared : !pg.buffer<8xf32>
+// CHECK-NEXT:  %x = pg_uop.load %a[%l] : !pg.buffer<8xf32> -> f32
+// CHECK-NEXT:  %e = pg_uop.unary exp2 %x : f32
+// CHECK-NEXT:  %g = pg_uop.unary log2 %e : f32
+// CHECK-NEXT:  pg_uop.store %g, %s[%l] : f32, !pg.buffer<8xf32>
+// CHECK-NEXT:  pg_uop.barrier
+// CHECK-NEXT:  %c0 = pg_uop.const 0 : index
+// CHECK-NEXT:  %first = pg_uop.cmp eq %l, %c0 : index
+// CHECK-NEXT:  pg_uop.if %first
+// CHECK-NEXT:  %y = pg_uop.load %s[%c0] : !pg.buffer<8xf32> -> f32
+// CHECK-NEXT:  pg_uop.store %y, %a[%c0] : f32, !pg.buffer<8xf32>
+// CHECK-NEXT:  pg_uop.endif
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "pg_uop.kernel"() <{sym_name = "k2"}>
+// GENERIC:      %s = "pg_uop.shared"() : () -> !pg.buffer<8xf32>
+// GENERIC:      %e = "pg_uop.unary"(%x) <{kind = #pg<unary exp2>}> : (f32) -> f32
+// GENERIC:      "pg_uop.if"(%first) : (i1) -> ()
+// GENERIC:      "pg_uop.endif"() : () -> ()
+pg_uop.kernel @k2(%a: !pg.buffer<8xf32>) {
+  %l = pg_uop.special local_id 0 size 8
+  %s = pg_uop.shared : !pg.buffer<8xf32>
+  %x = pg_uop.load %a[%l] : !pg.buffer<8xf32> -> f32
+  %e = pg_uop.unary exp2 %x : f32
+  %g = pg_uop.unary log2 %e : f32
+  pg_uop.store %g, %s[%l] : f32, !pg.buffer<8xf32>
+  pg_uop.barrier
+  %c0 = pg_uop.const 0 : index
+  %first = pg_uop.cmp eq %l, %c0 : index
+  pg_uop.if %first
+  %y = pg_uop.load %s[%c0] : !pg.buffer<8xf32> -> f32
+  pg_uop.store %y, %a[%c0] : f32, !pg.buffer<8xf32>
+  pg_uop.endif
+}

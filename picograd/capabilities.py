@@ -1,0 +1,109 @@
+"""What each compile target can do: one table per target, read by the legalisation and GPU
+mapping passes and by the runtimes.
+
+    capabilities("wgsl").max_buffers        -> 8
+    capabilities("ptx").has_math("exp", f32) -> False  (PTX has ex2.approx, not exp)
+
+A pass that depends on a target takes a `target=<name>` option and looks the table up here,
+so `opt-tool -p 'uop-gpu-map{target=wgsl}'` replays exactly what `realize()` did.
+
+Figures are the portable limits, not one card's: CUDA's limits hold from compute capability
+7.0 on; WebGPU's are the spec's defaults (`maxStorageBuffersPerShaderStage` = 8,
+`maxComputeWorkgroupsPerDimension` = 65535, 256 invocations per workgroup, 16 KiB of
+workgroup storage), which every adapter, Mesa's software one included, provides.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import f16, f32, f64, i1, i32
+from xdsl.ir import Attribute
+
+from picograd.dialects.dtypes import ELEMENT_TYPES
+from picograd.errors import DeviceError
+
+# Unary functions a target may or may not have natively, by `pg.UnaryKind` value.
+TRANSCENDENTALS = ("exp", "log", "sqrt", "sin", "exp2", "log2")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The limits and features of one compile target.
+
+    `dtypes` are the element types a buffer may hold and arithmetic may use; `math` the
+    (function, element type) pairs the target computes natively (a legalisation pass
+    rewrites the others in terms of these or rejects them); `index_bits` the width of
+    `index` values in generated code. GPU fields are None on CPU targets.
+    """
+
+    target: str
+    gpu: bool
+    dtypes: frozenset[Attribute]
+    math: frozenset[tuple[str, Attribute]]
+    index_bits: int
+    vector_widths: tuple[int, ...] = (1,)
+    max_buffers: int | None = None  # kernel buffer arguments (bindings); None: no limit
+    max_local_size: int | None = None  # work items per work group
+    max_local_dims: tuple[int, int, int] | None = None
+    max_groups: tuple[int, int, int] | None = None  # work groups per grid dimension
+    shared_memory_bytes: int | None = None  # per work group
+    default_local_size: int | None = None  # what uop-gpu-map uses unless told otherwise
+    notes: tuple[str, ...] = field(default=())
+
+    def supports(self, dtype: Attribute) -> bool:
+        return dtype in self.dtypes
+
+    def has_math(self, function: str, dtype: Attribute) -> bool:
+        return (function, dtype) in self.math
+
+
+def _math(functions: tuple[str, ...], dtypes: tuple[Attribute, ...]) -> frozenset:
+    return frozenset((f, t) for f in functions for t in dtypes)
+
+
+_FLOATS_CPU = (f16, f32, f64)
+
+_TABLES: dict[str, Capabilities] = {
+    # LLVM and C: the host CPU, libm for every float width (f16 math goes through f32).
+    "llvm": Capabilities(
+        target="llvm", gpu=False, dtypes=frozenset(ELEMENT_TYPES),
+        math=_math(TRANSCENDENTALS, _FLOATS_CPU), index_bits=64, vector_widths=(1, 2, 4, 8)),
+    "c": Capabilities(
+        target="c", gpu=False, dtypes=frozenset(ELEMENT_TYPES),
+        math=_math(TRANSCENDENTALS, _FLOATS_CPU), index_bits=64, vector_widths=(1, 2, 4, 8)),
+    # PTX: every integer and float width; the only native transcendentals are the f32
+    # `ex2.approx`, `lg2.approx`, `sin.approx` (range-reduced by the lowering) and correctly
+    # rounded `sqrt.rn` for f32 and f64. exp/log are rewritten to exp2/log2.
+    "ptx": Capabilities(
+        target="ptx", gpu=True, dtypes=frozenset(ELEMENT_TYPES),
+        math=_math(("exp2", "log2", "sin"), (f32,)) | _math(("sqrt",), (f32, f64)),
+        index_bits=32, vector_widths=(1, 2, 4), max_buffers=None, max_local_size=1024,
+        max_local_dims=(1024, 1024, 64), max_groups=(2**31 - 1, 65535, 65535),
+        shared_memory_bytes=48 * 1024, default_local_size=256,
+        notes=("f16 arithmetic is done in f32 and rounded to f16 after every op, as numpy does",)),
+    # WGSL: 32-bit scalars only (no f64, no 64-bit or 8/16-bit integers); bool is not
+    # host-shareable, so bool buffers are stored as u32 by the lowering and the runtime.
+    "wgsl": Capabilities(
+        target="wgsl", gpu=True, dtypes=frozenset({f32, i32, i1}),
+        math=_math(TRANSCENDENTALS, (f32,)), index_bits=32, vector_widths=(1, 2, 4),
+        max_buffers=8, max_local_size=256, max_local_dims=(256, 256, 64),
+        max_groups=(65535, 65535, 65535), shared_memory_bytes=16 * 1024,
+        default_local_size=64),
+}
+
+TARGETS = tuple(_TABLES)
+
+
+@functools.cache
+def capabilities(target: str) -> Capabilities:
+    """The table of `target` ("llvm", "c", "ptx" or "wgsl"); DeviceError if unknown."""
+    try:
+        return _TABLES[target]
+    except KeyError:
+        raise DeviceError(
+            f"unknown compile target {target!r}; targets are {', '.join(TARGETS)}") from None
+
+
+__all__ = ["TARGETS", "TRANSCENDENTALS", "Capabilities", "capabilities"]

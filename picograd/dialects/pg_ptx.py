@@ -1,0 +1,974 @@
+"""`pg_ptx`: PTX statements as ops; printing a `pg_ptx.entry` gives a `.entry` of PTX.
+
+The fifth stage of the CUDA target. Every op inside an entry is one PTX statement (a few print
+two, see below), in the order the PTX lists them, so `module_to_ptx`
+(`picograd/lowering/ptx_source.py`) prints an entry by walking its flat block once. An SSA
+value is a virtual register: the printer gives each one a register of its class and declares
+the classes at the top of the entry.
+
+    pg_ptx.entry @k0(%a: !pg.buffer<64xf32>, %out: !pg.buffer<64xf32>)
+        grid [1, 1, 1] block [64, 1, 1] {                 .visible .entry k0(...) { .reg ...
+      %pa = pg_ptx.ld_param %a : !pg.buffer<64xf32>      ld.param.u64 %rd0, [k0_param_0];
+      %ga = pg_ptx.alu cvta.to.global.u64 %pa : i64      cvta.to.global.u64 %rd1, %rd0;
+      %four = pg_ptx.const 4 : i32                       mov.b32 %r0, 4;
+      %tid = pg_ptx.sreg tid.x                           mov.u32 %r1, %tid.x;
+      %off = pg_ptx.alu mul.wide.s32 %tid, %four : (i32, i32) -> i64
+                                                         mul.wide.s32 %rd2, %r1, %r0;
+      %at = pg_ptx.alu add.s64 %ga, %off : i64           add.s64 %rd3, %rd1, %rd2;
+      %x = pg_ptx.ld global.f32 [%at] : f32              ld.global.f32 %f0, [%rd3];
+      %y = pg_ptx.alu sqrt.rn.f32 %x : f32               sqrt.rn.f32 %f1, %f0;
+      pg_ptx.st global.f32 [%at], %y : f32               st.global.f32 [%rd3], %f1;
+    }                                                    ret; }
+
+Value types are PTX register classes spelled as builtin types: `i1` is `.pred`, `i32`
+`.b32`, `i64` `.b64`, `f16` `.b16` (the bits of a half), `f32` `.f32`, `f64` `.f64`.
+Narrower integers live in 32-bit registers (PTX's `ld`, `st` and `cvt` read and write the
+low bits of a wider register). A mutable register (`pg_ptx.reg`, type `!pg_ptx.reg<f32>`)
+is what a loop counter or an accumulator needs; `pg_ptx.read` / `pg_ptx.write` copy from /
+to it. Control flow is labels and branches in the flat block.
+
+`pg_ptx.alu` covers every arithmetic statement; its opcode (`add.s32`, `setp.lt.f32`,
+`cvt.rzi.s32.f32`, ...) must be one of `ALU_OPCODES`, which also fixes the operand and
+result types, so a verified op is a statement `ptxas` accepts (tests assemble every entry
+of the table).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from picograd.capabilities import capabilities
+from picograd.dialects.pg import BufferType
+from picograd.dialects.syntax import (
+    int_array,
+    int_tuple,
+    parse_int_list,
+    parse_kernel_signature,
+    parse_number,
+    print_int_list,
+    print_kernel_signature,
+    print_number,
+    scalar_attr,
+    scalar_value,
+)
+
+# ── register classes and the opcode table ────────────────────────────────────
+
+# IR type of a value -> the PTX register class declared for it.
+REGISTER_CLASSES: dict[Attribute, str] = {
+    i1: ".pred", f16: ".b16", i32: ".b32", i64: ".b64", f32: ".f32", f64: ".f64",
+}
+
+# PTX type suffix -> the register class (as IR type) an operand of that type lives in.
+_SUFFIX_REGISTER: dict[str, Attribute] = {
+    "pred": i1,
+    "s8": i32, "u8": i32, "s16": i32, "u16": i32, "s32": i32, "u32": i32, "b32": i32,
+    "s64": i64, "u64": i64, "b64": i64,
+    "f16": f16, "b16": f16, "f32": f32, "f64": f64,
+}
+_INTS = ("s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64")
+_FLOATS = ("f16", "f32", "f64")
+_WIDTH = {"s8": 8, "u8": 8, "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
+          "f16": 16, "f32": 32, "f64": 64}
+_INT_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+# Ordered comparisons are false when an operand is NaN, the `u` forms true; `num`/`nan` test
+# that neither / either operand is NaN.
+_FLOAT_COMPARISONS = (*_INT_COMPARISONS, "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
+
+Signature = tuple[tuple[Attribute, ...], Attribute]
+
+
+def _same_type(table: dict[str, Signature], mnemonics: Sequence[str], suffixes: Sequence[str],
+               arity: int) -> None:
+    """`mnemonic.suffix` for each pair: `arity` operands and a result of the suffix's class."""
+    for mnemonic in mnemonics:
+        for suffix in suffixes:
+            t = _SUFFIX_REGISTER[suffix]
+            table[f"{mnemonic}.{suffix}"] = ((t,) * arity, t)
+
+
+def _arithmetic(table: dict[str, Signature]) -> None:
+    # Integer add/sub/mul wrap; float ones carry `.rn` so that ptxas does not contract a
+    # multiply and an add into an fma (which would round differently from numpy).
+    _same_type(table, ("add", "sub", "mul.lo"), ("s32", "s64"), 2)
+    _same_type(table, ("div", "rem", "min", "max"), ("s32", "u32", "s64", "u64"), 2)
+    _same_type(table, ("and", "or", "xor"), ("b32", "b64", "pred"), 2)
+    _same_type(table, ("add.rn", "sub.rn", "mul.rn", "div.rn"), ("f32", "f64"), 2)
+    _same_type(table, ("neg",), ("s32", "s64", "f32", "f64"), 1)
+    _same_type(table, ("not",), ("b32", "b64", "pred"), 1)
+    _same_type(table, ("ex2.approx", "lg2.approx", "sin.approx"), ("f32",), 1)
+    _same_type(table, ("sqrt.rn", "rcp.rn"), ("f32", "f64"), 1)
+    _same_type(table, ("fma.rn",), ("f32", "f64"), 3)
+    _same_type(table, ("cvta.to.global",), ("u64",), 1)
+    for suffix in ("b32", "b64", "f32", "f64"):
+        t = _SUFFIX_REGISTER[suffix]
+        table[f"selp.{suffix}"] = ((t, t, i1), t)  # d = c ? a : b
+    for shift, suffixes in (("shl", ("b32", "b64")), ("shr", ("s32", "u32", "s64", "u64"))):
+        for suffix in suffixes:  # the shift amount is always 32-bit
+            t = _SUFFIX_REGISTER[suffix]
+            table[f"{shift}.{suffix}"] = ((t, i32), t)
+    for suffix in ("s32", "u32"):
+        table[f"mul.wide.{suffix}"] = ((i32, i32), i64)
+
+
+def _comparisons(table: dict[str, Signature]) -> None:
+    for suffixes, comparisons in (
+        (("s32", "u32", "s64", "u64"), _INT_COMPARISONS),
+        (("b32", "b64"), ("eq", "ne")),
+        (("f32", "f64"), _FLOAT_COMPARISONS),
+    ):
+        for suffix in suffixes:
+            t = _SUFFIX_REGISTER[suffix]
+            for cmp in comparisons:
+                table[f"setp.{cmp}.{suffix}"] = ((t, t), i1)
+
+
+def _conversions(table: dict[str, Signature]) -> None:
+    for dst in (*_INTS, *_FLOATS):
+        for src in (*_INTS, *_FLOATS):
+            rounding = _cvt_rounding(dst, src)
+            if rounding is not None:
+                opcode = ".".join(p for p in ("cvt", rounding, dst, src) if p)
+                table[opcode] = ((_SUFFIX_REGISTER[src],), _SUFFIX_REGISTER[dst])
+
+
+def _alu_table() -> dict[str, Signature]:
+    table: dict[str, Signature] = {}
+    _arithmetic(table)
+    _comparisons(table)
+    _conversions(table)
+    return table
+
+
+def _cvt_rounding(dst: str, src: str) -> str | None:
+    """The rounding modifier `cvt.<rnd>.dst.src` needs ("" for none), None if not offered.
+
+    PTX requires one where a conversion can lose precision: `.rn` into a float, `.rzi`
+    (truncation, C's cast) from a float into an integer, `.rni` (round to nearest integer)
+    from a float to the same float type; a widening float or any integer conversion takes
+    none.
+    """
+    if dst in _INTS and src in _INTS:
+        return "" if dst != src else None
+    if dst in _FLOATS and src in _INTS:
+        return "rn"
+    if dst in _INTS:
+        return "rzi"
+    if dst == src:
+        return "rni" if dst != "f16" else None
+    return "rn" if _WIDTH[dst] < _WIDTH[src] else ""
+
+
+ALU_OPCODES: dict[str, Signature] = _alu_table()
+
+# Memory type of `ld`/`st` -> the register class of the value loaded or stored.
+MEMORY_TYPES: dict[str, Attribute] = {
+    "u8": i32, "s8": i32, "u16": i32, "s16": i32, "u32": i32, "s32": i32, "b32": i32,
+    "b16": f16, "f32": f32, "u64": i64, "s64": i64, "b64": i64, "f64": f64,
+}
+STATE_SPACES = ("global", "shared")
+SPECIAL_REGISTERS = tuple(
+    f"{name}.{axis}" for name in ("tid", "ntid", "ctaid", "nctaid") for axis in "xyz"
+)
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _fail(op: Operation, message: str) -> VerifyException:
+    return VerifyException(f"'{op.name}': {message}")
+
+
+def _check_register(op: Operation, t: Attribute, what: str) -> None:
+    if t not in REGISTER_CLASSES:
+        classes = ", ".join(str(x) for x in REGISTER_CLASSES)
+        raise _fail(op, f"{what} has type {t}, not a register class ({classes})")
+
+
+def _check_identifier(op: Operation, name: str, what: str) -> None:
+    if not IDENTIFIER.fullmatch(name):
+        raise _fail(op, f"{what} {name!r} is not a PTX identifier ([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _print_types(printer: Printer, operands: Sequence[SSAValue], result: Attribute) -> None:
+    """`: T` when every operand and the result share T, else `: (A, B) -> R`."""
+    printer.print_string(" : ")
+    if all(v.type == result for v in operands):
+        printer.print_attribute(result)
+        return
+    printer.print_string("(")
+    printer.print_list([v.type for v in operands], printer.print_attribute)
+    printer.print_string(") -> ")
+    printer.print_attribute(result)
+
+
+def _parse_types(parser: Parser, count: int) -> tuple[list[Attribute], Attribute]:
+    """The operand and result types written by `_print_types`."""
+    parser.parse_punctuation(":")
+    if parser.parse_optional_punctuation("(") is not None:
+        operands: list[Attribute] = []
+        if parser.parse_optional_punctuation(")") is None:
+            operands = [parser.parse_type()]
+            while parser.parse_optional_punctuation(",") is not None:
+                operands.append(parser.parse_type())
+            parser.parse_punctuation(")")
+        parser.parse_punctuation("->")
+        return operands, parser.parse_type()
+    t = parser.parse_type()
+    return [t] * count, t
+
+
+@irdl_attr_definition
+class RegType(ParametrizedAttribute, TypeAttribute):
+    """A mutable register of one class: `!pg_ptx.reg<f32>` (`pg_ptx.reg` checks the class)."""
+
+    name = "pg_ptx.reg"
+    element_type: Attribute
+
+    def __init__(self, element_type: Attribute):
+        super().__init__(element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (parser.parse_type(),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.element_type)
+
+
+
+# ── entry ────────────────────────────────────────────────────────────────────
+
+
+def _launch_dims(attr: DenseArrayBase) -> tuple[int, ...]:
+    return int_tuple(attr)
+
+
+@irdl_op_definition
+class EntryOp(IRDLOperation):
+    """A kernel `.visible .entry name(.param .u64 name_param_0, ...)` with its launch
+    dimensions: `grid` work groups (CTAs) and `block` threads per group, 3 each. The body is
+    flat; it ends with an implicit `ret`.
+
+        pg_ptx.entry @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [4, 1, 1] {
+          %p = pg_ptx.ld_param %a : !pg.buffer<4xf32>
+          pg_ptx.bar_sync
+        }
+    """
+
+    name = "pg_ptx.entry"
+    sym_name = prop_def(StringAttr)
+    grid = prop_def(DenseArrayBase)
+    block = prop_def(DenseArrayBase)
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
+
+    def __init__(self, name: str, arg_types: Sequence[Attribute], grid: Sequence[int],
+                 block: Sequence[int], body: Region | None = None):
+        body = body if body is not None else Region(Block(arg_types=arg_types))
+        super().__init__(
+            properties={"sym_name": StringAttr(name), "grid": int_array(tuple(grid)),
+                        "block": int_array(tuple(block))},
+            regions=[body],
+        )
+
+    @property
+    def args(self) -> tuple[SSAValue, ...]:
+        return tuple(self.body.block.args)
+
+    @property
+    def grid_dims(self) -> tuple[int, ...]:
+        return _launch_dims(self.grid)
+
+    @property
+    def block_dims(self) -> tuple[int, ...]:
+        return _launch_dims(self.block)
+
+    def verify_(self) -> None:
+        where = f"@{self.sym_name.data}"
+        _check_identifier(self, self.sym_name.data, f"{where}: the entry name")
+        for arg in self.body.block.args:
+            if not isinstance(arg.type, BufferType):
+                raise _fail(self, f"{where}: arguments must be !pg.buffer, got {arg.type}")
+        caps = capabilities("ptx")
+        assert caps.max_groups and caps.max_local_dims and caps.max_local_size
+        for what, attr, limits in (("grid", self.grid, caps.max_groups),
+                                   ("block", self.block, caps.max_local_dims)):
+            dims = _launch_dims(attr)
+            if attr.elt_type != i64 or len(dims) != 3 or min(dims) < 1:
+                raise _fail(self, f"{where}: {what} must be 3 positive i64 values, got "
+                                  f"{list(dims)}")
+            if any(d > limit for d, limit in zip(dims, limits, strict=True)):
+                raise _fail(self, f"{where}: {what} {list(dims)} exceeds CUDA's limits "
+                                  f"{list(limits)}")
+        threads = math.prod(self.block_dims)
+        if threads > caps.max_local_size:
+            raise _fail(self, f"{where}: block {list(self.block_dims)} has {threads} threads, "
+                              f"more than CUDA's {caps.max_local_size}")
+        self._verify_body(where)
+
+    def _verify_body(self, where: str) -> None:
+        """Flat; labels and shared arrays unique; every branch target defined."""
+        labels: set[str] = set()
+        targets: list[str] = []
+        shared: set[str] = set()
+        for op in self.body.block.ops:
+            if op.regions:
+                raise _fail(self, f"{where}: the body must be flat, found {op.name}")
+            if isinstance(op, LabelOp | SharedOp):
+                name, names = ((op.label.data, labels) if isinstance(op, LabelOp)
+                               else (op.symbol.data, shared))
+                if name in names:
+                    what = "label" if isinstance(op, LabelOp) else "shared array"
+                    raise _fail(self, f"{where}: {what} {name} is defined twice")
+                names.add(name)
+            elif isinstance(op, BraOp):
+                targets.append(op.target.data)
+        for target in targets:
+            if target not in labels:
+                raise _fail(self, f"{where}: branch to undefined label {target}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> EntryOp:
+        name, args = parse_kernel_signature(parser)
+        parser.parse_keyword("grid")
+        grid = parse_int_list(parser)
+        parser.parse_keyword("block")
+        block = parse_int_list(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(name, [], grid, block, parser.parse_region(args))
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
+        printer.print_string(" grid ")
+        print_int_list(printer, self.grid_dims)
+        printer.print_string(" block ")
+        print_int_list(printer, self.block_dims)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        # An empty body prints as `{ }`: its block and arguments come from the header.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+
+# ── parameters, special registers, constants ─────────────────────────────────
+
+
+@irdl_op_definition
+class LdParamOp(IRDLOperation):
+    """Load a kernel argument's address: `ld.param.u64 %rd0, [k_param_0];`.
+
+        %p = pg_ptx.ld_param %a : !pg.buffer<4xf32>
+    """
+
+    name = "pg_ptx.ld_param"
+    param = operand_def(BufferType)
+    result = result_def(i64)
+    assembly_format = "$param attr-dict `:` type($param)"
+
+    def __init__(self, param: SSAValue):
+        super().__init__(operands=[param], result_types=[i64])
+
+    def verify_(self) -> None:
+        if not isinstance(self.param, BlockArgument) or not isinstance(
+                self.param.block.parent_op(), EntryOp):
+            raise _fail(self, "operand must be an argument of the enclosing pg_ptx.entry")
+
+
+@irdl_op_definition
+class SregOp(IRDLOperation):
+    """Read a special register (thread / CTA index or count): `mov.u32 %r0, %tid.x;`.
+
+        %t = pg_ptx.sreg tid.x
+    """
+
+    name = "pg_ptx.sreg"
+    register = prop_def(StringAttr)
+    result = result_def(i32)
+    traits = traits_def(Pure())
+
+    def __init__(self, register: str):
+        super().__init__(properties={"register": StringAttr(register)}, result_types=[i32])
+
+    def verify_(self) -> None:
+        if self.register.data not in SPECIAL_REGISTERS:
+            raise _fail(self, f"unknown special register {self.register.data!r} (one of "
+                              f"{', '.join(SPECIAL_REGISTERS)})")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SregOp:
+        op = cls(parser.parse_identifier())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.register.data}")
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class ConstOp(IRDLOperation):
+    """Move an immediate into a register: `mov.f32 %f0, 0f3FC00000;` (f16 as `mov.b16` of
+    its bits, i1 as `mov.pred`).
+
+        %c = pg_ptx.const 1.5 : f32
+    """
+
+    name = "pg_ptx.const"
+    value = prop_def(FloatAttr | IntegerAttr)
+    result = result_def(AnyAttr())
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, value: float | int | bool, result_type: Attribute):
+        super().__init__(properties={"value": scalar_attr(value, result_type)},
+                         result_types=[result_type])
+
+    @property
+    def scalar(self) -> float | int:
+        return scalar_value(self.value)
+
+    def verify_(self) -> None:
+        _check_register(self, self.result.type, "the result")
+        if self.value.type != self.result.type:
+            raise _fail(self, f"value type {self.value.type} != result type {self.result.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstOp:
+        value = parse_number(parser)
+        parser.parse_punctuation(":")
+        op = cls(value, parser.parse_type())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_number(printer, self.scalar)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+        printer.print_op_attributes(self.attributes)
+
+
+# ── arithmetic ───────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class AluOp(IRDLOperation):
+    """One arithmetic, comparison, select or conversion statement: `opcode d, a, b, ...;`.
+    The opcode is one of `ALU_OPCODES`, which gives the operand and result types.
+
+        %z = pg_ptx.alu add.rn.f32 %x, %y : f32
+        %p = pg_ptx.alu setp.lt.f32 %x, %y : (f32, f32) -> i1
+    """
+
+    name = "pg_ptx.alu"
+    opcode = prop_def(StringAttr)
+    inputs = var_operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    traits = traits_def(Pure())
+
+    def __init__(self, opcode: str, inputs: Sequence[SSAValue | Operation]):
+        signature = ALU_OPCODES.get(opcode)
+        # An unknown opcode still builds (the verifier names it); its result type is a guess.
+        result = signature[1] if signature is not None else SSAValue.get(inputs[0]).type
+        super().__init__(properties={"opcode": StringAttr(opcode)}, operands=[list(inputs)],
+                         result_types=[result])
+
+    def verify_(self) -> None:
+        opcode = self.opcode.data
+        signature = ALU_OPCODES.get(opcode)
+        if signature is None:
+            raise _fail(self, f"unknown opcode {opcode!r} (see pg_ptx.ALU_OPCODES)")
+        operand_types, result_type = signature
+        got = tuple(v.type for v in self.inputs)
+        if got != operand_types or self.result.type != result_type:
+            want = ", ".join(str(t) for t in operand_types)
+            have = ", ".join(str(t) for t in got)
+            raise _fail(self, f"{opcode} takes ({want}) -> {result_type}, got ({have}) -> "
+                              f"{self.result.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AluOp:
+        opcode = parser.parse_identifier()
+        names = [parser.parse_unresolved_operand()]
+        while parser.parse_optional_punctuation(",") is not None:
+            names.append(parser.parse_unresolved_operand())
+        attrs = parser.parse_optional_attr_dict()
+        operand_types, result_type = _parse_types(parser, len(names))
+        values = parser.resolve_operands(names, operand_types, parser.pos)
+        op = cls.create(properties={"opcode": StringAttr(opcode)}, operands=values,
+                        result_types=[result_type])
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.opcode.data} ")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        _print_types(printer, self.inputs, self.result.type)
+
+
+# ── mutable registers ────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class RegOp(IRDLOperation):
+    """Declare a mutable register (only a `.reg` declaration, no statement).
+
+        %acc = pg_ptx.reg : f32
+    """
+
+    name = "pg_ptx.reg"
+    result = result_def(RegType)
+
+    def __init__(self, element_type: Attribute):
+        super().__init__(result_types=[RegType(element_type)])
+
+    @property
+    def element_type(self) -> Attribute:
+        assert isinstance(self.result.type, RegType)
+        return self.result.type.element_type
+
+    def verify_(self) -> None:
+        _check_register(self, self.element_type, "the register")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RegOp:
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(parser.parse_type())
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.element_type)
+
+
+def _check_reg_value(op: Operation, reg: SSAValue, value_type: Attribute) -> None:
+    assert isinstance(reg.type, RegType)
+    if reg.type.element_type != value_type:
+        raise _fail(op, f"value type {value_type} != register type {reg.type.element_type}")
+
+
+@irdl_op_definition
+class ReadOp(IRDLOperation):
+    """Copy a mutable register into a fresh one: `mov.f32 %f3, %f1;`.
+
+        %v = pg_ptx.read %acc : f32
+    """
+
+    name = "pg_ptx.read"
+    reg = operand_def(RegType)
+    result = result_def(AnyAttr())
+
+    def __init__(self, reg: SSAValue):
+        assert isinstance(reg.type, RegType)
+        super().__init__(operands=[reg], result_types=[reg.type.element_type])
+
+    def verify_(self) -> None:
+        _check_reg_value(self, self.reg, self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReadOp:
+        reg = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        (value,) = parser.resolve_operands([reg], [RegType(parser.parse_type())], parser.pos)
+        op = cls(value)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.reg)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class WriteOp(IRDLOperation):
+    """Overwrite a mutable register: `mov.f32 %f1, %f3;`.
+
+        pg_ptx.write %acc, %v : f32
+    """
+
+    name = "pg_ptx.write"
+    reg = operand_def(RegType)
+    value = operand_def(AnyAttr())
+
+    def __init__(self, reg: SSAValue, value: SSAValue):
+        super().__init__(operands=[reg, value])
+
+    def verify_(self) -> None:
+        _check_reg_value(self, self.reg, self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WriteOp:
+        reg = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        value = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        reg_v, value_v = parser.resolve_operands([reg, value], [RegType(t), t], parser.pos)
+        op = cls(reg_v, value_v)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.reg)
+        printer.print_string(", ")
+        printer.print_operand(self.value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+
+# ── memory ───────────────────────────────────────────────────────────────────
+
+
+def _parse_access(parser: Parser) -> tuple[str, str]:
+    """`global.f32` -> ("global", "f32")."""
+    space, _, mem_type = parser.parse_identifier().partition(".")
+    return space, mem_type
+
+
+def _check_access(op: Operation, space: str, mem_type: str, register: Attribute) -> None:
+    if space not in STATE_SPACES:
+        raise _fail(op, f"state space must be one of {', '.join(STATE_SPACES)}, got {space!r}")
+    want = MEMORY_TYPES.get(mem_type)
+    if want is None:
+        raise _fail(op, f"unknown memory type {mem_type!r} (one of {', '.join(MEMORY_TYPES)})")
+    if register != want:
+        raise _fail(op, f"{space}.{mem_type} needs register class {want}, got {register}")
+
+
+@irdl_op_definition
+class LdOp(IRDLOperation):
+    """Load from a 64-bit address: `ld.global.f32 %f0, [%rd3];`. With a guard it prints two
+    statements, `mov.f32 %f0, <other>;` and `@%p0 ld.global.f32 %f0, [%rd3];`: the load
+    runs only where the guard holds, and the result is `other` elsewhere.
+
+        %v = pg_ptx.ld global.f32 [%at] : f32
+        %w = pg_ptx.ld shared.u8 [%at] if %ok else 0 : i32
+    """
+
+    name = "pg_ptx.ld"
+    space = prop_def(StringAttr)
+    mem_type = prop_def(StringAttr)
+    address = operand_def(i64)
+    guard = opt_operand_def(i1)
+    other = opt_prop_def(FloatAttr | IntegerAttr)
+    result = result_def(AnyAttr())
+
+    def __init__(self, space: str, mem_type: str, address: SSAValue,
+                 guard: SSAValue | None = None, other: float | int | bool = 0):
+        result_type = MEMORY_TYPES.get(mem_type, i32)
+        props: dict[str, Attribute] = {"space": StringAttr(space), "mem_type": StringAttr(mem_type)}
+        if guard is not None:
+            props["other"] = scalar_attr(other, result_type)
+        super().__init__(properties=props, operands=[address, guard], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _check_access(self, self.space.data, self.mem_type.data, self.result.type)
+        if (self.guard is None) != (self.other is None):
+            raise _fail(self, "a guard needs an 'other' value and vice versa")
+        if self.other is not None and self.other.type != self.result.type:
+            raise _fail(self, f"other has type {self.other.type}, the result {self.result.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LdOp:
+        space, mem_type = _parse_access(parser)
+        parser.parse_punctuation("[")
+        address = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        guard, other = None, 0
+        if parser.parse_optional_keyword("if") is not None:
+            guard = parser.parse_unresolved_operand()
+            parser.parse_keyword("else")
+            other = parse_number(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        names = [address] + ([guard] if guard is not None else [])
+        values = parser.resolve_operands(names, [i64, i1][: len(names)], parser.pos)
+        props: dict[str, Attribute] = {"space": StringAttr(space), "mem_type": StringAttr(mem_type)}
+        if guard is not None:
+            props["other"] = scalar_attr(other, result_type)
+        op = cls.create(properties=props, operands=values, result_types=[result_type])
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.space.data}.{self.mem_type.data} [")
+        printer.print_operand(self.address)
+        printer.print_string("]")
+        if self.guard is not None and self.other is not None:
+            printer.print_string(" if ")
+            printer.print_operand(self.guard)
+            printer.print_string(" else ")
+            print_number(printer, scalar_value(self.other))
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class StOp(IRDLOperation):
+    """Store to a 64-bit address: `st.global.f32 [%rd3], %f1;` (narrow memory types store
+    the low bits of the register).
+
+        pg_ptx.st global.f32 [%at], %y : f32
+    """
+
+    name = "pg_ptx.st"
+    space = prop_def(StringAttr)
+    mem_type = prop_def(StringAttr)
+    address = operand_def(i64)
+    value = operand_def(AnyAttr())
+
+    def __init__(self, space: str, mem_type: str, address: SSAValue, value: SSAValue):
+        super().__init__(
+            properties={"space": StringAttr(space), "mem_type": StringAttr(mem_type)},
+            operands=[address, value],
+        )
+
+    def verify_(self) -> None:
+        _check_access(self, self.space.data, self.mem_type.data, self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StOp:
+        space, mem_type = _parse_access(parser)
+        parser.parse_punctuation("[")
+        address = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        parser.parse_punctuation(",")
+        value = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        address_v, value_v = parser.resolve_operands([address, value], [i64, t], parser.pos)
+        op = cls(space, mem_type, address_v, value_v)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.space.data}.{self.mem_type.data} [")
+        printer.print_operand(self.address)
+        printer.print_string("], ")
+        printer.print_operand(self.value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+
+@irdl_op_definition
+class SharedOp(IRDLOperation):
+    """A shared-memory array of the entry, `.shared .align 4 .b8 smem0[1024];` (declared at
+    the top), and its address: `mov.u64 %rd4, smem0;`.
+
+        %s = pg_ptx.shared smem0 : !pg.buffer<256xf32>
+    """
+
+    name = "pg_ptx.shared"
+    symbol = prop_def(StringAttr)
+    buffer_type = prop_def(BufferType)
+    result = result_def(i64)
+    traits = traits_def(Pure())
+
+    def __init__(self, symbol: str, buffer_type: BufferType):
+        super().__init__(properties={"symbol": StringAttr(symbol), "buffer_type": buffer_type},
+                         result_types=[i64])
+
+    def verify_(self) -> None:
+        _check_identifier(self, self.symbol.data, "the array name")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SharedOp:
+        symbol = parser.parse_identifier()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        buffer_type = parser.parse_type()
+        if not isinstance(buffer_type, BufferType):
+            parser.raise_error(f"expected a !pg.buffer type, got {buffer_type}")
+        op = cls(symbol, buffer_type)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.symbol.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer_type)
+
+
+@irdl_op_definition
+class BarSyncOp(IRDLOperation):
+    """Wait for every thread of the CTA (and their shared-memory writes): `bar.sync 0;`.
+
+        pg_ptx.bar_sync
+    """
+
+    name = "pg_ptx.bar_sync"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+# ── control flow ─────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class LabelOp(IRDLOperation):
+    """A branch target: `L0_loop:`.
+
+        pg_ptx.label L0_loop
+    """
+
+    name = "pg_ptx.label"
+    label = prop_def(StringAttr)
+
+    def __init__(self, label: str):
+        super().__init__(properties={"label": StringAttr(label)})
+
+    def verify_(self) -> None:
+        _check_identifier(self, self.label.data, "the label")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LabelOp:
+        op = cls(parser.parse_identifier())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.label.data}")
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class BraOp(IRDLOperation):
+    """Jump to a label: `bra.uni L0;`, or only where a predicate holds (`@%p0 bra L0;`) or
+    fails (`@!%p0 bra L0;`).
+
+        pg_ptx.bra L0_loop if %again
+        pg_ptx.bra L1_endif if not %ok
+    """
+
+    name = "pg_ptx.bra"
+    target = prop_def(StringAttr)
+    guard = opt_operand_def(i1)
+    negate = opt_prop_def(UnitAttr)  # taken where the guard is false
+
+    def __init__(self, target: str, guard: SSAValue | None = None, negate: bool = False):
+        props: dict[str, Attribute] = {"target": StringAttr(target)}
+        if negate:
+            props["negate"] = UnitAttr()
+        super().__init__(properties=props, operands=[guard])
+
+    @property
+    def negated(self) -> bool:
+        return self.negate is not None
+
+    def verify_(self) -> None:
+        _check_identifier(self, self.target.data, "the target")
+        if self.negate is not None and self.guard is None:
+            raise _fail(self, "only a guarded branch can be negated")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BraOp:
+        target = parser.parse_identifier()
+        guard, negate = None, False
+        if parser.parse_optional_keyword("if") is not None:
+            negate = parser.parse_optional_keyword("not") is not None
+            (guard,) = parser.resolve_operands([parser.parse_unresolved_operand()], [i1],
+                                               parser.pos)
+        op = cls(target, guard, negate)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.target.data}")
+        if self.guard is not None:
+            printer.print_string(" if not " if self.negated else " if ")
+            printer.print_operand(self.guard)
+        printer.print_op_attributes(self.attributes)
+
+
+STATEMENT_OPS = (LdParamOp, SregOp, ConstOp, AluOp, RegOp, ReadOp, WriteOp, LdOp, StOp,
+                 SharedOp, BarSyncOp, LabelOp, BraOp)
+
+PG_PTX = Dialect("pg_ptx", [EntryOp, *STATEMENT_OPS], [RegType])
+
+__all__ = [
+    "ALU_OPCODES",
+    "MEMORY_TYPES",
+    "PG_PTX",
+    "REGISTER_CLASSES",
+    "SPECIAL_REGISTERS",
+    "AluOp",
+    "BarSyncOp",
+    "BraOp",
+    "ConstOp",
+    "EntryOp",
+    "LabelOp",
+    "LdOp",
+    "LdParamOp",
+    "ReadOp",
+    "RegOp",
+    "RegType",
+    "SharedOp",
+    "SregOp",
+    "StOp",
+    "WriteOp",
+]
