@@ -3,12 +3,14 @@
 `device` runs a test once per device the frontend can compile for: the CPU through LLVM and
 through C, WebGPU (Mesa's software Vulkan adapter where there is no GPU) and CUDA. A device
 whose runtime, driver or adapter is missing here is skipped with the reason.
-`PG_TEST_DEVICES=CPU:LLVM,WEBGPU` limits the run to some devices.
+`PG_TEST_DEVICES=CPU:LLVM,WEBGPU` limits the run to some devices; `PG_REQUIRE_DEVICES=WEBGPU`
+makes a missing device fail instead of skip (CI requires the CPU renderers and WebGPU, so a
+broken driver install cannot pass as a skip).
 
 Every graph the suite compiles is also taken through the PTX pipeline and checked with
 `ptxas` for sm_80 and sm_90 (`check_ptx_of_every_graph`), so the PTX target is exercised
 by every end-to-end test even without a GPU. `PG_PTXAS_CHECK=0` turns that off; without
-`ptxas` it is skipped.
+`ptxas` it is skipped, unless `PG_REQUIRE_PTXAS=1` (set by CI) makes that an error.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ DEVICES = tuple(
     d for d in ALL_DEVICES
     if d in {x.strip().upper() for x in os.environ.get("PG_TEST_DEVICES", "").split(",") if x}
 ) or ALL_DEVICES
+REQUIRED_DEVICES = {x.strip().upper() for x in os.environ.get("PG_REQUIRE_DEVICES", "").split(",")
+                    if x.strip()}
 PTX_ARCHS = ("sm_80", "sm_90")
 
 
@@ -45,6 +49,8 @@ def device(request: pytest.FixtureRequest) -> str:
     """A canonical device name; skipped where that device is unavailable."""
     reason = device_unavailable(request.param)
     if reason is not None:
+        if request.param in REQUIRED_DEVICES:
+            pytest.fail(f"{reason} (PG_REQUIRE_DEVICES requires it)")
         pytest.skip(reason)
     return request.param
 
@@ -60,6 +66,9 @@ def _ptx_checker():
     from picograd.runtimes.ptxas import ptxas_path
 
     if ptxas_path() is None:
+        if os.environ.get("PG_REQUIRE_PTXAS") == "1":
+            raise RuntimeError("PG_REQUIRE_PTXAS=1 but ptxas was not found ($PTXAS, "
+                               "/usr/local/bin/ptxas, PATH)")
         return None
     from picograd.frontend import realize
     from picograd.lowering.ptx_source import module_to_ptx
