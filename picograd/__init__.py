@@ -6,8 +6,9 @@
     y.numpy()                                # compiles one fused kernel and runs it
 
 Public API: `Tensor`, the dtypes `float32`, `int32`, `bool`, `manual_seed`, `realize`,
-`where`, `maximum`, `minimum`, `compile_stats`, and the errors `PicogradError`,
-`ShapeError`, `DTypeError`, `DeviceError`, `CompileError`.
+`where`, `maximum`, `minimum`, `compile_stats`, `no_grad`, `enable_grad`, the packages
+`picograd.nn` and `picograd.optim`, and the errors `PicogradError`, `ShapeError`,
+`DTypeError`, `DeviceError`, `CompileError`, `AutogradError`.
 
 The frontend is imported on first use of one of its names, so that tools that only need the
 dialects and passes (`opt-tool`) do not load the runtimes at start-up.
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from picograd.errors import CompileError, DeviceError, DTypeError, PicogradError, ShapeError
 
 if TYPE_CHECKING:
+    from picograd import nn, optim
     from picograd.frontend import (
         CompileStats,
         DType,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
         where,
     )
     from picograd.frontend import bool_ as bool
+    from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
     from picograd.frontend.realize import realize
 
 # name -> (module, attribute) of the lazily imported frontend names
@@ -43,6 +46,10 @@ _LAZY: dict[str, tuple[str, str]] = {
         "maximum", "minimum", "where")},
     "bool": ("picograd.frontend", "bool_"),
     "realize": ("picograd.frontend.realize", "realize"),
+    **{name: ("picograd.frontend.autograd", name) for name in (
+        "AutogradError", "enable_grad", "no_grad")},
+    "nn": ("picograd.nn", ""),
+    "optim": ("picograd.optim", ""),
 }
 
 
@@ -50,7 +57,8 @@ def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'picograd' has no attribute {name!r}")
     module, attr = _LAZY[name]
-    value = getattr(importlib.import_module(module), attr)
+    value = importlib.import_module(module)
+    value = getattr(value, attr) if attr else value
     globals()[name] = value  # later look-ups skip __getattr__
     return value
 
@@ -60,6 +68,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AutogradError",
     "CompileError",
     "CompileStats",
     "DType",
@@ -70,11 +79,15 @@ __all__ = [
     "Tensor",
     "bool",
     "compile_stats",
+    "enable_grad",
     "float32",
     "int32",
     "manual_seed",
     "maximum",
     "minimum",
+    "nn",
+    "no_grad",
+    "optim",
     "realize",
     "where",
 ]

@@ -29,7 +29,7 @@ Operand and result types are picograd element types (`f32`, `i1`, `index`, ...);
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -43,13 +43,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import (
     Attribute,
-    Block,
     Dialect,
     Operation,
-    ParametrizedAttribute,
     Region,
     SSAValue,
-    TypeAttribute,
 )
 from xdsl.irdl import (
     AnyAttr,
@@ -65,22 +62,26 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
 
+from picograd.dialects import target_ops
 from picograd.dialects.dtypes import ELEMENT_TYPES, is_bool, is_float, is_int
-from picograd.dialects.pg import BufferType
-from picograd.dialects.pg_uop import MaskedLoadSyntax, check_store
-from picograd.dialects.syntax import (
-    parse_kernel_signature,
-    parse_number,
-    print_kernel_signature,
-    print_number,
-    scalar_attr,
-    scalar_value,
+from picograd.dialects.flat_ops import (
+    CellDeclSyntax,
+    CellReadSyntax,
+    CellType,
+    CellWriteSyntax,
+    ConstSyntax,
+    FlatFunction,
+    ForLoopSyntax,
+    MaskedLoadSyntax,
+    check_store,
+    fail,
+    flat_body,
 )
+from picograd.dialects.pg import BufferType
 
 # C operators by the operand types they accept. `max`/`min` are not C operators: they print
 # as conditional expressions (NaN-propagating on floats, as numpy's maximum/minimum).
@@ -88,14 +89,9 @@ FLOAT_BINARY = ("+", "-", "*", "/", "max", "min")
 INT_BINARY = ("+", "-", "*", "/", "%", "&", "|", "^", "max", "min")
 BOOL_BINARY = ("&", "|", "^")
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
-PREFIX = ("-", "!", "~")
 # <math.h> functions of one argument: the float flavour (also used for f16) and the double one.
 MATH_F32 = ("expf", "logf", "sqrtf", "sinf")
 MATH_F64 = ("exp", "log", "sqrt", "sin")
-
-
-def _fail(op: Operation, message: str) -> VerifyException:
-    return VerifyException(f"'{op.name}': {message}")
 
 
 def is_scalar(t: Attribute) -> bool:
@@ -105,34 +101,32 @@ def is_scalar(t: Attribute) -> bool:
 
 def _check_scalar(op: Operation, t: Attribute) -> None:
     if not is_scalar(t):
-        raise _fail(op, f"expected an element type or index, got {t}")
+        raise fail(op, f"expected an element type or index, got {t}")
 
 
-@irdl_attr_definition
-class VarType(ParametrizedAttribute, TypeAttribute):
+# Prefix operators, with the test of the operand types each takes.
+PREFIX: dict[str, Callable[[Attribute], bool]] = {"-": is_scalar, "!": is_bool, "~": is_int}
+
+
+class _CValueOp(target_ops.ScalarValueOp):
+    """A pg_c value op: its types are C scalars (element types and index)."""
+
+    def check_scalar(self, t: Attribute) -> None:
+        _check_scalar(self, t)
+
+
+@irdl_attr_definition(init=False)  # keeps CellType.__init__
+class VarType(CellType):
     """A mutable C local holding one scalar: `!pg_c.var<f32>`."""
 
     name = "pg_c.var"
-    element_type: Attribute
-
-    def __init__(self, element_type: Attribute):
-        super().__init__(element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (parser.parse_type(),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_attribute(self.element_type)
 
 
 # ── function and loops ───────────────────────────────────────────────────────
 
 
 @irdl_op_definition
-class FuncOp(IRDLOperation):
+class FuncOp(FlatFunction):
     """A C function `void name(T0* p0, ...)`, one pointer per buffer argument; its body is
     flat and `for`/`end_for` pairs nest. `restrict` marks every pointer `restrict`.
 
@@ -152,86 +146,38 @@ class FuncOp(IRDLOperation):
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region | None = None,
                  restrict: bool = False):
-        body = body if body is not None else Region(Block(arg_types=arg_types))
-        props: dict[str, Attribute | None] = {"sym_name": StringAttr(name)}
-        if restrict:
-            props["restrict"] = UnitAttr()
-        super().__init__(properties=props, regions=[body])
-
-    @property
-    def args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.body.block.args)
+        super().__init__(properties={"sym_name": StringAttr(name), **_restrict(restrict)},
+                         regions=[flat_body(arg_types, body)])
 
     def verify_(self) -> None:
-        where = f"@{self.sym_name.data}"
-        for arg in self.body.block.args:
-            if not isinstance(arg.type, BufferType):
-                raise _fail(self, f"{where}: arguments must be !pg.buffer, got {arg.type}")
-        open_loops: list[SSAValue] = []
-        for op in self.body.block.ops:
-            if isinstance(op, ForOp):
-                open_loops.append(op.result)
-            elif isinstance(op, EndForOp):
-                if not open_loops or open_loops[-1] != op.loop:
-                    raise _fail(self, f"{where}: 'pg_c.end_for' closes a loop that is not the "
-                                      "innermost open one")
-                open_loops.pop()
-            elif op.regions:
-                raise _fail(self, f"{where}: the body must be flat, found {op.name}")
-        if open_loops:
-            raise _fail(self, f"{where}: {len(open_loops)} loop(s) never closed")
+        self.verify_buffer_args()
+        self.verify_nesting(ForOp, EndForOp, "loop")
 
     @classmethod
-    def parse(cls, parser: Parser) -> FuncOp:
-        name, args = parse_kernel_signature(parser)
-        restrict = parser.parse_optional_keyword("restrict") is not None
-        attrs = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(name, [], parser.parse_region(args), restrict)
-        if attrs is not None:
-            op.attributes.update(attrs.data)
-        return op
+    def parse_header(cls, parser: Parser) -> dict[str, Attribute]:
+        return _restrict(parser.parse_optional_keyword("restrict") is not None)
 
-    def print(self, printer: Printer) -> None:
-        print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
+    def print_header(self, printer: Printer) -> None:
         if self.restrict is not None:
             printer.print_string(" restrict")
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        # An empty body prints as `{ }`: its block and arguments come from the header.
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+
+def _restrict(restrict: bool) -> dict[str, Attribute]:
+    return {"restrict": UnitAttr()} if restrict else {}
 
 
 @irdl_op_definition
-class ForOp(IRDLOperation):
+class ForOp(ForLoopSyntax):
     """Open `for (int64_t i = start; i < end; i++) {`; the result is `i`.
 
         %i = pg_c.for 0 to 64
     """
 
     name = "pg_c.for"
+    INDEX_TYPE: ClassVar = IndexType()
     start = prop_def(IntAttr)
     end = prop_def(IntAttr)
     result = result_def(IndexType)
-
-    def __init__(self, start: int, end: int):
-        super().__init__(properties={"start": IntAttr(start), "end": IntAttr(end)},
-                         result_types=[IndexType()])
-
-    def verify_(self) -> None:
-        if self.end.data < self.start.data:
-            raise _fail(self, f"empty range [{self.start.data}, {self.end.data})")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ForOp:
-        start = parser.parse_integer(allow_boolean=False)
-        parser.parse_keyword("to")
-        op = cls(start, parser.parse_integer(allow_boolean=False))
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.start.data} to {self.end.data}")
-        printer.print_op_attributes(self.attributes)
 
 
 @irdl_op_definition
@@ -250,141 +196,63 @@ class EndForOp(IRDLOperation):
 
     def verify_(self) -> None:
         if not isinstance(self.loop.owner, ForOp):
-            raise _fail(self, "operand must be the result of a pg_c.for")
+            raise fail(self, "operand must be the result of a pg_c.for")
 
 
 # ── mutable locals ───────────────────────────────────────────────────────────
 
 
 @irdl_op_definition
-class DeclOp(IRDLOperation):
+class DeclOp(CellDeclSyntax):
     """Declare a mutable local and initialise it: `float acc = 0.0f;`.
 
         %acc = pg_c.decl 0.0 : f32
     """
 
     name = "pg_c.decl"
+    CELL_TYPE: ClassVar = VarType
+    CELL_NOUN: ClassVar = "variable"
     init = prop_def(FloatAttr | IntegerAttr)
     result = result_def(VarType)
 
-    def __init__(self, init: float | int | bool, element_type: Attribute):
-        attr = (IntegerAttr(int(init), element_type) if isinstance(element_type, IndexType)
-                else scalar_attr(init, element_type))
-        super().__init__(properties={"init": attr}, result_types=[VarType(element_type)])
-
-    @property
-    def element_type(self) -> Attribute:
-        assert isinstance(self.result.type, VarType)
-        return self.result.type.element_type
-
     def verify_(self) -> None:
         _check_scalar(self, self.element_type)
-        if self.init.type != self.element_type:
-            raise _fail(self, f"init type {self.init.type} != variable type {self.element_type}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> DeclOp:
-        value = parse_number(parser)
-        parser.parse_punctuation(":")
-        op = cls(value, parser.parse_type())
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_number(printer, scalar_value(self.init))
-        printer.print_string(" : ")
-        printer.print_attribute(self.element_type)
-        printer.print_op_attributes(self.attributes)
-
-
-def _var_element(op: Operation, var: SSAValue, value_type: Attribute) -> None:
-    assert isinstance(var.type, VarType)
-    if var.type.element_type != value_type:
-        raise _fail(op, f"value type {value_type} != variable type {var.type.element_type}")
+        super().verify_()
 
 
 @irdl_op_definition
-class AssignOp(IRDLOperation):
+class AssignOp(CellWriteSyntax):
     """Overwrite a mutable local: `acc = v;`.
 
         pg_c.assign %acc, %v : f32
     """
 
     name = "pg_c.assign"
+    CELL_TYPE: ClassVar = VarType
+    CELL_NOUN: ClassVar = "variable"
     var = operand_def(VarType)
     value = operand_def(AnyAttr())
 
-    def __init__(self, var: SSAValue, value: SSAValue):
-        super().__init__(operands=[var, value])
-
-    def verify_(self) -> None:
-        _var_element(self, self.var, self.value.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AssignOp:
-        var = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        value = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        var_v, value_v = parser.resolve_operands([var, value], [VarType(t), t], parser.pos)
-        op = cls(var_v, value_v)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.var)
-        printer.print_string(", ")
-        printer.print_operand(self.value)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
-
 
 @irdl_op_definition
-class ReadOp(IRDLOperation):
+class ReadOp(CellReadSyntax):
     """Copy a mutable local into a fresh value: `float v = acc;`.
 
         %v = pg_c.read %acc : f32
     """
 
     name = "pg_c.read"
+    CELL_TYPE: ClassVar = VarType
+    CELL_NOUN: ClassVar = "variable"
     var = operand_def(VarType)
     result = result_def(AnyAttr())
-
-    def __init__(self, var: SSAValue):
-        assert isinstance(var.type, VarType)
-        super().__init__(operands=[var], result_types=[var.type.element_type])
-
-    def verify_(self) -> None:
-        _var_element(self, self.var, self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReadOp:
-        var = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        (value,) = parser.resolve_operands([var], [VarType(parser.parse_type())], parser.pos)
-        op = cls(value)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.var)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
 
 # ── values ───────────────────────────────────────────────────────────────────
 
 
 @irdl_op_definition
-class ConstOp(IRDLOperation):
+class ConstOp(ConstSyntax):
     """A literal: `float v = 1.5f;` (`INFINITY`, `NAN` for the special floats).
 
         %c = pg_c.const 1.5 : f32
@@ -395,44 +263,20 @@ class ConstOp(IRDLOperation):
     result = result_def(AnyAttr())
     traits = traits_def(Pure(), ConstantLike())
 
-    def __init__(self, value: float | int | bool, result_type: Attribute):
-        attr = (IntegerAttr(int(value), result_type) if isinstance(result_type, IndexType)
-                else scalar_attr(value, result_type))
-        super().__init__(properties={"value": attr}, result_types=[result_type])
-
-    @property
-    def scalar(self) -> float | int:
-        return scalar_value(self.value)
-
     def verify_(self) -> None:
         _check_scalar(self, self.result.type)
-        if self.value.type != self.result.type:
-            raise _fail(self, f"value type {self.value.type} != result type {self.result.type}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstOp:
-        value = parse_number(parser)
-        parser.parse_punctuation(":")
-        op = cls(value, parser.parse_type())
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_number(printer, self.scalar)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-        printer.print_op_attributes(self.attributes)
+        super().verify_()
 
 
 @irdl_op_definition
-class UnaryOp(IRDLOperation):
+class UnaryOp(_CValueOp, target_ops.UnaryOperatorOp):
     """A prefix operator: `-x` (numbers), `!x` (bool), `~x` (integers).
 
         %y = pg_c.unary "-" %x : f32
     """
 
     name = "pg_c.unary"
+    OPERATORS: ClassVar = PREFIX
     T: ClassVar = VarConstraint("T", AnyAttr())
     operator = prop_def(StringAttr)
     input = operand_def(T)
@@ -440,22 +284,9 @@ class UnaryOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$operator $input attr-dict `:` type($result)"
 
-    def __init__(self, operator: str, x: SSAValue | Operation):
-        x = SSAValue.get(x)
-        super().__init__(properties={"operator": StringAttr(operator)}, operands=[x],
-                         result_types=[x.type])
-
-    def verify_(self) -> None:
-        operator, t = self.operator.data, self.input.type
-        _check_scalar(self, t)
-        if operator not in PREFIX:
-            raise _fail(self, f"unknown prefix operator {operator!r} (one of {' '.join(PREFIX)})")
-        if (operator == "!" and not is_bool(t)) or (operator == "~" and not is_int(t)):
-            raise _fail(self, f"{operator!r} is not defined on {t}")
-
 
 @irdl_op_definition
-class CallOp(IRDLOperation):
+class CallOp(target_ops.UnaryCallOp):
     """A one-argument `<math.h>` function: `float y = expf(x);` (`exp` etc. on f64; f16
     values go through the float flavour).
 
@@ -470,22 +301,17 @@ class CallOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$callee `(` $input `)` attr-dict `:` type($result)"
 
-    def __init__(self, callee: str, x: SSAValue | Operation):
-        x = SSAValue.get(x)
-        super().__init__(properties={"callee": StringAttr(callee)}, operands=[x],
-                         result_types=[x.type])
-
     def verify_(self) -> None:
         callee, t = self.callee.data, self.input.type
         if not is_float(t):
-            raise _fail(self, f"math functions take a float, got {t}")
+            raise fail(self, f"math functions take a float, got {t}")
         allowed = MATH_F64 if t.bitwidth == 64 else MATH_F32  # type: ignore[attr-defined]
         if callee not in allowed:
-            raise _fail(self, f"{callee!r} does not take {t} (one of {', '.join(allowed)})")
+            raise fail(self, f"{callee!r} does not take {t} (one of {', '.join(allowed)})")
 
 
 @irdl_op_definition
-class BinaryOp(IRDLOperation):
+class BinaryOp(_CValueOp, target_ops.BinaryOperatorOp):
     """An infix operator on two values of one type: `float z = x + y;`. Integer `/` and `%`
     print guarded (a zero divisor gives 0, as in numpy); `max`/`min` print as conditional
     expressions that propagate NaN on floats.
@@ -494,6 +320,9 @@ class BinaryOp(IRDLOperation):
     """
 
     name = "pg_c.binary"
+    FLOAT_OPERATORS: ClassVar = FLOAT_BINARY
+    BOOL_OPERATORS: ClassVar = BOOL_BINARY
+    INT_OPERATORS: ClassVar = INT_BINARY
     T: ClassVar = VarConstraint("T", AnyAttr())
     operator = prop_def(StringAttr)
     lhs = operand_def(T)
@@ -502,21 +331,9 @@ class BinaryOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($result)"
 
-    def __init__(self, operator: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        lhs = SSAValue.get(lhs)
-        super().__init__(properties={"operator": StringAttr(operator)}, operands=[lhs, rhs],
-                         result_types=[lhs.type])
-
-    def verify_(self) -> None:
-        operator, t = self.operator.data, self.lhs.type
-        _check_scalar(self, t)
-        allowed = FLOAT_BINARY if is_float(t) else BOOL_BINARY if is_bool(t) else INT_BINARY
-        if operator not in allowed:
-            raise _fail(self, f"{operator!r} is not defined on {t} (one of {' '.join(allowed)})")
-
 
 @irdl_op_definition
-class CmpOp(IRDLOperation):
+class CmpOp(_CValueOp, target_ops.ComparisonOp):
     """A comparison giving a bool: `bool m = x < y;` (`!=` holds when either is NaN).
 
         %m = pg_c.cmp "<" %x, %y : f32
@@ -531,19 +348,15 @@ class CmpOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($lhs)"
 
-    def __init__(self, operator: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(properties={"operator": StringAttr(operator)}, operands=[lhs, rhs],
-                         result_types=[i1])
-
     def verify_(self) -> None:
-        _check_scalar(self, self.lhs.type)
+        self.check_scalar(self.lhs.type)
         if self.operator.data not in COMPARISONS:
-            raise _fail(self, f"unknown comparison {self.operator.data!r} "
-                              f"(one of {' '.join(COMPARISONS)})")
+            raise fail(self, f"unknown comparison {self.operator.data!r} "
+                             f"(one of {' '.join(COMPARISONS)})")
 
 
 @irdl_op_definition
-class SelectOp(IRDLOperation):
+class SelectOp(_CValueOp, target_ops.SelectionOp):
     """The conditional operator: `float r = c ? x : y;`.
 
         %r = pg_c.select %c, %x, %y : f32
@@ -558,16 +371,9 @@ class SelectOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($result)"
 
-    def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation,
-                 rhs: SSAValue | Operation):
-        super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
-
-    def verify_(self) -> None:
-        _check_scalar(self, self.lhs.type)
-
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(_CValueOp, target_ops.ConversionOp):
     """A conversion: `int32_t r = (int32_t)x;` (float to int truncates, to bool is `!= 0`).
 
         %r = pg_c.cast %x : f32 to i32
@@ -578,13 +384,6 @@ class CastOp(IRDLOperation):
     result = result_def(AnyAttr())
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
-
-    def __init__(self, x: SSAValue | Operation, result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type])
-
-    def verify_(self) -> None:
-        _check_scalar(self, self.input.type)
-        _check_scalar(self, self.result.type)
 
 
 # ── memory ───────────────────────────────────────────────────────────────────

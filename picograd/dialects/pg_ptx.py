@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -54,14 +55,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import (
     Attribute,
-    Block,
     BlockArgument,
     Dialect,
     Operation,
-    ParametrizedAttribute,
-    Region,
     SSAValue,
-    TypeAttribute,
 )
 from xdsl.irdl import (
     AnyAttr,
@@ -77,24 +74,25 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
 
 from picograd.capabilities import capabilities
+from picograd.dialects.flat_ops import (
+    CellReadSyntax,
+    CellType,
+    CellWriteSyntax,
+    ConstSyntax,
+    LaunchedFunction,
+    fail,
+    parse_optional_mask,
+    print_optional_mask,
+)
 from picograd.dialects.pg import BufferType
 from picograd.dialects.syntax import (
-    int_array,
     int_tuple,
-    parse_int_list,
-    parse_kernel_signature,
-    parse_number,
-    print_int_list,
-    print_kernel_signature,
-    print_number,
     scalar_attr,
-    scalar_value,
 )
 
 # ── register classes and the opcode table ────────────────────────────────────
@@ -218,19 +216,15 @@ SPECIAL_REGISTERS = tuple(
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _fail(op: Operation, message: str) -> VerifyException:
-    return VerifyException(f"'{op.name}': {message}")
-
-
 def _check_register(op: Operation, t: Attribute, what: str) -> None:
     if t not in REGISTER_CLASSES:
         classes = ", ".join(str(x) for x in REGISTER_CLASSES)
-        raise _fail(op, f"{what} has type {t}, not a register class ({classes})")
+        raise fail(op, f"{what} has type {t}, not a register class ({classes})")
 
 
 def _check_identifier(op: Operation, name: str, what: str) -> None:
     if not IDENTIFIER.fullmatch(name):
-        raise _fail(op, f"{what} {name!r} is not a PTX identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        raise fail(op, f"{what} {name!r} is not a PTX identifier ([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _print_types(printer: Printer, operands: Sequence[SSAValue], result: Attribute) -> None:
@@ -261,36 +255,18 @@ def _parse_types(parser: Parser, count: int) -> tuple[list[Attribute], Attribute
     return [t] * count, t
 
 
-@irdl_attr_definition
-class RegType(ParametrizedAttribute, TypeAttribute):
+@irdl_attr_definition(init=False)  # keeps CellType.__init__
+class RegType(CellType):
     """A mutable register of one class: `!pg_ptx.reg<f32>` (`pg_ptx.reg` checks the class)."""
 
     name = "pg_ptx.reg"
-    element_type: Attribute
-
-    def __init__(self, element_type: Attribute):
-        super().__init__(element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (parser.parse_type(),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_attribute(self.element_type)
-
 
 
 # ── entry ────────────────────────────────────────────────────────────────────
 
 
-def _launch_dims(attr: DenseArrayBase) -> tuple[int, ...]:
-    return int_tuple(attr)
-
-
 @irdl_op_definition
-class EntryOp(IRDLOperation):
+class EntryOp(LaunchedFunction):
     """A kernel `.visible .entry name(.param .u64 name_param_0, ...)` with its launch
     dimensions: `grid` work groups (CTAs) and `block` threads per group, 3 each. The body is
     flat; it ends with an implicit `ret`.
@@ -308,48 +284,25 @@ class EntryOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
 
-    def __init__(self, name: str, arg_types: Sequence[Attribute], grid: Sequence[int],
-                 block: Sequence[int], body: Region | None = None):
-        body = body if body is not None else Region(Block(arg_types=arg_types))
-        super().__init__(
-            properties={"sym_name": StringAttr(name), "grid": int_array(tuple(grid)),
-                        "block": int_array(tuple(block))},
-            regions=[body],
-        )
-
-    @property
-    def args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.body.block.args)
-
-    @property
-    def grid_dims(self) -> tuple[int, ...]:
-        return _launch_dims(self.grid)
-
-    @property
-    def block_dims(self) -> tuple[int, ...]:
-        return _launch_dims(self.block)
-
     def verify_(self) -> None:
-        where = f"@{self.sym_name.data}"
+        where = self.where
         _check_identifier(self, self.sym_name.data, f"{where}: the entry name")
-        for arg in self.body.block.args:
-            if not isinstance(arg.type, BufferType):
-                raise _fail(self, f"{where}: arguments must be !pg.buffer, got {arg.type}")
+        self.verify_buffer_args()
         caps = capabilities("ptx")
         assert caps.max_groups and caps.max_local_dims and caps.max_local_size
         for what, attr, limits in (("grid", self.grid, caps.max_groups),
                                    ("block", self.block, caps.max_local_dims)):
-            dims = _launch_dims(attr)
+            dims = int_tuple(attr)
             if attr.elt_type != i64 or len(dims) != 3 or min(dims) < 1:
-                raise _fail(self, f"{where}: {what} must be 3 positive i64 values, got "
-                                  f"{list(dims)}")
+                raise fail(self, f"{where}: {what} must be 3 positive i64 values, got "
+                                 f"{list(dims)}")
             if any(d > limit for d, limit in zip(dims, limits, strict=True)):
-                raise _fail(self, f"{where}: {what} {list(dims)} exceeds CUDA's limits "
-                                  f"{list(limits)}")
+                raise fail(self, f"{where}: {what} {list(dims)} exceeds CUDA's limits "
+                                 f"{list(limits)}")
         threads = math.prod(self.block_dims)
         if threads > caps.max_local_size:
-            raise _fail(self, f"{where}: block {list(self.block_dims)} has {threads} threads, "
-                              f"more than CUDA's {caps.max_local_size}")
+            raise fail(self, f"{where}: block {list(self.block_dims)} has {threads} threads, "
+                             f"more than CUDA's {caps.max_local_size}")
         self._verify_body(where)
 
     def _verify_body(self, where: str) -> None:
@@ -359,43 +312,19 @@ class EntryOp(IRDLOperation):
         shared: set[str] = set()
         for op in self.body.block.ops:
             if op.regions:
-                raise _fail(self, f"{where}: the body must be flat, found {op.name}")
+                raise fail(self, f"{where}: the body must be flat, found {op.name}")
             if isinstance(op, LabelOp | SharedOp):
                 name, names = ((op.label.data, labels) if isinstance(op, LabelOp)
                                else (op.symbol.data, shared))
                 if name in names:
                     what = "label" if isinstance(op, LabelOp) else "shared array"
-                    raise _fail(self, f"{where}: {what} {name} is defined twice")
+                    raise fail(self, f"{where}: {what} {name} is defined twice")
                 names.add(name)
             elif isinstance(op, BraOp):
                 targets.append(op.target.data)
         for target in targets:
             if target not in labels:
-                raise _fail(self, f"{where}: branch to undefined label {target}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> EntryOp:
-        name, args = parse_kernel_signature(parser)
-        parser.parse_keyword("grid")
-        grid = parse_int_list(parser)
-        parser.parse_keyword("block")
-        block = parse_int_list(parser)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(name, [], grid, block, parser.parse_region(args))
-        if attrs is not None:
-            op.attributes.update(attrs.data)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
-        printer.print_string(" grid ")
-        print_int_list(printer, self.grid_dims)
-        printer.print_string(" block ")
-        print_int_list(printer, self.block_dims)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        # An empty body prints as `{ }`: its block and arguments come from the header.
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+                raise fail(self, f"{where}: branch to undefined label {target}")
 
 
 # ── parameters, special registers, constants ─────────────────────────────────
@@ -419,7 +348,7 @@ class LdParamOp(IRDLOperation):
     def verify_(self) -> None:
         if not isinstance(self.param, BlockArgument) or not isinstance(
                 self.param.block.parent_op(), EntryOp):
-            raise _fail(self, "operand must be an argument of the enclosing pg_ptx.entry")
+            raise fail(self, "operand must be an argument of the enclosing pg_ptx.entry")
 
 
 @irdl_op_definition
@@ -439,8 +368,8 @@ class SregOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.register.data not in SPECIAL_REGISTERS:
-            raise _fail(self, f"unknown special register {self.register.data!r} (one of "
-                              f"{', '.join(SPECIAL_REGISTERS)})")
+            raise fail(self, f"unknown special register {self.register.data!r} (one of "
+                             f"{', '.join(SPECIAL_REGISTERS)})")
 
     @classmethod
     def parse(cls, parser: Parser) -> SregOp:
@@ -454,7 +383,7 @@ class SregOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConstOp(IRDLOperation):
+class ConstOp(ConstSyntax):
     """Move an immediate into a register: `mov.f32 %f0, 0f3FC00000;` (f16 as `mov.b16` of
     its bits, i1 as `mov.pred`).
 
@@ -466,33 +395,9 @@ class ConstOp(IRDLOperation):
     result = result_def(AnyAttr())
     traits = traits_def(Pure(), ConstantLike())
 
-    def __init__(self, value: float | int | bool, result_type: Attribute):
-        super().__init__(properties={"value": scalar_attr(value, result_type)},
-                         result_types=[result_type])
-
-    @property
-    def scalar(self) -> float | int:
-        return scalar_value(self.value)
-
     def verify_(self) -> None:
         _check_register(self, self.result.type, "the result")
-        if self.value.type != self.result.type:
-            raise _fail(self, f"value type {self.value.type} != result type {self.result.type}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstOp:
-        value = parse_number(parser)
-        parser.parse_punctuation(":")
-        op = cls(value, parser.parse_type())
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_number(printer, self.scalar)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-        printer.print_op_attributes(self.attributes)
+        super().verify_()
 
 
 # ── arithmetic ───────────────────────────────────────────────────────────────
@@ -524,14 +429,14 @@ class AluOp(IRDLOperation):
         opcode = self.opcode.data
         signature = ALU_OPCODES.get(opcode)
         if signature is None:
-            raise _fail(self, f"unknown opcode {opcode!r} (see pg_ptx.ALU_OPCODES)")
+            raise fail(self, f"unknown opcode {opcode!r} (see pg_ptx.ALU_OPCODES)")
         operand_types, result_type = signature
         got = tuple(v.type for v in self.inputs)
         if got != operand_types or self.result.type != result_type:
             want = ", ".join(str(t) for t in operand_types)
             have = ", ".join(str(t) for t in got)
-            raise _fail(self, f"{opcode} takes ({want}) -> {result_type}, got ({have}) -> "
-                              f"{self.result.type}")
+            raise fail(self, f"{opcode} takes ({want}) -> {result_type}, got ({have}) -> "
+                             f"{self.result.type}")
 
     @classmethod
     def parse(cls, parser: Parser) -> AluOp:
@@ -592,86 +497,32 @@ class RegOp(IRDLOperation):
         printer.print_attribute(self.element_type)
 
 
-def _check_reg_value(op: Operation, reg: SSAValue, value_type: Attribute) -> None:
-    assert isinstance(reg.type, RegType)
-    if reg.type.element_type != value_type:
-        raise _fail(op, f"value type {value_type} != register type {reg.type.element_type}")
-
-
 @irdl_op_definition
-class ReadOp(IRDLOperation):
+class ReadOp(CellReadSyntax):
     """Copy a mutable register into a fresh one: `mov.f32 %f3, %f1;`.
 
         %v = pg_ptx.read %acc : f32
     """
 
     name = "pg_ptx.read"
+    CELL_TYPE: ClassVar = RegType
+    CELL_NOUN: ClassVar = "register"
     reg = operand_def(RegType)
     result = result_def(AnyAttr())
 
-    def __init__(self, reg: SSAValue):
-        assert isinstance(reg.type, RegType)
-        super().__init__(operands=[reg], result_types=[reg.type.element_type])
-
-    def verify_(self) -> None:
-        _check_reg_value(self, self.reg, self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReadOp:
-        reg = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        (value,) = parser.resolve_operands([reg], [RegType(parser.parse_type())], parser.pos)
-        op = cls(value)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.reg)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
 
 @irdl_op_definition
-class WriteOp(IRDLOperation):
+class WriteOp(CellWriteSyntax):
     """Overwrite a mutable register: `mov.f32 %f1, %f3;`.
 
         pg_ptx.write %acc, %v : f32
     """
 
     name = "pg_ptx.write"
+    CELL_TYPE: ClassVar = RegType
+    CELL_NOUN: ClassVar = "register"
     reg = operand_def(RegType)
     value = operand_def(AnyAttr())
-
-    def __init__(self, reg: SSAValue, value: SSAValue):
-        super().__init__(operands=[reg, value])
-
-    def verify_(self) -> None:
-        _check_reg_value(self, self.reg, self.value.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> WriteOp:
-        reg = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        value = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        reg_v, value_v = parser.resolve_operands([reg, value], [RegType(t), t], parser.pos)
-        op = cls(reg_v, value_v)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.reg)
-        printer.print_string(", ")
-        printer.print_operand(self.value)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
 
 
 # ── memory ───────────────────────────────────────────────────────────────────
@@ -685,12 +536,12 @@ def _parse_access(parser: Parser) -> tuple[str, str]:
 
 def _check_access(op: Operation, space: str, mem_type: str, register: Attribute) -> None:
     if space not in STATE_SPACES:
-        raise _fail(op, f"state space must be one of {', '.join(STATE_SPACES)}, got {space!r}")
+        raise fail(op, f"state space must be one of {', '.join(STATE_SPACES)}, got {space!r}")
     want = MEMORY_TYPES.get(mem_type)
     if want is None:
-        raise _fail(op, f"unknown memory type {mem_type!r} (one of {', '.join(MEMORY_TYPES)})")
+        raise fail(op, f"unknown memory type {mem_type!r} (one of {', '.join(MEMORY_TYPES)})")
     if register != want:
-        raise _fail(op, f"{space}.{mem_type} needs register class {want}, got {register}")
+        raise fail(op, f"{space}.{mem_type} needs register class {want}, got {register}")
 
 
 @irdl_op_definition
@@ -722,9 +573,9 @@ class LdOp(IRDLOperation):
     def verify_(self) -> None:
         _check_access(self, self.space.data, self.mem_type.data, self.result.type)
         if (self.guard is None) != (self.other is None):
-            raise _fail(self, "a guard needs an 'other' value and vice versa")
+            raise fail(self, "a guard needs an 'other' value and vice versa")
         if self.other is not None and self.other.type != self.result.type:
-            raise _fail(self, f"other has type {self.other.type}, the result {self.result.type}")
+            raise fail(self, f"other has type {self.other.type}, the result {self.result.type}")
 
     @classmethod
     def parse(cls, parser: Parser) -> LdOp:
@@ -732,11 +583,7 @@ class LdOp(IRDLOperation):
         parser.parse_punctuation("[")
         address = parser.parse_unresolved_operand()
         parser.parse_punctuation("]")
-        guard, other = None, 0
-        if parser.parse_optional_keyword("if") is not None:
-            guard = parser.parse_unresolved_operand()
-            parser.parse_keyword("else")
-            other = parse_number(parser)
+        guard, other = parse_optional_mask(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
@@ -753,11 +600,7 @@ class LdOp(IRDLOperation):
         printer.print_string(f" {self.space.data}.{self.mem_type.data} [")
         printer.print_operand(self.address)
         printer.print_string("]")
-        if self.guard is not None and self.other is not None:
-            printer.print_string(" if ")
-            printer.print_operand(self.guard)
-            printer.print_string(" else ")
-            print_number(printer, scalar_value(self.other))
+        print_optional_mask(printer, self.guard, self.other)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
@@ -862,9 +705,6 @@ class BarSyncOp(IRDLOperation):
     name = "pg_ptx.bar_sync"
     assembly_format = "attr-dict"
 
-    def __init__(self) -> None:
-        super().__init__()
-
 
 # ── control flow ─────────────────────────────────────────────────────────────
 
@@ -923,7 +763,7 @@ class BraOp(IRDLOperation):
     def verify_(self) -> None:
         _check_identifier(self, self.target.data, "the target")
         if self.negate is not None and self.guard is None:
-            raise _fail(self, "only a guarded branch can be negated")
+            raise fail(self, "only a guarded branch can be negated")
 
     @classmethod
     def parse(cls, parser: Parser) -> BraOp:

@@ -31,18 +31,15 @@ borrows these for the arithmetic on loaded values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i1
 from xdsl.ir import (
     Attribute,
-    Block,
     Dialect,
     Operation,
-    ParametrizedAttribute,
     Region,
     SSAValue,
-    TypeAttribute,
 )
 from xdsl.irdl import (
     AnyAttr,
@@ -58,12 +55,25 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
 
+from picograd.dialects import target_ops
 from picograd.dialects.dtypes import is_bool, is_float
+from picograd.dialects.flat_ops import (
+    CellDeclSyntax,
+    CellReadSyntax,
+    CellType,
+    CellWriteSyntax,
+    ConstSyntax,
+    FlatFunction,
+    MaskedLoadSyntax,
+    check_cell,
+    check_store,
+    fail,
+    flat_body,
+)
 from picograd.dialects.pg import (
     BinaryKind,
     BinaryKindAttr,
@@ -77,45 +87,20 @@ from picograd.dialects.pg import (
     UnaryKind,
     UnaryKindAttr,
 )
-from picograd.dialects.syntax import (
-    parse_kernel_signature,
-    parse_number,
-    print_kernel_signature,
-    print_number,
-    scalar_attr,
-    scalar_value,
-)
 
 
-def _fail(op: Operation, message: str) -> VerifyException:
-    return VerifyException(f"'{op.name}': {message}")
-
-
-@irdl_attr_definition
-class AccType(ParametrizedAttribute, TypeAttribute):
+@irdl_attr_definition(init=False)  # keeps CellType.__init__
+class AccType(CellType):
     """A mutable register holding one scalar: `!pg_uop.acc<f32>`."""
 
     name = "pg_uop.acc"
-    element_type: Attribute
-
-    def __init__(self, element_type: Attribute):
-        super().__init__(element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (parser.parse_type(),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_attribute(self.element_type)
 
 
 # ── kernel ───────────────────────────────────────────────────────────────────
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(FlatFunction):
     """A kernel as one flat block; `range`/`end` pairs must nest properly.
 
     pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
@@ -132,54 +117,11 @@ class KernelOp(IRDLOperation):
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region | None = None):
-        body = body if body is not None else Region(Block(arg_types=arg_types))
-        super().__init__(properties={"sym_name": StringAttr(name)}, regions=[body])
-
-    @property
-    def args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.body.block.args)
+        super().__init__(properties={"sym_name": StringAttr(name)},
+                         regions=[flat_body(arg_types, body)])
 
     def verify_(self) -> None:
-        # The open ranges and ifs, innermost last (an if is marked by None).
-        open_blocks: list[SSAValue | None] = []
-        name = self.sym_name.data
-        for op in self.body.block.ops:
-            if isinstance(op, RangeOp):
-                open_blocks.append(op.result)
-            elif isinstance(op, IfOp):
-                open_blocks.append(None)
-            elif isinstance(op, EndOp):
-                if not open_blocks or open_blocks[-1] != op.range:
-                    raise _fail(
-                        self,
-                        f"@{name}: 'pg_uop.end' closes a range that is not the innermost "
-                        "open range or if",
-                    )
-                open_blocks.pop()
-            elif isinstance(op, EndIfOp):
-                if not open_blocks or open_blocks[-1] is not None:
-                    raise _fail(self, f"@{name}: 'pg_uop.endif' does not close an open if")
-                open_blocks.pop()
-            elif op.regions:
-                raise _fail(self, f"@{name}: the body must be flat, found {op.name}")
-        if open_blocks:
-            raise _fail(self, f"@{name}: {len(open_blocks)} range(s) or if(s) never closed")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        name, args = parse_kernel_signature(parser)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(name, [], parser.parse_region(args))
-        if attrs is not None:
-            op.attributes.update(attrs.data)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        # An empty body prints as `{ }`: its block and arguments come from the header.
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+        self.verify_nesting(RangeOp, EndOp, "range", guard=(IfOp, EndIfOp))
 
 
 # ── loops and ids ────────────────────────────────────────────────────────────
@@ -206,7 +148,7 @@ class RangeOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.end.data < self.start.data:
-            raise _fail(self, f"empty range [{self.start.data}, {self.end.data})")
+            raise fail(self, f"empty range [{self.start.data}, {self.end.data})")
 
     @classmethod
     def parse(cls, parser: Parser) -> RangeOp:
@@ -239,7 +181,7 @@ class EndOp(IRDLOperation):
 
     def verify_(self) -> None:
         if not isinstance(self.range.owner, RangeOp):
-            raise _fail(self, "operand must be the result of a pg_uop.range")
+            raise fail(self, "operand must be the result of a pg_uop.range")
 
 
 @irdl_op_definition
@@ -264,7 +206,7 @@ class SpecialOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.dim.data not in (0, 1, 2) or self.size.data < 1:
-            raise _fail(
+            raise fail(
                 self,
                 f"dim must be 0, 1 or 2 and size positive, got {self.dim.data}, {self.size.data}",
             )
@@ -293,9 +235,6 @@ class BarrierOp(IRDLOperation):
 
     name = "pg_uop.barrier"
     assembly_format = "attr-dict"
-
-    def __init__(self) -> None:
-        super().__init__()
 
 
 @irdl_op_definition
@@ -326,9 +265,6 @@ class EndIfOp(IRDLOperation):
     name = "pg_uop.endif"
     assembly_format = "attr-dict"
 
-    def __init__(self) -> None:
-        super().__init__()
-
 
 @irdl_op_definition
 class SharedOp(IRDLOperation):
@@ -352,211 +288,51 @@ class SharedOp(IRDLOperation):
 
 
 @irdl_op_definition
-class AccOp(IRDLOperation):
+class AccOp(CellDeclSyntax):
     """Declare a register and set it to `init` (each time control reaches this op).
 
     %acc = pg_uop.acc 0.0 : f32
     """
 
     name = "pg_uop.acc"
+    CELL_TYPE: ClassVar = AccType
+    CELL_NOUN: ClassVar = "register"
     init = prop_def(FloatAttr | IntegerAttr)
     result = result_def(AccType)
 
-    def __init__(self, init: float | int | bool, element_type: Attribute):
-        super().__init__(
-            properties={"init": scalar_attr(init, element_type)},
-            result_types=[AccType(element_type)],
-        )
-
-    @property
-    def element_type(self) -> Attribute:
-        assert isinstance(self.result.type, AccType)
-        return self.result.type.element_type
-
-    def verify_(self) -> None:
-        if self.init.type != self.element_type:
-            raise _fail(self, f"init type {self.init.type} != register type {self.element_type}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AccOp:
-        value = parse_number(parser)
-        parser.parse_punctuation(":")
-        op = cls(value, parser.parse_type())
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_number(printer, scalar_value(self.init))
-        printer.print_string(" : ")
-        printer.print_attribute(self.element_type)
-        printer.print_op_attributes(self.attributes)
-
 
 @irdl_op_definition
-class AccLoadOp(IRDLOperation):
+class AccLoadOp(CellReadSyntax):
     """Read a register.
 
     %v = pg_uop.acc_load %acc : f32
     """
 
     name = "pg_uop.acc_load"
+    CELL_TYPE: ClassVar = AccType
+    CELL_NOUN: ClassVar = "register"
     acc = operand_def(AccType)
     result = result_def(AnyAttr())
 
-    def __init__(self, acc: SSAValue):
-        assert isinstance(acc.type, AccType)
-        super().__init__(operands=[acc], result_types=[acc.type.element_type])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AccLoadOp:
-        acc = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        (value,) = parser.resolve_operands([acc], [AccType(parser.parse_type())], parser.pos)
-        op = cls(value)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.acc)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
     def verify_(self) -> None:
-        assert isinstance(self.acc.type, AccType)
-        if self.acc.type.element_type != self.result.type:
-            raise _fail(
-                self,
-                f"result type {self.result.type} != register type {self.acc.type.element_type}",
-            )
+        check_cell(self, self.acc, self.result.type, "result", self.CELL_NOUN)
 
 
 @irdl_op_definition
-class AccStoreOp(IRDLOperation):
+class AccStoreOp(CellWriteSyntax):
     """Write a register.
 
     pg_uop.acc_store %acc, %v : f32
     """
 
     name = "pg_uop.acc_store"
+    CELL_TYPE: ClassVar = AccType
+    CELL_NOUN: ClassVar = "register"
     acc = operand_def(AccType)
     value = operand_def(AnyAttr())
 
-    def __init__(self, acc: SSAValue, value: SSAValue):
-        super().__init__(operands=[acc, value])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AccStoreOp:
-        acc = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        value = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        acc_v, value_v = parser.resolve_operands([acc, value], [AccType(t), t], parser.pos)
-        op = cls(acc_v, value_v)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.acc)
-        printer.print_string(", ")
-        printer.print_operand(self.value)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
-
-    def verify_(self) -> None:
-        assert isinstance(self.acc.type, AccType)
-        if self.acc.type.element_type != self.value.type:
-            raise _fail(
-                self, f"value type {self.value.type} != register type {self.acc.type.element_type}"
-            )
-
 
 # ── memory ───────────────────────────────────────────────────────────────────
-
-
-class MaskedLoadSyntax:
-    """Syntax and checks shared by `pg_uop.load` and `pg_loop.load`:
-
-    %v = <op> %buf[%i] : !pg.buffer<32xf32> -> f32
-    %w = <op> %buf[%i] if %m else 0.0 : !pg.buffer<32xf32> -> f32
-    """
-
-    # The op classes declare `buffer`, `index`, `mask`, `other` and `result` (IRDL forbids
-    # annotations on a mixin, so they are not repeated here).
-
-    @staticmethod
-    def load_properties(
-        buffer: SSAValue, mask: SSAValue | None, other: float | int | bool
-    ) -> tuple[dict[str, Attribute], Attribute]:
-        assert isinstance(buffer.type, BufferType)
-        dtype = buffer.type.element_type
-        return ({"other": scalar_attr(other, dtype)} if mask is not None else {}), dtype
-
-    def verify_(self: Any) -> None:
-        assert isinstance(self.buffer.type, BufferType)
-        if self.buffer.type.element_type != self.result.type:
-            raise _fail(
-                self,
-                f"result type {self.result.type} != buffer element type "
-                f"{self.buffer.type.element_type}",
-            )
-        if (self.mask is None) != (self.other is None):
-            raise _fail(self, "a mask needs an 'other' value and vice versa")
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        buffer = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        idx = parser.parse_unresolved_operand()
-        parser.parse_punctuation("]")
-        mask, other = None, 0
-        if parser.parse_optional_keyword("if") is not None:
-            mask = parser.parse_unresolved_operand()
-            parser.parse_keyword("else")
-            other = parse_number(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        buffer_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        parser.parse_type()
-        names = [buffer, idx] + ([mask] if mask is not None else [])
-        types = [buffer_type, IndexType()] + ([i1] if mask is not None else [])
-        values = parser.resolve_operands(names, types, parser.pos)
-        op = cls(values[0], values[1], values[2] if mask is not None else None, other)  # type: ignore[call-arg]
-        op.attributes.update(attrs)  # pyright: ignore[reportAttributeAccessIssue]
-        return op
-
-    def print(self: Any, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.buffer)
-        printer.print_string("[")
-        printer.print_operand(self.index)
-        printer.print_string("]")
-        if self.mask is not None and self.other is not None:
-            printer.print_string(" if ")
-            printer.print_operand(self.mask)
-            printer.print_string(" else ")
-            print_number(printer, scalar_value(self.other))
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-
-def check_store(op: IRDLOperation, value: SSAValue, buffer: SSAValue) -> None:
-    assert isinstance(buffer.type, BufferType)
-    if buffer.type.element_type != value.type:
-        raise _fail(
-            op, f"value type {value.type} != buffer element type {buffer.type.element_type}"
-        )
 
 
 @irdl_op_definition
@@ -611,7 +387,7 @@ class StoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConstOp(IRDLOperation):
+class ConstOp(ConstSyntax):
     """A scalar constant (also `index` constants).
 
     %c = pg_uop.const 1.5 : f32
@@ -621,36 +397,6 @@ class ConstOp(IRDLOperation):
     value = prop_def(FloatAttr | IntegerAttr)
     result = result_def(AnyAttr())
     traits = traits_def(Pure(), ConstantLike())
-
-    def __init__(self, value: float | int | bool, result_type: Attribute):
-        if isinstance(result_type, IndexType):
-            attr: Attribute = IntegerAttr(int(value), result_type)
-        else:
-            attr = scalar_attr(value, result_type)
-        super().__init__(properties={"value": attr}, result_types=[result_type])
-
-    @property
-    def scalar(self) -> float | int:
-        return scalar_value(self.value)
-
-    def verify_(self) -> None:
-        if self.value.type != self.result.type:
-            raise _fail(self, f"value type {self.value.type} != result type {self.result.type}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstOp:
-        value = parse_number(parser)
-        parser.parse_punctuation(":")
-        op = cls(value, parser.parse_type())
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_number(printer, self.scalar)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-        printer.print_op_attributes(self.attributes)
 
 
 @irdl_op_definition
@@ -677,9 +423,9 @@ class UnaryOp(IRDLOperation):
     def verify_(self) -> None:
         kind, t = self.kind.data, self.input.type
         if kind == UnaryKind.NOT and is_float(t):
-            raise _fail(self, f"'not' needs a bool or integer, got {t}")
+            raise fail(self, f"'not' needs a bool or integer, got {t}")
         if kind not in (UnaryKind.NOT, UnaryKind.NEG) and not is_float(t):
-            raise _fail(self, f"'{kind}' needs a float, got {t}")
+            raise fail(self, f"'{kind}' needs a float, got {t}")
 
 
 @irdl_op_definition
@@ -707,7 +453,7 @@ class BinaryOp(IRDLOperation):
     def verify_(self) -> None:
         kind, t = self.kind.data, self.lhs.type
         if kind in (BinaryKind.AND, BinaryKind.OR, BinaryKind.XOR, BinaryKind.MOD) and is_float(t):
-            raise _fail(self, f"'{kind}' needs bool or integer operands, got {t}")
+            raise fail(self, f"'{kind}' needs bool or integer operands, got {t}")
         if is_bool(t) and kind not in (
             BinaryKind.AND,
             BinaryKind.OR,
@@ -715,7 +461,7 @@ class BinaryOp(IRDLOperation):
             BinaryKind.MAX,
             BinaryKind.MIN,
         ):
-            raise _fail(self, f"'{kind}' is not defined on i1")
+            raise fail(self, f"'{kind}' is not defined on i1")
 
 
 @irdl_op_definition
@@ -741,7 +487,7 @@ class CmpOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WhereOp(IRDLOperation):
+class WhereOp(target_ops.SelectionOp):
     """Scalar select: `cond ? lhs : rhs`.
 
     %r = pg_uop.where %c, %x, %y : f32
@@ -756,14 +502,9 @@ class WhereOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($result)"
 
-    def __init__(
-        self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation
-    ):
-        super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
-
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(target_ops.ConversionOp):
     """Scalar type conversion (C rules: float to int truncates toward zero; to bool is `!= 0`).
 
     %r = pg_uop.cast %x : f32 to i32
@@ -774,9 +515,6 @@ class CastOp(IRDLOperation):
     result = result_def(AnyAttr())
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
-
-    def __init__(self, x: SSAValue | Operation, result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type])
 
 
 ALU_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     i1,
@@ -27,7 +28,9 @@ ScalarAttr = FloatAttr | IntegerAttr
 
 
 def scalar_attr(value: float | int | bool, element_type: Attribute) -> ScalarAttr:
-    """The attribute holding `value` for an element of `element_type`."""
+    """The attribute holding `value` for an element of `element_type` (or an index)."""
+    if isinstance(element_type, IndexType):
+        return IntegerAttr(int(value), element_type)
     if is_float(element_type):
         return FloatAttr(float(value), element_type)  # type: ignore[arg-type]
     assert isinstance(element_type, IntegerType), element_type

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Self
 
+from picograd.frontend.autograd import Context, is_grad_enabled
 from picograd.frontend.dtype import DType
 from picograd.frontend.lazy import LazyOp, shape_error
 
@@ -48,24 +49,36 @@ def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[in
 
 
 class TensorBase:
-    """A lazy tensor: a reference to a `LazyOp` node. Ops return new tensors."""
+    """A lazy tensor: a reference to a `LazyOp` node. Ops return new tensors.
 
-    __slots__ = ("__weakref__", "_node")
+    Autograd state (see autograd.py): `requires_grad`, `grad` (a tensor once a backward
+    reached this leaf) and `_ctx` (how a tensor that requires grad was made; None on leaves).
+    """
+
+    __slots__ = ("__weakref__", "_ctx", "_node", "grad", "requires_grad")
 
     _node: LazyOp
+    _ctx: Context | None
+    grad: Any
+    requires_grad: bool
 
     @classmethod
     def _from_node(cls, node: LazyOp) -> Self:
         t = object.__new__(cls)
-        t._node = node
+        t._node, t._ctx, t.grad, t.requires_grad = node, None, None, False
         return t
 
     def _make(self, op: str, src: tuple[TensorBase, ...], arg: Any, shape: tuple[int, ...],
               dtype: DType | None = None) -> Self:
-        """A new tensor whose node applies `op` to the nodes of `src` (same device)."""
+        """A new tensor whose node applies `op` to the nodes of `src` (same device); it
+        records its context for autograd when grad mode is on and a source requires grad."""
         node = LazyOp(op, tuple(s._node for s in src), arg, shape,
                       self._node.dtype if dtype is None else dtype, self._node.device)
-        return type(self)._from_node(node)
+        out = type(self)._from_node(node)
+        if is_grad_enabled() and any(s.requires_grad for s in src):
+            out.requires_grad = True
+            out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
+        return out
 
     def _const(self, value: Scalar, shape: tuple[int, ...], dtype: DType) -> Self:
         """A tensor of `shape` filled with `value` (a pg_tensor.const), on this device."""

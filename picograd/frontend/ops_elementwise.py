@@ -9,7 +9,7 @@ functions (exp, log, sqrt, sin) compute in float32. On bools, `+` is `or` and `*
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Self, cast
 
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.errors import DeviceError
@@ -49,8 +49,8 @@ class ElementwiseOps(MovementOps):
         out: list[Self] = []
         for o in (self, *others):
             if isinstance(o, TensorBase):
-                t = self._from_node(o._node)
-                out.append(t._broadcast_to(shape).cast(dtype))
+                same_class = cast("Self", o)  # every tensor of a graph is of one class
+                out.append(same_class._broadcast_to(shape).cast(dtype))
             else:
                 dtype_of_scalar(o)  # rejects non-scalars with a DTypeError
                 out.append(self._const(o, shape, dtype))

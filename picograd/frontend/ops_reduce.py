@@ -78,7 +78,7 @@ class ReduceOps(ElementwiseOps):
         self._check_device("matmul", other)
         dt = promote(self.dtype, other.dtype)
         dt = int32 if dt.is_bool else dt  # bools are multiplied and summed as int32
-        a, b = self.cast(dt), self._from_node(other._node).cast(dt)
+        a, b = self.cast(dt), other.cast(dt)  # type: ignore[attr-defined]
         if a.ndim == 0 or b.ndim == 0:
             raise shape_error("matmul", f"needs at least 1-D operands, got shapes {self.shape} "
                                         f"and {other.shape}")

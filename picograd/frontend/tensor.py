@@ -19,9 +19,11 @@ from typing import Any, Self
 import numpy as np
 
 from picograd.errors import DeviceError
+from picograd.frontend import autograd
+from picograd.frontend.autograd import AutogradError
 from picograd.frontend.base import Scalar, TensorBase, shape_arg
 from picograd.frontend.dtype import DType, dtype_of_array, dtype_of_scalar, float32, int32, to_dtype
-from picograd.frontend.lazy import LazyOp, shape_error, user_location
+from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_reduce import ReduceOps
 from picograd.frontend.realize import realize
 from picograd.runtimes.base import canonical_device_name
@@ -72,7 +74,8 @@ class Tensor(ReduceOps):
 
     __slots__ = ()
 
-    def __init__(self, data: Any, dtype: object = None, device: str | None = None):
+    def __init__(self, data: Any, dtype: object = None, device: str | None = None,
+                 requires_grad: bool = False):
         if isinstance(data, TensorBase):
             src = data.realize() if isinstance(data, Tensor) else data
             dt = to_dtype(dtype) if dtype is not None else src.dtype
@@ -81,7 +84,10 @@ class Tensor(ReduceOps):
         else:
             array, dt = _to_array(data, None if dtype is None else to_dtype(dtype))
             dev = _device("CPU" if device is None else device)
-        self._node = LazyOp.leaf(array, dt, dev)
+        self._node, self._ctx, self.grad = LazyOp.leaf(array, dt, dev), None, None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_()
 
     # ── creation ────────────────────────────────────────────────────────────
 
@@ -185,8 +191,27 @@ class Tensor(ReduceOps):
             return self
         return Tensor._leaf(self._data(), self.dtype, dev)
 
-    def detach(self) -> Self:
+    # ── autograd ────────────────────────────────────────────────────────────
+
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
+        """Make this leaf record the ops built on it, so `backward` fills its `.grad`."""
+        if requires_grad and not self.dtype.is_float:
+            raise dtype_error("requires_grad_", f"only float tensors can require grad, this is "
+                                                f"{self.dtype.name}")
+        if not requires_grad and self._ctx is not None:
+            raise AutogradError("requires_grad_(False) on a non-leaf tensor; use detach()\n"
+                                f"  at {user_location()}")
+        self.requires_grad = requires_grad
         return self
+
+    def detach(self) -> Self:
+        """The same values, cut from the autograd graph (no copy)."""
+        return self._from_node(self._node)
+
+    def backward(self, gradient: Tensor | None = None) -> None:
+        """Accumulate the gradient of this tensor with respect to every leaf that requires
+        grad into the leaf's `.grad` (lazily). A scalar needs no `gradient`."""
+        autograd.backward(self, gradient)
 
     def __repr__(self) -> str:
         node = self._node

@@ -28,7 +28,6 @@ The output compiles with `cc -O2 -shared -fPIC -std=c11 ... -lm` (see
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 
 import numpy as np
@@ -47,11 +46,9 @@ from picograd.dialects import pg_c
 from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned
 from picograd.dialects.pg import BufferType
 from picograd.dialects.syntax import scalar_value
+from picograd.lowering.kernel_source import KernelSource
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,23}")
-
 
 class CSourceError(ValueError):
     """The module holds something `module_to_c` cannot print (a malformed pg_c.func)."""
@@ -198,33 +195,15 @@ def _value_expr(op: Operation, names: Names) -> str:
     raise CSourceError(f"{op.name} is not a pg_c value op")
 
 
-class _FuncPrinter:
+class _FuncPrinter(KernelSource):
     """Names the values of one `pg_c.func` and prints it line by line."""
 
+    ERROR = CSourceError
+    BLOCKS = "loop"
+
     def __init__(self, func: pg_c.FuncOp):
+        super().__init__(func.sym_name.data)
         self.func = func
-        self.names: dict[SSAValue, str] = {}  # the values in scope
-        self.count = 0
-        self.lines: list[str] = []
-        self.depth = 1
-
-    def name(self, value: SSAValue) -> str:
-        if (known := self.names.get(value)) is not None:
-            return known
-        raise CSourceError(f"@{self.func.sym_name.data}: a value is used before its definition "
-                           f"or outside the loop that defines it ({value.owner})")
-
-    def define(self, value: SSAValue, prefix: str) -> str:
-        # `v3_idx`: unique by the counter, readable by the IR's name hint when it has one.
-        hint = value.name_hint
-        suffix = f"_{hint}" if hint and _IDENTIFIER.fullmatch(hint) else ""
-        name = f"{prefix}{self.count}{suffix}"
-        self.count += 1
-        self.names[value] = name
-        return name
-
-    def emit(self, line: str) -> None:
-        self.lines.append("  " * self.depth + line)
 
     def run(self) -> str:
         restrict = " restrict" if self.func.restrict is not None else ""
@@ -233,24 +212,19 @@ class _FuncPrinter:
             assert isinstance(arg.type, BufferType)
             self.names[arg] = f"p{i}"
             params.append(f"{_storage_type(arg.type.element_type)}*{restrict} p{i}")
-        header = f"void {self.func.sym_name.data}({', '.join(params) or 'void'}) {{"
-        scopes: list[set[SSAValue]] = [set()]
+        header = f"void {self.kernel}({', '.join(params) or 'void'}) {{"
         for op in self.func.body.block.ops:
-            self._statement(op, scopes)
+            self._statement(op)
         return "\n".join([header, *self.lines, "}"]) + "\n"
 
-    def _statement(self, op: Operation, scopes: list[set[SSAValue]]) -> None:
+    def _statement(self, op: Operation) -> None:
         if isinstance(op, pg_c.ForOp):
             i = self.define(op.result, "i")
-            self.emit(f"for (int64_t {i} = {op.start.data}; {i} < {op.end.data}; {i}++) {{")
-            self.depth += 1
-            scopes.append({op.result})
+            self.open_block(f"for (int64_t {i} = {op.start.data}; {i} < {op.end.data}; {i}++) {{",
+                            [op.result])
             return
         if isinstance(op, pg_c.EndForOp):
-            self.depth -= 1
-            self.emit("}")
-            for value in scopes.pop():  # C scoping: what the loop declared ends with it
-                del self.names[value]
+            self.close_block()  # C scoping: what the loop declared ends with it
             return
         if isinstance(op, pg_c.StoreOp):
             value = self.name(op.value)
@@ -263,13 +237,11 @@ class _FuncPrinter:
             return
         if isinstance(op, pg_c.DeclOp):
             init = c_literal(scalar_value(op.init), op.element_type)
-            self.emit(f"{c_type(op.element_type)} {self.define(op.result, 'acc')} = {init};")
-            scopes[-1].add(op.result)
+            self.emit(f"{c_type(op.element_type)} {self.declare(op.result, 'acc')} = {init};")
             return
         expr = _value_expr(op, self.name)
         (result,) = op.results
-        self.emit(f"{c_type(result.type)} {self.define(result, 'v')} = {expr};")
-        scopes[-1].add(result)
+        self.emit(f"{c_type(result.type)} {self.declare(result, 'v')} = {expr};")
 
 
 def func_to_c(func: pg_c.FuncOp) -> str:

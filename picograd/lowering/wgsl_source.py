@@ -50,10 +50,10 @@ from picograd.dialects import pg_wgsl
 from picograd.dialects.dtypes import is_bool, is_float
 from picograd.dialects.pg import BufferType
 from picograd.dialects.syntax import scalar_value
+from picograd.lowering.kernel_source import KernelSource
 
 HEADER = "// picograd: one compute entry point per kernel\n"
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,23}")
 _KERNEL_NAME = re.compile(r"(?!__)[A-Za-z_][A-Za-z0-9_]*")
 _TYPES: dict[Attribute, str] = {f32: "f32", i32: "i32", i1: "bool"}
 _AXES = "xyz"
@@ -207,39 +207,20 @@ def _value_expr(op: Operation, names: Names, helpers: set[str]) -> str:
 # ── functions ────────────────────────────────────────────────────────────────
 
 
-class _FnPrinter:
+class _FnPrinter(KernelSource):
     """Names the values of one `pg_wgsl.fn` and prints its declarations and entry point."""
 
+    ERROR = WgslSourceError
+    BLOCKS = "loop or if"
+
     def __init__(self, fn: pg_wgsl.FuncOp, helpers: set[str]):
+        super().__init__(fn.sym_name.data)
         self.fn = fn
-        self.kernel = fn.sym_name.data
         if not _KERNEL_NAME.fullmatch(self.kernel) or self.kernel in HELPERS:
             raise WgslSourceError(f"kernel name {self.kernel!r} is not a WGSL identifier or "
                                   "is taken by a helper function")
         self.helpers = helpers  # the helper functions the module needs
-        self.names: dict[SSAValue, str] = {}  # the values in scope
-        self.count = 0
         self.globals: list[str] = []  # module-scope declarations of this kernel
-        self.lines: list[str] = []
-        self.depth = 1
-
-    def name(self, value: SSAValue) -> str:
-        if (known := self.names.get(value)) is not None:
-            return known
-        raise WgslSourceError(f"@{self.kernel}: a value is used before its definition or "
-                              f"outside the loop or if that defines it ({value.owner})")
-
-    def define(self, value: SSAValue, prefix: str) -> str:
-        # `v3_idx`: unique by the counter, readable by the IR's name hint when it has one.
-        hint = value.name_hint
-        suffix = f"_{hint}" if hint and _IDENTIFIER.fullmatch(hint) else ""
-        name = f"{prefix}{self.count}{suffix}"
-        self.count += 1
-        self.names[value] = name
-        return name
-
-    def emit(self, line: str) -> None:
-        self.lines.append("  " * self.depth + line)
 
     def run(self) -> str:
         for i, arg in enumerate(self.fn.args):
@@ -248,9 +229,8 @@ class _FnPrinter:
             element = storage_type(arg.type.element_type)
             self.globals.append(f"@group(0) @binding({i}) var<storage, read_write> {name}: "
                                 f"array<{element}>;")
-        scopes: list[set[SSAValue]] = [set()]
         for op in self.fn.body.block.ops:
-            self._statement(op, scopes)
+            self._statement(op)
         _, block = self.fn.launch
         params = ", ".join(f"@builtin({kind}) {name}: vec3<u32>"
                            for kind, name in _BUILTIN_PARAMS.items())
@@ -258,21 +238,16 @@ class _FnPrinter:
                   f"fn {self.kernel}({params}) {{"]
         return "\n".join([*self.globals, "", *header, *self.lines, "}"]) + "\n"
 
-    def _statement(self, op: Operation, scopes: list[set[SSAValue]]) -> None:
+    def _statement(self, op: Operation) -> None:
         match op:
             case pg_wgsl.ForOp():
                 i = self.define(op.result, "i")
-                self.emit(f"for (var {i}: i32 = {op.start.data}; {i} < {op.end.data}; "
-                          f"{i}++) {{")
-                self._open(scopes, {op.result})
+                self.open_block(f"for (var {i}: i32 = {op.start.data}; {i} < {op.end.data}; "
+                                f"{i}++) {{", [op.result])
             case pg_wgsl.IfOp():
-                self.emit(f"if ({self.name(op.cond)}) {{")
-                self._open(scopes, set())
+                self.open_block(f"if ({self.name(op.cond)}) {{")
             case pg_wgsl.EndForOp() | pg_wgsl.EndIfOp():
-                self.depth -= 1
-                self.emit("}")
-                for value in scopes.pop():  # WGSL scoping: what the block declared ends
-                    del self.names[value]
+                self.close_block()  # WGSL scoping: what the block declared ends
             case pg_wgsl.BarrierOp():
                 self.emit("workgroupBarrier();")
             case pg_wgsl.WorkgroupOp():
@@ -294,18 +269,12 @@ class _FnPrinter:
                 self.emit(f"{self.name(op.var)} = {self.name(op.value)};")
             case pg_wgsl.VarOp():
                 init = wgsl_literal(scalar_value(op.init), op.element_type)
-                var = self.define(op.result, "acc")
+                var = self.declare(op.result, "acc")
                 self.emit(f"var {var}: {wgsl_type(op.element_type)} = {init};")
-                scopes[-1].add(op.result)
             case _:
                 expr = _value_expr(op, self.name, self.helpers)
                 (result,) = op.results
-                self.emit(f"let {self.define(result, 'v')} = {expr};")
-                scopes[-1].add(result)
-
-    def _open(self, scopes: list[set[SSAValue]], declared: set[SSAValue]) -> None:
-        self.depth += 1
-        scopes.append(declared)
+                self.emit(f"let {self.declare(result, 'v')} = {expr};")
 
 
 def fn_to_wgsl(fn: pg_wgsl.FuncOp, helpers: set[str]) -> str:

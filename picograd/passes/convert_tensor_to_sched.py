@@ -82,16 +82,19 @@ class ConvertTensorToSchedPass(ModulePass):
     """Lower `pg_tensor` (stage 1) to `pg_sched` kernels plus a buffer schedule (stage 2).
 
     Input dialects: builtin, func, pg_tensor. Output dialects: builtin, func, pg_sched,
-    pg_tensor (inside kernels only). See the module docstring for the guarantee.
+    pg_tensor (inside kernels only). See the module docstring for the guarantee. Option
+    `max-buffers` (0: no limit) caps the buffers of a kernel, its output included (a GPU
+    target's binding limit; see kernel_grouping.py).
     """
 
     name = "convert-tensor-to-sched"
+    max_buffers: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         main = _find_main(op)
         arg_types = [buffer_type(_tensor_type(a, "an argument of @main"))
                      for a in main.body.block.args]
-        grouping = group_kernels(main)
+        grouping = group_kernels(main, self.max_buffers or None)
 
         new_block = Block(arg_types=arg_types)
         buffers: dict[SSAValue, SSAValue] = {}

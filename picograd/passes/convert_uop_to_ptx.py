@@ -81,10 +81,14 @@ from picograd.dialects import pg_ptx, pg_uop
 from picograd.dialects.pg import BinaryKind, BufferType, CmpKind, SpecialKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
 from picograd.lowering.ptx_source import ptx_immediate
-from picograd.passes.uop_kernels import replace_kernels
+from picograd.passes.uop_kernels import gpu_launch, replace_kernels
 
 PASS_NAME = "convert-uop-to-ptx"
 INDEX_BITS = capabilities("ptx").index_bits  # 32
+
+# The error for a special other than group_id / local_id (`{kind}` is its kind).
+_UNSUPPORTED_SPECIAL = ("pg_uop.special {kind} has no PTX lowering: run uop-gpu-map first (it "
+                        "maps work items to group_id and local_id)")
 
 _AXES = "xyz"
 _SPECIAL_REGISTERS = {SpecialKind.GROUP_ID: "ctaid", SpecialKind.LOCAL_ID: "tid"}
@@ -186,7 +190,7 @@ class _EntryLowering:
     def __init__(self, kernel: pg_uop.KernelOp):
         self.kernel = kernel
         self.name = kernel.sym_name.data
-        grid, block = self._launch_dims()
+        grid, block = gpu_launch(kernel, self._fail, _UNSUPPORTED_SPECIAL)
         self.entry = pg_ptx.EntryOp(self.name, [a.type for a in kernel.args], grid, block)
         self.prologue: list[Operation] = []  # hoisted: params, specials, shared, constants
         self.body: list[Operation] = []
@@ -209,22 +213,6 @@ class _EntryLowering:
 
     def _fail(self, message: str) -> PassFailedException:
         return PassFailedException(f"{PASS_NAME}: @{self.name}: {message}")
-
-    def _launch_dims(self) -> tuple[list[int], list[int]]:
-        dims = {SpecialKind.GROUP_ID: [1, 1, 1], SpecialKind.LOCAL_ID: [1, 1, 1]}
-        seen: dict[tuple[SpecialKind, int], int] = {}
-        for op in self.kernel.body.block.ops:
-            if not isinstance(op, pg_uop.SpecialOp):
-                continue
-            kind, dim, size = op.kind.data, op.dim.data, op.size.data
-            if kind not in dims:
-                raise self._fail(f"pg_uop.special {kind} has no PTX lowering: run uop-gpu-map "
-                                 "first (it maps work items to group_id and local_id)")
-            if seen.setdefault((kind, dim), size) != size:
-                raise self._fail(f"pg_uop.special {kind} {dim} has two sizes, "
-                                 f"{seen[(kind, dim)]} and {size}")
-            dims[kind][dim] = size
-        return dims[SpecialKind.GROUP_ID], dims[SpecialKind.LOCAL_ID]
 
     # ── emitting ────────────────────────────────────────────────────────────
 

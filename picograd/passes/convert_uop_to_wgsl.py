@@ -52,9 +52,13 @@ from picograd.dialects import pg_uop, pg_wgsl
 from picograd.dialects.dtypes import is_bool, is_float
 from picograd.dialects.pg import BinaryKind, BufferType, CmpKind, SpecialKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
-from picograd.passes.uop_kernels import replace_kernels
+from picograd.passes.uop_kernels import gpu_launch, replace_kernels
 
 PASS_NAME = "convert-uop-to-wgsl"
+
+# The error for a special other than group_id / local_id (`{kind}` is its kind).
+_UNSUPPORTED_SPECIAL = ("pg_uop.special {kind} is not supported by the WGSL target (uop-gpu-map "
+                        "gives group_id and local_id)")
 
 _BINARY = {BinaryKind.ADD: "+", BinaryKind.SUB: "-", BinaryKind.MUL: "*", BinaryKind.DIV: "/",
            BinaryKind.MOD: "%", BinaryKind.AND: "&", BinaryKind.OR: "|", BinaryKind.XOR: "^",
@@ -106,7 +110,7 @@ class _FnLowering:
         for arg in kernel.args:
             assert isinstance(arg.type, BufferType)
             self._type(arg.type.element_type, f"buffer {arg.type}")
-        grid, block = self._launch()
+        grid, block = gpu_launch(kernel, self._fail, _UNSUPPORTED_SPECIAL)
         self.fn = pg_wgsl.FuncOp(self.name, [a.type for a in kernel.args], grid, block)
         self.block: Block = self.fn.body.block
         self.values: dict[SSAValue, SSAValue] = dict(zip(kernel.args, self.block.args,
@@ -132,22 +136,6 @@ class _FnLowering:
         if not capabilities("wgsl").supports(t):
             raise self._fail(f"{what}: WGSL has no {t} (it has f32, i32 and bool)")
         return t
-
-    def _launch(self) -> tuple[list[int], list[int]]:
-        dims = {SpecialKind.GROUP_ID: [1, 1, 1], SpecialKind.LOCAL_ID: [1, 1, 1]}
-        seen: dict[tuple[SpecialKind, int], int] = {}
-        for op in self.kernel.body.block.ops:
-            if not isinstance(op, pg_uop.SpecialOp):
-                continue
-            kind, dim, size = op.kind.data, op.dim.data, op.size.data
-            if kind not in dims:
-                raise self._fail(f"pg_uop.special {kind} is not supported by the WGSL target "
-                                 "(uop-gpu-map gives group_id and local_id)")
-            if seen.setdefault((kind, dim), size) != size:
-                raise self._fail(f"pg_uop.special {kind} {dim} has two sizes, "
-                                 f"{seen[(kind, dim)]} and {size}")
-            dims[kind][dim] = size
-        return dims[SpecialKind.GROUP_ID], dims[SpecialKind.LOCAL_ID]
 
     def _find_escapes(self) -> None:
         values = (*pg_uop.ALU_OPS, pg_uop.LoadOp, pg_uop.AccLoadOp, pg_uop.SpecialOp)

@@ -18,6 +18,11 @@ A live value (one the graph results depend on) is materialised when it is
   its operands, where function arguments, constants and materialised values cost 0 (it
   over-counts shared sub-cones, which only makes the rule more eager to materialise).
 
+With a buffer limit (a target's `max_buffers`, e.g. 8 bindings on WebGPU), a kernel may read
+at most `limit - 1` buffers besides the one it writes: walking the live ops in program order
+with the set of buffers each fused value reads, an op whose operands together read too many
+gets its widest-reading fused operand materialised (repeatedly), so every kernel fits.
+
 Constants are never read from a buffer: every kernel that uses one recreates it (a returned
 constant still gets a kernel that fills its result buffer). Because a
 consumed reduce is always materialised, recomputing a shared value never duplicates a
@@ -59,8 +64,9 @@ class Grouping:
     results: tuple[SSAValue, ...]
 
 
-def group_kernels(main: func.FuncOp) -> Grouping:
-    """Decide the kernels of `@main` (whose body is `pg_tensor` ops and one `func.return`)."""
+def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping:
+    """Decide the kernels of `@main` (whose body is `pg_tensor` ops and one `func.return`);
+    with `max_buffers`, no kernel uses more buffers (reads plus its output) than that."""
     ops = list(main.body.block.ops)
     ret = ops[-1]
     assert isinstance(ret, func.ReturnOp), "a verified func.func ends in func.return"
@@ -68,6 +74,14 @@ def group_kernels(main: func.FuncOp) -> Grouping:
     live = _live_ops(body, ret.operands)
     decide = _Decider(set(ret.operands), live)
     materialised = [op.results[0] for op in body if op in live and decide(op)]
+    if max_buffers is not None:
+        if max_buffers < 3:
+            raise ValueError(f"a kernel needs up to 3 input buffers and 1 output, got a limit "
+                             f"of {max_buffers}")
+        extra = _split_wide_reads(body, live, decide.is_buffer, max_buffers - 1)
+        if extra:
+            chosen = set(materialised) | extra
+            materialised = [op.results[0] for op in body if op.results[0] in chosen]
     position = {op: n for n, op in enumerate(body)}
     kernels = tuple(_kernel(root, decide.is_buffer, position) for root in materialised)
     return Grouping(kernels, tuple(ret.operands))
@@ -106,6 +120,30 @@ class _Decider:
         elif not materialise:
             self.cost[value] = cost
         return materialise
+
+
+def _split_wide_reads(body: Sequence[Operation], live: set[Operation], is_buffer: set[SSAValue],
+                      max_reads: int) -> set[SSAValue]:
+    """Materialise fused values until no kernel reads more than `max_reads` buffers; returns
+    the values added (they are also added to `is_buffer`)."""
+    reads: dict[SSAValue, frozenset[SSAValue]] = {}  # buffers a fused value's cone reads
+    added: set[SSAValue] = set()
+
+    def read_set(x: SSAValue) -> frozenset[SSAValue]:
+        if isinstance(x, BlockArgument) or x in is_buffer:
+            return frozenset((x,))
+        return reads.get(x, frozenset())  # a constant reads nothing
+
+    for op in body:
+        if op not in live:
+            continue
+        while len(union := frozenset().union(*map(read_set, op.operands))) > max_reads:
+            widest = max((x for x in op.operands if len(read_set(x)) > 1),
+                         key=lambda x: len(read_set(x)))
+            is_buffer.add(widest)
+            added.add(widest)
+        reads[op.results[0]] = union
+    return added
 
 
 def _live_ops(body: Sequence[Operation], results: Sequence[SSAValue]) -> set[Operation]:

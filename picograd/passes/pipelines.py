@@ -35,11 +35,12 @@ from picograd.passes.registry import PassGetter, all_passes
 
 CPU_LLVM = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-llvm"  # noqa: E501
 CPU_C = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-c"  # noqa: E501
-# GPU targets share the CPU pipeline up to `cse`, then map the global ranges onto work groups
-# and work items and legalise for the target's capabilities. No `cse` after the mapping:
-# it could merge an op under a guard (`pg_uop.if`) with one after the guard's `endif`.
+# GPU targets share the CPU pipeline up to `cse` (WebGPU's kernels are split to fit its 8
+# storage-buffer bindings, `capabilities("wgsl").max_buffers`), then map the global ranges
+# onto work groups and work items and legalise for the target's capabilities. No `cse` after
+# the mapping: it could merge an op under a guard (`pg_uop.if`) with one after its `endif`.
 GPU_PTX = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=ptx},uop-legalize{target=ptx},uop-simplify,convert-uop-to-ptx"  # noqa: E501
-GPU_WGSL = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=wgsl},uop-legalize{target=wgsl},uop-simplify,convert-uop-to-wgsl"  # noqa: E501
+GPU_WGSL = "tensor-simplify,convert-tensor-to-sched{max-buffers=8},convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=wgsl},uop-legalize{target=wgsl},uop-simplify,convert-uop-to-wgsl"  # noqa: E501
 
 DEFAULT_PIPELINES: dict[str, str] = {"llvm": CPU_LLVM, "c": CPU_C, "ptx": GPU_PTX,
                                      "wgsl": GPU_WGSL}

@@ -264,3 +264,43 @@ def test_missing_main_and_empty_tensors_are_errors():
           %x = pg_tensor.unary exp %a : tensor<0x4xf32>
           func.return %x : tensor<0x4xf32>
         }""")
+
+
+# ── a buffer limit (WebGPU's bindings) ───────────────────────────────────────
+
+
+def _sum_of_inputs(n: int) -> str:
+    args = ", ".join(f"%a{i}: tensor<4xf32>" for i in range(n))
+    lines = [f"func.func @main({args}) -> tensor<4xf32> {{", "  %s0 = pg_tensor.binary add "
+             "%a0, %a1 : tensor<4xf32>"]
+    for i in range(2, n):
+        lines.append(f"  %s{i - 1} = pg_tensor.binary add %s{i - 2}, %a{i} : tensor<4xf32>")
+    lines += [f"  func.return %s{n - 2} : tensor<4xf32>", "}"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("limit", [4, 5, 8])
+def test_max_buffers_splits_wide_kernels_and_keeps_the_result(limit: int) -> None:
+    import numpy as np
+
+    from picograd.interpreter import run
+
+    ctx = make_context()
+    text = _sum_of_inputs(11)
+    module = Parser(ctx, text).parse_module()
+    ConvertTensorToSchedPass(max_buffers=limit).apply(ctx, module)
+    module.verify()
+    ks = kernels(module)
+    assert len(ks) > 1
+    assert all(len(k.body.block.args) <= limit for k in ks)
+    inputs = [np.full(4, float(i), np.float32) for i in range(11)]
+    (got,) = run(module, inputs)
+    np.testing.assert_array_equal(np.ravel(got), np.full(4, 55.0, np.float32))
+    assert len(kernels(lower(text))) == 1  # no limit: one fused kernel
+
+
+def test_max_buffers_below_an_ops_operands_is_refused() -> None:
+    ctx = make_context()
+    module = Parser(ctx, _sum_of_inputs(3)).parse_module()
+    with pytest.raises(ValueError, match="limit of 2"):
+        ConvertTensorToSchedPass(max_buffers=2).apply(ctx, module)

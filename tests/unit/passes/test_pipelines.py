@@ -70,7 +70,10 @@ def test_default_pipelines_are_the_documented_strings() -> None:
     for target in ("ptx", "wgsl"):
         gpu = (f"uop-gpu-map{{target={target}}},uop-legalize{{target={target}}},uop-simplify,"
                f"convert-uop-to-{target}")
-        assert common + gpu == P.DEFAULT_PIPELINES[target]
+        fit = "convert-tensor-to-sched{max-buffers=8}" if target == "wgsl" else None
+        expected = common + gpu if fit is None else (common + gpu).replace(
+            "convert-tensor-to-sched", fit)
+        assert expected == P.DEFAULT_PIPELINES[target]
     assert P.DEFAULT_PIPELINES == {"llvm": P.CPU_LLVM, "c": P.CPU_C, "ptx": P.GPU_PTX,
                                    "wgsl": P.GPU_WGSL}
     for spec in P.DEFAULT_PIPELINES.values():
@@ -276,3 +279,10 @@ def test_verify_each_checks_the_input() -> None:
     module.body.block.first_op.body.block.last_op.detach()  # type: ignore[union-attr]
     with pytest.raises(P.PipelineVerifyError, match="the input does not verify"):
         P.run_pipeline(module, "cse", verify_each=True)
+
+
+def test_the_webgpu_pipeline_fits_the_binding_limit_of_its_capability_table() -> None:
+    from picograd.capabilities import capabilities
+
+    assert f"convert-tensor-to-sched{{max-buffers={capabilities('wgsl').max_buffers}}}" in (
+        P.GPU_WGSL)

@@ -1,0 +1,87 @@
+"""Layers: Linear, Sequential, ReLU, Flatten, Dropout.
+
+Initialisation follows torch's defaults (so a model trains like its torch twin): `Linear`
+draws weight and bias from U(-1/sqrt(in), 1/sqrt(in)) — kaiming-uniform with a=sqrt(5).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from picograd.frontend.tensor import Tensor, _generator
+from picograd.nn import functional as F
+from picograd.nn.module import Module
+
+
+def uniform(shape: Sequence[int], bound: float, device: str) -> Tensor:
+    """A float32 leaf that requires grad, drawn from U(-bound, bound) (picograd's seed)."""
+    values = _generator().uniform(-bound, bound, tuple(shape)).astype(np.float32)
+    return Tensor(values, device=device, requires_grad=True)
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, weight of shape (out_features, in_features)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: str = "CPU"):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features) if in_features else 0.0
+        self.weight = uniform((out_features, in_features), bound, device)
+        self.bias = uniform((out_features,), bound, device) if bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class ReLU(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x.relu()
+
+
+class Flatten(Module):
+    """Flatten every dim from `start_dim` on (torch's default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1):
+        super().__init__()
+        self.start_dim = start_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.reshape((*x.shape[:self.start_dim], -1))
+
+
+class Dropout(Module):
+    """Zero each element with probability `p` in training mode, scaling the rest by 1/(1-p)."""
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training)
+
+
+class Sequential(Module):
+    """Apply the layers in order."""
+
+    def __init__(self, *layers: Module):
+        super().__init__()
+        self._layers = list(layers)
+
+    def forward(self, x: Tensor) -> Tensor:
+        for layer in self._layers:
+            x = layer(x)
+        return x
+
+    def __getitem__(self, i: int) -> Module:
+        return self._layers[i]
+
+    def __len__(self) -> int:
+        return len(self._layers)
