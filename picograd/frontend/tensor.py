@@ -24,7 +24,9 @@ from picograd.frontend.autograd import AutogradError
 from picograd.frontend.base import Scalar, TensorBase, shape_arg
 from picograd.frontend.dtype import DType, dtype_of_array, dtype_of_scalar, float32, int32, to_dtype
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
-from picograd.frontend.ops_reduce import ReduceOps
+from picograd.frontend.ops_math import MathOps
+from picograd.frontend.ops_shape import ShapeOps
+from picograd.frontend.ops_stats import StatsOps
 from picograd.frontend.realize import realize
 from picograd.runtimes.base import canonical_device_name
 
@@ -69,7 +71,7 @@ def _to_array(data: Any, dtype: DType | None) -> tuple[np.ndarray, DType]:
     raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}")
 
 
-class Tensor(ReduceOps):
+class Tensor(MathOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()

@@ -7,8 +7,9 @@
 """
 
 from picograd.nn import functional
+from picograd.nn.conv import AvgPool2d, Conv2d, MaxPool2d
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 
-__all__ = ["Dropout", "Flatten", "Linear", "Module", "ReLU", "Sequential", "StateDictError",
-           "functional"]
+__all__ = ["AvgPool2d", "Conv2d", "Dropout", "Flatten", "Linear", "MaxPool2d", "Module", "ReLU",
+           "Sequential", "StateDictError", "functional"]

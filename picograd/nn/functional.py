@@ -6,6 +6,7 @@ fusion apply to them unchanged).
     cross_entropy(logits, target)   mean negative log-likelihood of integer class targets
     nll_loss(logp, target) / mse_loss(a, b) / dropout(x, p, training)
     one_hot(target, num_classes)
+    conv2d / max_pool2d / avg_pool2d     (defined in picograd/nn/conv.py)
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ import numpy as np
 
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.tensor import Tensor, _generator
+
+
+def __getattr__(name: str):
+    # conv.py builds on this module's siblings: import it on first use to avoid a cycle
+    if name in ("conv2d", "max_pool2d", "avg_pool2d"):
+        from picograd.nn import conv
+
+        return getattr(conv, name)
+    raise AttributeError(f"module 'picograd.nn.functional' has no attribute {name!r}")
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
