@@ -34,10 +34,9 @@ def _data(steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
              rng.integers(0, OUT, BATCH).astype(np.int32)) for _ in range(steps)]
 
 
-def bench_picograd(device: str, data) -> tuple[float, float]:
-    pg.manual_seed(0)
-    model = nn.Sequential(nn.Linear(IN, HIDDEN, device=device), nn.ReLU(),
-                          nn.Linear(HIDDEN, OUT, device=device))
+def _picograd_steps(model: nn.Module, device: str, data) -> list[float]:
+    """Seconds of each Adam training step of `model` on the (x, y) batches of `data`;
+    exits if a step after the second compiles anything."""
     opt = pg.optim.Adam(model.parameters(), lr=1e-3)
     times = []
     compiles = []
@@ -53,6 +52,14 @@ def bench_picograd(device: str, data) -> tuple[float, float]:
         compiles.append(pg.compile_stats().compiles - before)
     if any(compiles[2:]):
         raise SystemExit(f"steady steps recompiled: {compiles}")
+    return times
+
+
+def bench_picograd(device: str, data) -> tuple[float, float]:
+    pg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(IN, HIDDEN, device=device), nn.ReLU(),
+                          nn.Linear(HIDDEN, OUT, device=device))
+    times = _picograd_steps(model, device, data)
     return times[0], statistics.median(times[2:])
 
 
@@ -117,17 +124,7 @@ def bench_cnn(device: str, steps: int) -> tuple[float, float | None]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, 1, 28, 28), dtype=np.float32)
     y = rng.integers(0, OUT, BATCH).astype(np.int32)
-    model = make_model(device)
-    opt = pg.optim.Adam(model.parameters(), lr=1e-3)
-    times = []
-    for _ in range(steps + 2):
-        start = time.perf_counter()
-        loss = F.cross_entropy(model(pg.Tensor(x, device=device)), pg.Tensor(y, device=device))
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        loss.item()
-        times.append(time.perf_counter() - start)
+    times = _picograd_steps(make_model(device), device, [(x, y)] * (steps + 2))
     ours = BATCH / statistics.median(times[2:])
     try:
         import torch

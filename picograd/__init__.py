@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     )
     from picograd.frontend import bool_ as bool
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
+    from picograd.frontend.ops_shape import cat, stack
     from picograd.frontend.realize import realize
 
 # name -> (module, attribute) of the lazily imported frontend names
@@ -45,6 +46,8 @@ _LAZY: dict[str, tuple[str, str]] = {
         "CompileStats", "DType", "Tensor", "compile_stats", "float32", "int32", "manual_seed",
         "maximum", "minimum", "where")},
     "bool": ("picograd.frontend", "bool_"),
+    "cat": ("picograd.frontend.ops_shape", "cat"),
+    "stack": ("picograd.frontend.ops_shape", "stack"),
     "realize": ("picograd.frontend.realize", "realize"),
     **{name: ("picograd.frontend.autograd", name) for name in (
         "AutogradError", "enable_grad", "no_grad")},
@@ -78,6 +81,7 @@ __all__ = [
     "ShapeError",
     "Tensor",
     "bool",
+    "cat",
     "compile_stats",
     "enable_grad",
     "float32",
@@ -89,5 +93,6 @@ __all__ = [
     "no_grad",
     "optim",
     "realize",
+    "stack",
     "where",
 ]

@@ -100,7 +100,25 @@ _COMMON: dict[BinaryKind, _Fn2] = {
     _B.ADD: np.add, _B.SUB: np.subtract, _B.MUL: np.multiply, _B.MAX: np.maximum,
     _B.MIN: np.minimum,
 }
-_FLOAT_BINARY: dict[BinaryKind, _Fn2] = {**_COMMON, _B.DIV: np.divide}
+
+
+def _second_of_equal_zeros(fn: np.ufunc) -> _Fn2:
+    """numpy's float16 maximum/minimum keep the FIRST of two equal zeros (+0, -0), its
+    float32/64 ones the second, which is what compare + select on every target gives. float16
+    therefore goes through float32, which is exact for a max or min."""
+
+    def apply(a: Value, b: Value) -> Value:
+        if getattr(a, "dtype", None) == np.float16:
+            return fn(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+        return fn(a, b)
+
+    return apply
+
+
+_FLOAT_BINARY: dict[BinaryKind, _Fn2] = {
+    **_COMMON, _B.DIV: np.divide, _B.MAX: _second_of_equal_zeros(np.maximum),
+    _B.MIN: _second_of_equal_zeros(np.minimum),
+}
 _INT_BINARY: dict[BinaryKind, _Fn2] = {
     **_COMMON, _B.DIV: _c_div, _B.MOD: _c_mod, _B.AND: np.bitwise_and, _B.OR: np.bitwise_or,
     _B.XOR: np.bitwise_xor,
@@ -212,4 +230,6 @@ def reduce_last_axis(kind: ReduceKind, x: np.ndarray, t: Attribute) -> np.ndarra
         fn = np.add if kind == ReduceKind.SUM else np.multiply
     else:
         fn = np.maximum if kind == ReduceKind.MAX else np.minimum
+        if x.dtype == np.float16:  # see _second_of_equal_zeros
+            return fn.accumulate(seq.astype(np.float32), axis=-1)[..., -1].astype(np.float16)
     return fn.accumulate(seq, axis=-1, dtype=x.dtype)[..., -1]

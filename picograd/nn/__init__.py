@@ -7,9 +7,25 @@
 """
 
 from picograd.nn import functional
+from picograd.nn.activations import (
+    ELU,
+    GELU,
+    Hardsigmoid,
+    Hardswish,
+    LeakyReLU,
+    Mish,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softplus,
+    Tanh,
+)
 from picograd.nn.conv import AvgPool2d, Conv2d, MaxPool2d
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
+from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
 
-__all__ = ["AvgPool2d", "Conv2d", "Dropout", "Flatten", "Linear", "MaxPool2d", "Module", "ReLU",
-           "Sequential", "StateDictError", "functional"]
+__all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "Dropout",
+           "Embedding", "Flatten", "GroupNorm", "Hardsigmoid", "Hardswish", "LayerNorm",
+           "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module", "RMSNorm", "ReLU", "ReLU6",
+           "Sequential", "SiLU", "Sigmoid", "Softplus", "StateDictError", "Tanh", "functional"]

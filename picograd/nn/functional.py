@@ -7,6 +7,8 @@ fusion apply to them unchanged).
     nll_loss(logp, target) / mse_loss(a, b) / dropout(x, p, training)
     one_hot(target, num_classes)
     conv2d / max_pool2d / avg_pool2d     (defined in picograd/nn/conv.py)
+    batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
+    pad(x, pad, mode="constant", value=None)   torch's F.pad (picograd/frontend/ops_shape.py)
 """
 
 from __future__ import annotations
@@ -16,13 +18,21 @@ import numpy as np
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.tensor import Tensor, _generator
 
+_ELSEWHERE = {
+    **dict.fromkeys(("conv2d", "max_pool2d", "avg_pool2d"), "picograd.nn.conv"),
+    **dict.fromkeys(("batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding"),
+                    "picograd.nn.norm"),
+    "pad": "picograd.frontend.ops_shape",
+}
+
 
 def __getattr__(name: str):
-    # conv.py builds on this module's siblings: import it on first use to avoid a cycle
-    if name in ("conv2d", "max_pool2d", "avg_pool2d"):
-        from picograd.nn import conv
+    # conv.py and norm.py build on this module's siblings: import them on first use, which
+    # also avoids an import cycle
+    if name in _ELSEWHERE:
+        import importlib
 
-        return getattr(conv, name)
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
     raise AttributeError(f"module 'picograd.nn.functional' has no attribute {name!r}")
 
 
