@@ -12,8 +12,7 @@ loss and images/s, then the test accuracy. The run leaves in `--out`:
 
 Every training batch has the same shape (`drop_last`), so the training step (forward,
 cross-entropy, backward, Adam) is one graph compiled on the first step and reused; evaluation
-is a second graph. The learning rate follows a cosine from `--lr` to 0 over all the steps (an
-input of the step's graph, so changing it compiles nothing).
+is a second graph.
 """
 
 from __future__ import annotations
@@ -93,15 +92,12 @@ def train(epochs: int = 3, device: str = "CPU", batch_size: int = 128, lr: float
     model = make_model(device)
     optimizer = pg.optim.Adam(model.parameters(), lr=lr)
     steps = len(x_train) // batch_size
-    schedule = pg.optim.CosineAnnealingLR(optimizer, T_max=epochs * steps)
     history: dict = {"loss": [], "accuracy": [], "images_per_second": []}
     start_epoch = 0
     if os.path.exists(checkpoint) and not fresh:
         extra = load_checkpoint(checkpoint, model, optimizer)
         start_epoch = int(extra["epoch"])
         history = json.loads(extra["history"])
-        for _ in range(start_epoch * steps):  # the schedule where the run stopped
-            schedule.step()
         print(f"resumed from {checkpoint} after epoch {start_epoch}")
     for epoch in range(start_epoch, epochs):
         bar = tqdm(batches(x_train, y_train, batch_size, seed=epoch, drop_last=True),
@@ -113,7 +109,6 @@ def train(epochs: int = 3, device: str = "CPU", batch_size: int = 128, lr: float
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
-            schedule.step()
             history["loss"].append(loss.item())
             seen = (bar.n + 1) * batch_size
             bar.set_postfix(loss=f"{history['loss'][-1]:.3f}",
