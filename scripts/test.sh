@@ -8,5 +8,5 @@ bash scripts/install_system_deps.sh
 bash scripts/install_datasets.sh
 python3 -m pip install --quiet --disable-pip-version-check -e '.[dev,webgpu,examples]'
 python3 -m ruff check picograd tests bench examples
-python3 -m pyright
+python3 -m pyright --project pyproject.toml
 python3 -m pytest -n "${PG_TEST_WORKERS:-2}" tests "$@"
