@@ -11,6 +11,9 @@ Every graph the suite compiles is also taken through the PTX pipeline and checke
 `ptxas` for sm_80 and sm_90 (`check_ptx_of_every_graph`), so the PTX target is exercised
 by every end-to-end test even without a GPU. `PG_PTXAS_CHECK=0` turns that off; without
 `ptxas` it is skipped, unless `PG_REQUIRE_PTXAS=1` (set by CI) makes that an error.
+
+`PG_HYPOTHESIS_PROFILE=ci` (set by `.ci/run`) makes every property test derandomized, so CI
+checks the same examples on every run; a local run explores new ones each time.
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("PG_HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["PG_HYPOTHESIS_PROFILE"])
 
 ALL_DEVICES = ("CPU:LLVM", "CPU:C", "WEBGPU", "CUDA")
 DEVICES = tuple(

@@ -60,3 +60,26 @@ def test_missing_compiler_and_missing_kernel():
     runtime = CpuCRuntime()
     with pytest.raises(DeviceError, match="no kernel 'k9'"):
         runtime.load(runtime.compile(SOURCE), "k9", 1)
+
+
+def test_a_float16_round_trip_rounds() -> None:
+    """float32 -> float16 -> float32 must round (2049 -> 2048): GCC 12's SLP vectoriser used
+    to fold the pair away under -march=native (see C_FLAGS)."""
+    import numpy as np
+    from xdsl.parser import Parser
+
+    from picograd.dialects import make_context
+    from picograd.passes.pipelines import CPU_C, run_pipeline
+    from picograd.runtimes import compile_module
+
+    text = """
+    func.func @main(%in0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+      %h = pg_tensor.cast %in0 : tensor<2x3xf32> to tensor<2x3xf16>
+      %f = pg_tensor.cast %h : tensor<2x3xf16> to tensor<2x3xf32>
+      func.return %f : tensor<2x3xf32>
+    }"""
+    module = Parser(make_context(), text).parse_module()
+    run_pipeline(module, CPU_C)
+    x = np.array([0, 2049, 4097, 1, 0.1, 65519], np.float32)
+    (got,) = compile_module(module, "c").run([x])
+    np.testing.assert_array_equal(got, x.astype(np.float16).astype(np.float32))
