@@ -3,8 +3,9 @@ fusion apply to them unchanged).
 
     linear(x, w, b)                 x @ w.T + b
     log_softmax(x, dim) / softmax(x, dim) / logsumexp(x, dim)
-    cross_entropy(logits, target)   mean negative log-likelihood of integer class targets
+    cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
     nll_loss(logp, target) / mse_loss(a, b) / dropout(x, p, training)
+    binary_cross_entropy(p, y) / binary_cross_entropy_with_logits(x, y)
     one_hot(target, num_classes)
     conv2d / max_pool2d / avg_pool2d     (defined in picograd/nn/conv.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
@@ -65,21 +66,76 @@ def one_hot(target: Tensor, num_classes: int) -> Tensor:
     return target.unsqueeze(-1) == classes
 
 
-def nll_loss(log_probs: Tensor, target: Tensor) -> Tensor:
-    """Mean of -log_probs[i, target[i]] over the batch."""
-    if log_probs.ndim != 2 or target.shape != log_probs.shape[:1]:
-        raise shape_error("nll_loss", f"needs log-probabilities (N, C) and targets (N,), got "
-                                      f"{log_probs.shape} and {target.shape}")
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduce_loss(op: str, losses: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    """`losses` per sample reduced as torch does; `weight` (0/1 per sample) drops ignored
+    samples, and "mean" then divides by the number kept."""
+    if reduction not in _REDUCTIONS:
+        raise shape_error(op, f"reduction must be one of {', '.join(_REDUCTIONS)}, got "
+                              f"{reduction!r}")
+    if weight is not None:
+        losses = losses * weight
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / weight.sum() if weight is not None else losses.mean()
+
+
+def _check_classes(op: str, scores: Tensor, target: Tensor) -> None:
+    if scores.ndim != 2 or target.shape != scores.shape[:1]:
+        raise shape_error(op, f"needs scores (N, C) and class targets (N,), got {scores.shape} "
+                              f"and {target.shape}")
+
+
+def nll_loss(log_probs: Tensor, target: Tensor, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """-log_probs[i, target[i]], reduced over the samples whose target is not
+    `ignore_index` (torch's `nll_loss` without class weights)."""
+    _check_classes("nll_loss", log_probs, target)
     picked = one_hot(target, log_probs.shape[1]).where(log_probs, 0.0).sum(1)
-    return -picked.mean()
+    return _reduce_loss("nll_loss", -picked, (target != ignore_index).float(), reduction)
 
 
-def cross_entropy(logits: Tensor, target: Tensor) -> Tensor:
-    """torch's `cross_entropy` for class indices: nll_loss(log_softmax(logits, 1), target)."""
-    if logits.ndim != 2 or target.shape != logits.shape[:1]:
-        raise shape_error("cross_entropy", f"needs logits (N, C) and targets (N,), got "
-                                           f"{logits.shape} and {target.shape}")
-    return nll_loss(log_softmax(logits, 1), target)
+def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
+                  label_smoothing: float = 0.0, reduction: str = "mean") -> Tensor:
+    """torch's `cross_entropy` for class indices: the target distribution puts
+    1 - label_smoothing on the class and spreads label_smoothing evenly over all classes;
+    samples whose target is `ignore_index` count for nothing."""
+    _check_classes("cross_entropy", logits, target)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise shape_error("cross_entropy", f"label_smoothing must be in [0, 1], got "
+                                           f"{label_smoothing}")
+    log_probs = log_softmax(logits, 1)
+    picked = one_hot(target, logits.shape[1]).where(log_probs, 0.0).sum(1)
+    losses = -picked
+    if label_smoothing:
+        losses = losses * (1 - label_smoothing) - log_probs.mean(1) * label_smoothing
+    return _reduce_loss("cross_entropy", losses, (target != ignore_index).float(), reduction)
+
+
+def binary_cross_entropy(probs: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """-(y log p + (1 - y) log(1 - p)), each log clamped at -100 as torch does."""
+    if probs.shape != target.shape:
+        raise shape_error("binary_cross_entropy", f"probabilities {probs.shape} and targets "
+                                                  f"{target.shape} differ in shape")
+    log_p = probs.log().maximum(-100.0)
+    log_q = (1 - probs).log().maximum(-100.0)
+    losses = -(target * log_p + (1 - target) * log_q)
+    return _reduce_loss("binary_cross_entropy", losses, None, reduction)
+
+
+def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor,
+                                     reduction: str = "mean") -> Tensor:
+    """binary_cross_entropy(sigmoid(x), y) computed stably:
+    max(x, 0) - x y + log(1 + exp(-|x|))."""
+    if logits.shape != target.shape:
+        raise shape_error("binary_cross_entropy_with_logits", f"logits {logits.shape} and "
+                                                              f"targets {target.shape} differ")
+    losses = logits.relu() - logits * target + ((-logits.abs()).exp() + 1).log()
+    return _reduce_loss("binary_cross_entropy_with_logits", losses, None, reduction)
 
 
 def mse_loss(a: Tensor, b: Tensor) -> Tensor:

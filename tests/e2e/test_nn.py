@@ -125,3 +125,49 @@ def test_modules_list_parameters_and_switch_modes() -> None:
     x = pg.Tensor(np.ones((2, 3), np.float32))
     np.testing.assert_array_equal(model(x).numpy(), model(x).numpy())  # no dropout in eval
     assert "Linear(in_features=3, out_features=4, bias=True)" in repr(model)
+
+
+LOGITS = rng.standard_normal((6, 5)).astype(np.float32)
+CLASSES = np.array([0, 4, 2, 2, 1, 3], np.int32)
+PROBS = rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32)
+BINARY = rng.integers(0, 2, (4, 3)).astype(np.float32)
+
+LOSSES: dict[str, tuple[Callable, Callable, np.ndarray, np.ndarray]] = {
+    "cross_entropy": (F.cross_entropy, torch.nn.functional.cross_entropy, LOGITS, CLASSES),
+    "cross_entropy_smoothing_ignore": (
+        lambda x, y: F.cross_entropy(x, y, ignore_index=2, label_smoothing=0.1),
+        lambda x, y: torch.nn.functional.cross_entropy(x, y, ignore_index=2,
+                                                       label_smoothing=0.1), LOGITS, CLASSES),
+    "cross_entropy_sum": (lambda x, y: F.cross_entropy(x, y, reduction="sum"),
+                          lambda x, y: torch.nn.functional.cross_entropy(x, y, reduction="sum"),
+                          LOGITS, CLASSES),
+    "nll_loss_none": (lambda x, y: F.nll_loss(F.log_softmax(x, 1), y, reduction="none"),
+                      lambda x, y: torch.nn.functional.nll_loss(x.log_softmax(1), y,
+                                                                reduction="none"),
+                      LOGITS, CLASSES),
+    "binary_cross_entropy": (F.binary_cross_entropy, torch.nn.functional.binary_cross_entropy,
+                             PROBS, BINARY),
+    "binary_cross_entropy_with_logits": (
+        F.binary_cross_entropy_with_logits,
+        torch.nn.functional.binary_cross_entropy_with_logits, LOGITS[:4, :3] * 4, BINARY),
+}
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_losses_match_torch(device: str, name: str) -> None:
+    ours_fn, theirs_fn, x, y = LOSSES[name]
+    ours = pg.Tensor(x, device=device, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    ty = torch.from_numpy(y).long() if y.dtype == np.int32 else torch.from_numpy(y)
+    loss, ref = ours_fn(ours, pg.Tensor(y, device=device)), theirs_fn(theirs, ty)
+    loss.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(loss.numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_loss_errors_name_the_shapes() -> None:
+    with pytest.raises(pg.ShapeError, match=r"cross_entropy: .*\(6, 5\) and \(5,\)"):
+        F.cross_entropy(pg.Tensor(LOGITS), pg.Tensor(CLASSES[:5]))
+    with pytest.raises(pg.ShapeError, match="reduction must be one of"):
+        F.cross_entropy(pg.Tensor(LOGITS), pg.Tensor(CLASSES), reduction="avg")
