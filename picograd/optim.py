@@ -71,7 +71,7 @@ class Optimizer:
             realize(*roots, *(new for _, new in updated), *states)
         for p, new in updated:
             p._node = new._node
-            p.grad = None if p.grad is None else p.grad.detach()
+            p.grad = p.grad.detach()  # the gradient graph no longer records anything
 
 
 class SGD(Optimizer):

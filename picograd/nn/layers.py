@@ -7,7 +7,7 @@ draws weight and bias from U(-1/sqrt(in), 1/sqrt(in)) — kaiming-uniform with a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -74,6 +74,11 @@ class Sequential(Module):
     def __init__(self, *layers: Module):
         super().__init__()
         self._layers = list(layers)
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The layers by position ("0", "1", ...), as torch names them."""
+        for i, layer in enumerate(self._layers):
+            yield str(i), layer
 
     def forward(self, x: Tensor) -> Tensor:
         for layer in self._layers:

@@ -59,7 +59,7 @@ class Module:
             elif isinstance(value, list | tuple):
                 for i, item in enumerate(value):
                     if isinstance(item, Module):
-                        yield f"{name}.{i}" if name != "_layers" else str(i), item
+                        yield f"{name}.{i}", item
 
     def children(self) -> Iterator[Module]:
         for _, child in self.named_children():
