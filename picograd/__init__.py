@@ -5,8 +5,9 @@
     y = (a * 0.5 + 1).relu().sum(axis=1)     # lazy: a graph, nothing computed
     y.numpy()                                # compiles one fused kernel and runs it
 
-Public API: `Tensor`, the dtypes `float32`, `int32`, `bool`, `manual_seed`, `realize`,
-`where`, `maximum`, `minimum`, `compile_stats`, `no_grad`, `enable_grad`, the packages
+Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`, `uint8`,
+`int16`, `int32` (`int`), `int64` (`long`), `bool`, `result_type`, `manual_seed`, `realize`,
+`where`, `maximum`, `minimum`, `einsum`, `compile_stats`, `no_grad`, `enable_grad`, the packages
 `picograd.nn` and `picograd.optim`, and the errors `PicogradError`, `ShapeError`,
 `DTypeError`, `DeviceError`, `CompileError`, `AutogradError`.
 
@@ -37,6 +38,20 @@ if TYPE_CHECKING:
     )
     from picograd.frontend import bool_ as bool
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
+    from picograd.frontend.dtype import (
+        float16,
+        int8,
+        int16,
+        int64,
+        promote_types,
+        result_type,
+        uint8,
+    )
+    from picograd.frontend.dtype import float16 as half
+    from picograd.frontend.dtype import float32 as float
+    from picograd.frontend.dtype import int32 as int
+    from picograd.frontend.dtype import int64 as long
+    from picograd.frontend.ops_linalg import einsum
     from picograd.frontend.ops_shape import cat, stack
     from picograd.frontend.realize import realize
 
@@ -46,7 +61,12 @@ _LAZY: dict[str, tuple[str, str]] = {
         "CompileStats", "DType", "Tensor", "compile_stats", "float32", "int32", "manual_seed",
         "maximum", "minimum", "where")},
     "bool": ("picograd.frontend", "bool_"),
+    **{name: ("picograd.frontend.dtype", name) for name in (
+        "float16", "int8", "uint8", "int16", "int64", "promote_types", "result_type")},
+    **{alias: ("picograd.frontend.dtype", name) for alias, name in (
+        ("half", "float16"), ("float", "float32"), ("int", "int32"), ("long", "int64"))},
     "cat": ("picograd.frontend.ops_shape", "cat"),
+    "einsum": ("picograd.frontend.ops_linalg", "einsum"),
     "stack": ("picograd.frontend.ops_shape", "stack"),
     "realize": ("picograd.frontend.realize", "realize"),
     **{name: ("picograd.frontend.autograd", name) for name in (
@@ -83,16 +103,28 @@ __all__ = [
     "bool",
     "cat",
     "compile_stats",
+    "einsum",
     "enable_grad",
+    "float",
+    "float16",
     "float32",
+    "half",
+    "int",
+    "int8",
+    "int16",
     "int32",
+    "int64",
+    "long",
     "manual_seed",
     "maximum",
     "minimum",
     "nn",
     "no_grad",
     "optim",
+    "promote_types",
     "realize",
+    "result_type",
     "stack",
+    "uint8",
     "where",
 ]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import f16, f32, f64, i1, i32
+from xdsl.dialects.builtin import f16, f32, f64, i1, i8, i16, i32
 from xdsl.ir import Attribute
 
-from picograd.dialects.dtypes import ELEMENT_TYPES
+from picograd.dialects.dtypes import ELEMENT_TYPES, ui8
 from picograd.errors import DeviceError
 
 # Unary functions a target may or may not have natively, by `pg.UnaryKind` value.
@@ -32,10 +32,14 @@ TRANSCENDENTALS = ("exp", "log", "sqrt", "sin", "exp2", "log2")
 class Capabilities:
     """The limits and features of one compile target.
 
-    `dtypes` are the element types a buffer may hold and arithmetic may use; `math` the
-    (function, element type) pairs the target computes natively (a legalisation pass
-    rewrites the others in terms of these or rejects them); `index_bits` the width of
-    `index` values in generated code. GPU fields are None on CPU targets.
+    `dtypes` are the element types a buffer may hold and a kernel may use; `emulated` the
+    pairs (narrow, wide) of those the target has no arithmetic for: their values are held
+    in the wide type (buffers too, one element per wide word) and `uop-legalize` rewrites
+    their arithmetic into the wide type followed by a cast back, which rounds or wraps as
+    the narrow type would. `math` the (function, element type) pairs the target computes
+    natively (a legalisation pass rewrites the others in terms of these or rejects them);
+    `index_bits` the width of `index` values in generated code. GPU fields are None on CPU
+    targets.
     """
 
     target: str
@@ -51,9 +55,15 @@ class Capabilities:
     shared_memory_bytes: int | None = None  # per work group
     default_local_size: int | None = None  # what uop-gpu-map uses unless told otherwise
     notes: tuple[str, ...] = field(default=())
+    emulated: tuple[tuple[Attribute, Attribute], ...] = field(default=())
 
     def supports(self, dtype: Attribute) -> bool:
+        """Whether a kernel may use `dtype`, natively or emulated."""
         return dtype in self.dtypes
+
+    def wide_type(self, dtype: Attribute) -> Attribute | None:
+        """The type an emulated `dtype` is held and computed in; None if it is native."""
+        return dict(self.emulated).get(dtype)
 
     def has_math(self, function: str, dtype: Attribute) -> bool:
         return (function, dtype) in self.math
@@ -83,14 +93,19 @@ _TABLES: dict[str, Capabilities] = {
         max_local_dims=(1024, 1024, 64), max_groups=(2**31 - 1, 65535, 65535),
         shared_memory_bytes=48 * 1024, default_local_size=256,
         notes=("f16 arithmetic is done in f32 and rounded to f16 after every op, as numpy does",)),
-    # WGSL: 32-bit scalars only (no f64, no 64-bit or 8/16-bit integers); bool is not
-    # host-shareable, so bool buffers are stored as u32 by the lowering and the runtime.
+    # WGSL: 32-bit scalars only (no f64, no 64-bit integers: those stay unsupported); bool
+    # is not host-shareable, so bool buffers are stored as u32 by the lowering and the
+    # runtime. f16 (an optional WebGPU feature), i8, ui8 and i16 are emulated: held as
+    # f32 / i32, one element per 32-bit word, and rounded or wrapped after every op.
     "wgsl": Capabilities(
-        target="wgsl", gpu=True, dtypes=frozenset({f32, i32, i1}),
+        target="wgsl", gpu=True, dtypes=frozenset({f32, i32, i1, f16, i8, ui8, i16}),
+        emulated=((f16, f32), (i8, i32), (ui8, i32), (i16, i32)),
         math=_math(TRANSCENDENTALS, (f32,)), index_bits=32, vector_widths=(1, 2, 4),
         max_buffers=8, max_local_size=256, max_local_dims=(256, 256, 64),
         max_groups=(65535, 65535, 65535), shared_memory_bytes=16 * 1024,
-        default_local_size=64),
+        default_local_size=64,
+        notes=("f16, i8, ui8 and i16 are stored widened to 32 bits and computed in f32 or "
+               "i32, rounded to f16 (to nearest even) or wrapped after every op",)),
 }
 
 TARGETS = tuple(_TABLES)

@@ -177,6 +177,8 @@ def _alu(opcode: str, args: list[object], arg_types: Sequence[Attribute]) -> obj
         return args[0] if args[2] else args[1]
     if name == "cvt":
         return _cvt(parts, args[0])
+    if name == "mov":  # mov.b32 / mov.b64 between a float and an int register: the bits
+        return _move_bits(args[0], arg_types[0])
     if suffix == "pred":
         a = [bool(x) for x in args]
         return {"and": lambda: a[0] and a[1], "or": lambda: a[0] or a[1],
@@ -184,6 +186,15 @@ def _alu(opcode: str, args: list[object], arg_types: Sequence[Attribute]) -> obj
     if suffix[0] == "f":
         return _float_alu(name, suffix, args)
     return _int_alu(name, parts, suffix, args, arg_types)
+
+
+def _move_bits(x: object, source: Attribute) -> object:
+    """The bits of register value `x` (of IR type `source`) in the other register class."""
+    wide = source in (f64, i64)
+    floats, ints = (np.float64, np.uint64) if wide else (np.float32, np.uint32)
+    if source in (f32, f64):
+        return int(np.array(x, dtype=floats).view(ints))
+    return np.array(int(x), dtype=ints).view(floats)[()]  # type: ignore[call-overload]
 
 
 def _setp(cmp: str, suffix: str, args: list[object]) -> bool:

@@ -73,6 +73,15 @@ def is_unsigned(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
 
 
+def bit_width(t: Attribute) -> int:
+    """The width of `t` in bits (`i1` is 1; `index` is 64)."""
+    if isinstance(t, IndexType):
+        return 64
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return to_numpy_dtype(t).itemsize * 8
+
+
 def check_element_type(t: Attribute, where: str) -> None:
     if t not in _TO_NUMPY:
         names = ", ".join(str(x) for x in _TO_NUMPY)

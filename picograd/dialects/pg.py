@@ -60,6 +60,11 @@ class BinaryKind(StrEnum):
     AND = auto()  # bool / integer only
     OR = auto()
     XOR = auto()
+    # Shifts, integer only. The amount is taken modulo the bit width (`b & (width - 1)`, as
+    # WGSL and x86 do), so every amount has one meaning on every target; SHR is arithmetic
+    # for signed types and logical for unsigned ones (ui8).
+    SHL = auto()
+    SHR = auto()
 
 
 class CmpKind(StrEnum):

@@ -86,7 +86,7 @@ from picograd.dialects.pg import BufferType
 # C operators by the operand types they accept. `max`/`min` are not C operators: they print
 # as conditional expressions (NaN-propagating on floats, as numpy's maximum/minimum).
 FLOAT_BINARY = ("+", "-", "*", "/", "max", "min")
-INT_BINARY = ("+", "-", "*", "/", "%", "&", "|", "^", "max", "min")
+INT_BINARY = ("+", "-", "*", "/", "%", "&", "|", "^", "max", "min", "<<", ">>")
 BOOL_BINARY = ("&", "|", "^")
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 # <math.h> functions of one argument: the float flavour (also used for f16) and the double one.
@@ -386,6 +386,21 @@ class CastOp(_CValueOp, target_ops.ConversionOp):
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
 
+@irdl_op_definition
+class BitcastOp(_CValueOp, target_ops.ConversionOp):
+    """The same bits as another type of one width, through a union (defined in C11):
+    `int32_t r = (union { float s; int32_t d; }){ .s = x }.d;`.
+
+        %r = pg_c.bitcast %x : f32 to i32
+    """
+
+    name = "pg_c.bitcast"
+    input = operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+
 # ── memory ───────────────────────────────────────────────────────────────────
 
 
@@ -431,11 +446,12 @@ class StoreOp(IRDLOperation):
         check_store(self, self.value, self.buffer)
 
 
-VALUE_OPS = (ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, ReadOp, LoadOp)
+VALUE_OPS = (ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, BitcastOp, ReadOp,
+             LoadOp)
 
 PG_C = Dialect(
     "pg_c",
     [FuncOp, ForOp, EndForOp, DeclOp, AssignOp, ReadOp, ConstOp, UnaryOp, CallOp, BinaryOp,
-     CmpOp, SelectOp, CastOp, LoadOp, StoreOp],
+     CmpOp, SelectOp, CastOp, BitcastOp, LoadOp, StoreOp],
     [VarType],
 )

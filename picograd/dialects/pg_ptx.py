@@ -204,6 +204,22 @@ def _cvt_rounding(dst: str, src: str) -> str | None:
 
 ALU_OPCODES: dict[str, Signature] = _alu_table()
 
+# Opcodes that also move bits between register classes of one width (a bitcast), besides
+# their `ALU_OPCODES` signature: the op then names its result type (`AluOp(..., result)`).
+# `cvt.s32.s16` / `cvt.u16.u32` read / write the low 16 bits of an f16 (`.b16`) register.
+BITCAST_OPCODES: dict[str, tuple[Signature, ...]] = {
+    "mov.b32": (((f32,), i32), ((i32,), f32)),
+    "mov.b64": (((f64,), i64), ((i64,), f64)),
+    "cvt.s32.s16": (((f16,), i32),),
+    "cvt.u16.u32": (((i32,), f16),),
+}
+
+
+def signatures(opcode: str) -> tuple[Signature, ...]:
+    """Every operand / result typing `opcode` accepts."""
+    plain = ALU_OPCODES.get(opcode)
+    return ((plain,) if plain is not None else ()) + BITCAST_OPCODES.get(opcode, ())
+
 # Memory type of `ld`/`st` -> the register class of the value loaded or stored.
 MEMORY_TYPES: dict[str, Attribute] = {
     "u8": i32, "s8": i32, "u16": i32, "s16": i32, "u32": i32, "s32": i32, "b32": i32,
@@ -418,21 +434,23 @@ class AluOp(IRDLOperation):
     result = result_def(AnyAttr())
     traits = traits_def(Pure())
 
-    def __init__(self, opcode: str, inputs: Sequence[SSAValue | Operation]):
+    def __init__(self, opcode: str, inputs: Sequence[SSAValue | Operation],
+                 result_type: Attribute | None = None):
         signature = ALU_OPCODES.get(opcode)
         # An unknown opcode still builds (the verifier names it); its result type is a guess.
-        result = signature[1] if signature is not None else SSAValue.get(inputs[0]).type
+        result = result_type or (signature[1] if signature is not None
+                                 else SSAValue.get(inputs[0]).type)
         super().__init__(properties={"opcode": StringAttr(opcode)}, operands=[list(inputs)],
                          result_types=[result])
 
     def verify_(self) -> None:
         opcode = self.opcode.data
-        signature = ALU_OPCODES.get(opcode)
-        if signature is None:
+        accepted = signatures(opcode)
+        if not accepted:
             raise fail(self, f"unknown opcode {opcode!r} (see pg_ptx.ALU_OPCODES)")
-        operand_types, result_type = signature
         got = tuple(v.type for v in self.inputs)
-        if got != operand_types or self.result.type != result_type:
+        if (got, self.result.type) not in accepted:
+            operand_types, result_type = accepted[0]
             want = ", ".join(str(t) for t in operand_types)
             have = ", ".join(str(t) for t in got)
             raise fail(self, f"{opcode} takes ({want}) -> {result_type}, got ({have}) -> "

@@ -19,7 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, TensorType, i1
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -37,7 +45,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from picograd.dialects.dtypes import check_element_type, is_bool, is_float
+from picograd.dialects.dtypes import bit_width, check_element_type, is_bool, is_float
 from picograd.dialects.pg import (
     BinaryKind,
     BinaryKindAttr,
@@ -203,8 +211,8 @@ class BinaryOp(TensorOp):
         kind, dt = self.kind.data, dtype_of(self.lhs)
         if kind in (BinaryKind.AND, BinaryKind.OR, BinaryKind.XOR) and is_float(dt):
             raise _fail(self, f"'{kind}' needs bool or integer tensors, got {dt}")
-        if kind == BinaryKind.MOD and is_float(dt):
-            raise _fail(self, f"'mod' needs integer tensors, got {dt}")
+        if kind in (BinaryKind.MOD, BinaryKind.SHL, BinaryKind.SHR) and is_float(dt):
+            raise _fail(self, f"'{kind}' needs integer tensors, got {dt}")
         if is_bool(dt) and kind not in (
             BinaryKind.AND,
             BinaryKind.OR,
@@ -296,6 +304,69 @@ class CastOp(TensorOp):
             raise _fail(
                 self, f"shape changes from {shape_of(self.input)} to {shape_of(self.result)}"
             )
+
+
+@irdl_op_definition
+class IotaOp(TensorOp):
+    """Each element's index along `axis` (an integer tensor; no operand, no buffer: later
+    stages compute it from the loop index of that axis).
+
+    %r = pg_tensor.iota {axis = 1 : i64} : tensor<4x8xi32>      r[i, j] = j
+    """
+
+    name = "pg_tensor.iota"
+    axis = prop_def(IntegerAttr)
+    result = result_def(AnyTensor)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, axis: int, result_type: TensorType):
+        super().__init__(properties={"axis": IntegerAttr(axis, 64)}, result_types=[result_type])
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    def verify_shapes(self) -> None:
+        rank, dt = len(shape_of(self.result)), dtype_of(self.result)
+        if not 0 <= self.axis_index < rank:
+            raise _fail(self, f"axis {self.axis_index} is not in [0, {rank})")
+        if dt not in (i32, i64):
+            raise _fail(self, f"the element type must be i32 or i64, got {dt}")
+
+
+@irdl_op_definition
+class BitcastOp(TensorOp):
+    """Elementwise reinterpretation of the bits as another element type of the same width
+    (no bool, no conversion: f32 1.0 is i32 1065353216).
+
+    %r = pg_tensor.bitcast %x : tensor<4xf32> to tensor<4xi32>
+    """
+
+    name = "pg_tensor.bitcast"
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, x: SSAValue | Operation, dtype: Attribute):
+        x = SSAValue.get(x)
+        super().__init__(operands=[x], result_types=[tensor(shape_of(x), dtype)])
+
+    def verify_shapes(self) -> None:
+        if shape_of(self.input) != shape_of(self.result):
+            raise _fail(
+                self, f"shape changes from {shape_of(self.input)} to {shape_of(self.result)}"
+            )
+        check_bitcast(self, dtype_of(self.input), dtype_of(self.result))
+
+
+def check_bitcast(op: Operation, src: Attribute, dst: Attribute) -> None:
+    """A bitcast keeps the bit width and involves no bool (whose width is not its storage)."""
+    if is_bool(src) or is_bool(dst) or bit_width(src) != bit_width(dst):
+        raise _fail(op, f"cannot bitcast {src} to {dst}: needs two non-bool types of one "
+                        "bit width")
 
 
 # ── reduce ───────────────────────────────────────────────────────────────────
@@ -628,10 +699,11 @@ def _parse_ints(parser: Parser) -> list[int]:
 
 
 MOVEMENT_OPS = (ReshapeOp, PermuteOp, ExpandOp, PadOp, SliceOp, FlipOp)
-ELEMENTWISE_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp)
+ELEMENTWISE_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp)
 
 PG_TENSOR = Dialect(
     "pg_tensor",
-    [ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, ReduceOp, *MOVEMENT_OPS],
+    [ConstOp, IotaOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp, ReduceOp,
+     *MOVEMENT_OPS],
     [],
 )

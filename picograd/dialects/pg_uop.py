@@ -60,7 +60,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 
 from picograd.dialects import target_ops
-from picograd.dialects.dtypes import is_bool, is_float
+from picograd.dialects.dtypes import bit_width, is_bool, is_float
 from picograd.dialects.flat_ops import (
     CellDeclSyntax,
     CellReadSyntax,
@@ -452,6 +452,8 @@ class BinaryOp(IRDLOperation):
 
     def verify_(self) -> None:
         kind, t = self.kind.data, self.lhs.type
+        if kind in (BinaryKind.SHL, BinaryKind.SHR) and is_float(t):
+            raise fail(self, f"'{kind}' needs integer operands, got {t}")
         if kind in (BinaryKind.AND, BinaryKind.OR, BinaryKind.XOR, BinaryKind.MOD) and is_float(t):
             raise fail(self, f"'{kind}' needs bool or integer operands, got {t}")
         if is_bool(t) and kind not in (
@@ -517,7 +519,28 @@ class CastOp(target_ops.ConversionOp):
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
 
-ALU_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp)
+@irdl_op_definition
+class BitcastOp(target_ops.ConversionOp):
+    """Scalar reinterpretation of the bits as a type of the same width (no bool).
+
+    %r = pg_uop.bitcast %x : f32 to i32
+    """
+
+    name = "pg_uop.bitcast"
+    input = operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        if is_bool(src) or is_bool(dst) or isinstance(src, IndexType) or isinstance(
+                dst, IndexType) or bit_width(src) != bit_width(dst):
+            raise fail(self, f"cannot bitcast {src} to {dst}: needs two non-bool types of "
+                             "one bit width")
+
+
+ALU_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp)
 
 PG_UOP = Dialect(
     "pg_uop",
@@ -549,6 +572,7 @@ __all__ = [
     "AccType",
     "BarrierOp",
     "BinaryOp",
+    "BitcastOp",
     "CastOp",
     "CmpOp",
     "ConstOp",

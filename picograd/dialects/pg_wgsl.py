@@ -26,11 +26,17 @@ prints (with the buffers bound at module scope, see `module_to_wgsl`) as the ent
 `@compute @workgroup_size(1, 1, 1) fn k0(...)` whose body is the right-hand column.
 
 Values are `f32`, `i32` (also every index: WGSL indexes arrays with i32) or `i1` (WGSL
-`bool`); buffers are `!pg.buffer` (a storage array, or a `var<workgroup>` array for
-`pg_wgsl.workgroup`) and mutable locals `!pg_wgsl.var<T>`. A bool buffer is stored as
-`array<u32>` (bool is not host-shareable), which the printer hides: loads compare with `0u`,
-stores select `0u`/`1u`. `grid` and `block` are the launch: work groups per dimension
-(`dispatchWorkgroups`) and work items per group (`@workgroup_size`).
+`bool`), or one of the types WGSL lacks and picograd emulates (`capabilities("wgsl")
+.emulated`): `f16` held in an f32, `i8`, `ui8` and `i16` held in an i32, always within the
+narrow type's values. On those only loads, stores, constants, variables, comparisons,
+selects and casts are allowed (the cast to one wraps or rounds into it);
+`uop-legalize{target=wgsl}` computes their arithmetic in the wide type. Buffers are
+`!pg.buffer` (a storage array, or a `var<workgroup>` array for `pg_wgsl.workgroup`) and
+mutable locals `!pg_wgsl.var<T>`. A bool buffer is stored as `array<u32>` (bool is not
+host-shareable), which the printer hides: loads compare with `0u`, stores select
+`0u`/`1u`; a buffer of an emulated type is an array of its wide type. `grid` and `block`
+are the launch: work groups per dimension (`dispatchWorkgroups`) and work items per group
+(`@workgroup_size`).
 """
 
 from __future__ import annotations
@@ -44,8 +50,10 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     StringAttr,
+    f16,
     f32,
     i1,
+    i16,
     i32,
     i64,
 )
@@ -73,6 +81,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 
+from picograd.capabilities import capabilities
 from picograd.dialects import target_ops
 from picograd.dialects.dtypes import is_bool, is_int
 from picograd.dialects.flat_ops import (
@@ -92,13 +101,15 @@ from picograd.dialects.syntax import (
     int_tuple,
 )
 
-# The scalar types WGSL shares with picograd (bool is `i1`).
-SCALAR_TYPES: tuple[Attribute, ...] = (f32, i32, i1)
+# The scalar types WGSL shares with picograd (bool is `i1`), and those it emulates.
+NATIVE_TYPES: tuple[Attribute, ...] = (f32, i32, i1)
+EMULATED_TYPES: tuple[Attribute, ...] = tuple(t for t, _ in capabilities("wgsl").emulated)
+SCALAR_TYPES: tuple[Attribute, ...] = NATIVE_TYPES + EMULATED_TYPES
 
 # WGSL operators by the operand types they accept. `max`/`min` print as the built-ins on
 # i32 and as NaN-propagating selects on f32; integer `/` and `%` print guarded.
 FLOAT_BINARY = ("+", "-", "*", "/", "max", "min")
-INT_BINARY = ("+", "-", "*", "/", "%", "&", "|", "^", "max", "min")
+INT_BINARY = ("+", "-", "*", "/", "%", "&", "|", "^", "max", "min", "<<", ">>")
 BOOL_BINARY = ("&", "|")  # non-short-circuit logical and / or; xor is `!=`
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 BOOL_COMPARISONS = ("==", "!=")  # WGSL does not order bools
@@ -109,13 +120,22 @@ BUILTINS = ("workgroup_id", "local_invocation_id")
 
 
 def is_scalar(t: Attribute) -> bool:
-    """A type a WGSL value of this dialect can have: f32, i32 or i1 (bool)."""
+    """A type a WGSL value of this dialect can have: f32, i32, i1 (bool) or emulated."""
     return t in SCALAR_TYPES
+
+
+def held_as(t: Attribute) -> Attribute:
+    """The WGSL type that holds a value of type `t` (f32 for f16, i32 for i8, ...)."""
+    return capabilities("wgsl").wide_type(t) or t
+
+
+# What the verifiers list as this dialect's scalar types.
+_SCALARS = f"f32, i32 or i1 (or an emulated {', '.join(map(str, EMULATED_TYPES))})"
 
 
 def _check_scalar(op: Operation, t: Attribute) -> None:
     if not is_scalar(t):
-        raise fail(op, f"expected f32, i32 or i1, got {t}")
+        raise fail(op, f"expected {_SCALARS}, got {t}")
 
 
 # Prefix operators, with the test of the operand types each takes (`-` wraps on i32).
@@ -125,17 +145,28 @@ PREFIX: dict[str, Callable[[Attribute], bool]] = {
 
 
 class _WgslValueOp(target_ops.ScalarValueOp):
-    """A pg_wgsl value op: its types are WGSL scalars (f32, i32, bool)."""
+    """A pg_wgsl value op: its types are WGSL scalars (f32, i32, bool) or emulated ones."""
 
     def check_scalar(self, t: Attribute) -> None:
         _check_scalar(self, t)
+
+
+class _WgslArithmeticOp(_WgslValueOp):
+    """An operator that computes: its type is native (emulated types are computed in their
+    wide type and cast back, which `uop-legalize{target=wgsl}` arranges)."""
+
+    def check_scalar(self, t: Attribute) -> None:
+        _check_scalar(self, t)
+        if t not in NATIVE_TYPES:
+            raise fail(self, f"arithmetic on {t}, which WGSL emulates: compute it in "
+                             f"{held_as(t)} (uop-legalize{{target=wgsl}})")
 
 
 def _check_buffer(op: Operation, t: Attribute) -> None:
     if not isinstance(t, BufferType):
         raise fail(op, f"expected a !pg.buffer, got {t}")
     if not is_scalar(t.element_type):
-        raise fail(op, f"buffer element type {t.element_type} is not f32, i32 or i1")
+        raise fail(op, f"buffer element type {t.element_type} is not {_SCALARS}")
 
 
 @irdl_attr_definition(init=False)  # keeps CellType.__init__
@@ -392,7 +423,7 @@ class ConstOp(ConstSyntax):
 
 
 @irdl_op_definition
-class UnaryOp(_WgslValueOp, target_ops.UnaryOperatorOp):
+class UnaryOp(_WgslArithmeticOp, target_ops.UnaryOperatorOp):
     """A prefix operator: `-x` (f32, i32; wraps on i32), `!x` (bool), `~x` (i32).
 
         %y = pg_wgsl.unary "-" %x : f32
@@ -432,7 +463,7 @@ class CallOp(target_ops.UnaryCallOp):
 
 
 @irdl_op_definition
-class BinaryOp(_WgslValueOp, target_ops.BinaryOperatorOp):
+class BinaryOp(_WgslArithmeticOp, target_ops.BinaryOperatorOp):
     """An infix operator on two values of one type: `let z = x + y;`. Integer `/` and `%`
     print guarded (a zero divisor gives 0 and `MIN / -1` is MIN, as on the CPU, where WGSL
     would give `x / 0 = x`); `max`/`min` print as `max(x, y)` on i32 and as selects that
@@ -500,7 +531,9 @@ class SelectOp(_WgslValueOp, target_ops.SelectionOp):
 @irdl_op_definition
 class CastOp(_WgslValueOp, target_ops.ConversionOp):
     """A value conversion: `let r = i32(x);` (f32 -> i32 truncates toward zero, anything
-    -> bool is `!= 0`, bool -> number is 0 or 1).
+    -> bool is `!= 0`, bool -> number is 0 or 1). A cast to an emulated type converts to
+    its wide type, then wraps an integer into its range (`(x << 24u) >> 24u` for i8,
+    `x & 0xff` for ui8) or rounds an f32 to the nearest f16 (`pg_f16(x)`).
 
         %r = pg_wgsl.cast %x : f32 to i32
     """
@@ -518,6 +551,29 @@ class CastOp(_WgslValueOp, target_ops.ConversionOp):
 
 
 # ── memory ───────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class BitcastOp(_WgslValueOp, target_ops.ConversionOp):
+    """The same 32 bits as another type: `let r = bitcast<i32>(x);`. Also between the
+    emulated f16 and i16, on the 16 bits of the f16 (`let r = pg_f16_bits(x);`).
+
+        %r = pg_wgsl.bitcast %x : f32 to i32
+    """
+
+    name = "pg_wgsl.bitcast"
+    input = operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def verify_(self) -> None:
+        super().verify_()
+        if {self.input.type, self.result.type} == {f16, i16}:
+            return  # emulated: `pg_f16_bits` / `pg_f16_from_bits` (wgsl_source)
+        for t in (self.input.type, self.result.type):
+            if t not in (i32, f32):
+                raise fail(self, f"bitcast is between i32 and f32, got {t}")
 
 
 @irdl_op_definition
@@ -572,14 +628,14 @@ class StoreOp(IRDLOperation):
         check_store(self, self.value, self.buffer)
 
 
-VALUE_OPS = (BuiltinOp, ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, ReadOp,
-             LoadOp)
+VALUE_OPS = (BuiltinOp, ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, BitcastOp,
+             ReadOp, LoadOp)
 
 PG_WGSL = Dialect(
     "pg_wgsl",
     [FuncOp, ForOp, EndForOp, IfOp, EndIfOp, BarrierOp, BuiltinOp, WorkgroupOp, VarOp,
-     AssignOp, ReadOp, ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, LoadOp,
-     StoreOp],
+     AssignOp, ReadOp, ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, BitcastOp,
+     LoadOp, StoreOp],
     [VarType],
 )
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from picograd.frontend.dtype import DTYPES, DType, bool_, float32, int32, to_dtype
 from picograd.frontend.ops_elementwise import Operand
+from picograd.frontend.random import manual_seed
 
 # `realize` the function stays in picograd.frontend.realize: importing it here would shadow
 # the submodule `picograd.frontend.realize`.
 from picograd.frontend.realize import CompileStats, clear_cache, compile_stats
-from picograd.frontend.tensor import Tensor, manual_seed
+from picograd.frontend.tensor import Tensor
 
 
 def where(cond: Tensor, x: Operand, y: Operand) -> Tensor:

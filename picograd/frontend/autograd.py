@@ -103,8 +103,9 @@ def _unary(ctx: Context, out: Tensor, g: Tensor) -> Grads:
 
 
 def _tie_share(x: Tensor, y: Tensor) -> Tensor:
-    """1 where x wins a max against y, 1/2 on a tie, 0 where it loses (torch's rule)."""
-    return (x > y).where(1.0, (x == y).where(0.5, 0.0))
+    """1 where x wins a max against y, 1/2 on a tie, 0 where it loses (torch's rule), in
+    x's dtype (so a float16 gradient stays float16)."""
+    return (x > y).where(1.0, (x == y).where(0.5, 0.0)).cast(x.dtype)
 
 
 def _binary(ctx: Context, out: Tensor, g: Tensor) -> Grads:
@@ -193,6 +194,7 @@ _RULES: dict[str, Callable[[Context, Any, Any], Grads]] = {
     "cmp": lambda ctx, out, g: (None, None),
     "where": _where,
     "cast": _cast,
+    "bitcast": lambda ctx, out, g: (None,),  # Tensor.bitcast refuses inputs requiring grad
     "reduce": _reduce,
     "reshape": lambda ctx, out, g: (g.reshape(ctx.src[0].shape),),
     "expand": _expand,

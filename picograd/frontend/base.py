@@ -82,7 +82,6 @@ class TensorBase:
 
     def _const(self, value: Scalar, shape: tuple[int, ...], dtype: DType) -> Self:
         """A tensor of `shape` filled with `value` (a pg_tensor.const), on this device."""
-        value = float(value) if dtype.is_float else bool(value) if dtype.is_bool else int(value)
         node = LazyOp("const", (), value, shape, dtype, self._node.device)
         return type(self)._from_node(node)
 

@@ -1,21 +1,43 @@
-"""The frontend's element types: `float32`, `int32`, `bool`, and type promotion.
+"""The frontend's element types and torch's type promotion.
 
-    DType(name, itemsize, np)          np: the numpy twin (also the buffer's dtype)
-    to_dtype(x) -> DType               x: a DType, numpy dtype, python type or name string
-    promote(a, b) -> DType             bool < int32 < float32
-    dtype_of_array(a) / dtype_of_scalar(v)
+    DType(name, itemsize, np, ir)      np: the numpy twin (the buffer's dtype); ir: IR type
+    float16 (half)  float32 (float)  int8  uint8  int16  int32 (int)  int64 (long)  bool
+    to_dtype(x) -> DType               a DType, numpy dtype, python type, name or alias
+    promote_types(a, b) -> DType       the lattice below (torch.promote_types)
+    result_type(dims, zero_dims, scalars) -> DType          torch.result_type's tiers
+    dtype_of_array(a) / dtype_of_list(a) / dtype_of_scalar(v)
 
-Numpy arrays of another float width become float32, of another integer width int32 (as
-tinygrad and torch's default dtypes do); anything else is a `DTypeError`.
+Promotion. Categories are ordered bool < integer < float. `promote_types` of two dtypes is
+the one of the higher category; within floats the wider; within integers the narrowest
+that holds both ranges (int8 + uint8 -> int16, uint8 + int16 -> int16, int32 + int64 ->
+int64). `result_type` ranks operands in three tiers: tensors with dimensions, 0-d tensors
+and python scalars. Each tier is promoted on its own; a lower tier counts only where its
+category is higher than every operand above it, and then its own dtype is the result:
+
+    int8 tensor + 5 -> int8        int8 tensor + 2.5 -> float32     float16 tensor + 2.5 -> float16
+    int8 tensor + 0-d int32 -> int8               int8 tensor + 0-d float16 -> float16
+
+A python int is an int32 (picograd's default integer, as tinygrad's; torch's is int64), a
+python float a float32 (torch's default float), a python bool a bool. So `bool tensor + 1`
+is int32 here and int64 in torch: the one departure from `torch.result_type`.
+
+Numpy input keeps its dtype where picograd has it; float64 becomes float32, uint16 int32,
+uint32 and uint64 int64 (uint64 values above 2**63 wrap). Python lists of ints are int32,
+of floats float32.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from picograd.errors import DTypeError
+
+# categories, in promotion order
+BOOL, INTEGER, FLOAT = 0, 1, 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,7 +47,6 @@ class DType:
     name: str
     itemsize: int
     np: np.dtype = field(repr=False)
-    rank: int = field(repr=False)  # promotion order: the result of mixing two is the higher
 
     def __repr__(self) -> str:
         return f"picograd.{self.name}"
@@ -34,40 +55,93 @@ class DType:
         return self.name  # pickles as the module-level singleton
 
     @property
+    def category(self) -> int:
+        """BOOL, INTEGER or FLOAT (the promotion order)."""
+        kind = self.np.kind
+        return BOOL if kind == "b" else FLOAT if kind == "f" else INTEGER
+
+    @property
     def is_float(self) -> bool:
-        return self is float32
+        return self.category == FLOAT
+
+    @property
+    def is_int(self) -> bool:
+        """An integer type (bool is not one)."""
+        return self.category == INTEGER
 
     @property
     def is_bool(self) -> bool:
-        return self is bool_
+        return self.category == BOOL
+
+    @property
+    def is_signed(self) -> bool:
+        """Whether negative values are representable (floats and signed integers)."""
+        return self.np.kind in "fi"
+
+    @property
+    def min(self) -> float | int:
+        """The lowest value (-inf for floats); the identity of a max reduction."""
+        if self.is_float:
+            return float("-inf")
+        return False if self.is_bool else int(np.iinfo(self.np).min)
+
+    @property
+    def max(self) -> float | int:
+        if self.is_float:
+            return float("inf")
+        return True if self.is_bool else int(np.iinfo(self.np).max)
+
+    @property
+    def ir(self):  # -> xdsl Attribute (imported lazily: the frontend loads xDSL on demand)
+        """The IR element type (picograd.dialects.dtypes: f16 f32 i1 i8 ui8 i16 i32 i64)."""
+        from picograd.dialects.dtypes import from_numpy_dtype
+
+        return from_numpy_dtype(self.np)
 
 
-bool_ = DType("bool", 1, np.dtype(np.bool_), 0)
-int32 = DType("int32", 4, np.dtype(np.int32), 1)
-float32 = DType("float32", 4, np.dtype(np.float32), 2)
+float16 = DType("float16", 2, np.dtype(np.float16))
+float32 = DType("float32", 4, np.dtype(np.float32))
+int8 = DType("int8", 1, np.dtype(np.int8))
+uint8 = DType("uint8", 1, np.dtype(np.uint8))
+int16 = DType("int16", 2, np.dtype(np.int16))
+int32 = DType("int32", 4, np.dtype(np.int32))
+int64 = DType("int64", 8, np.dtype(np.int64))
+bool_ = DType("bool", 1, np.dtype(np.bool_))
 
-DTYPES: tuple[DType, ...] = (float32, int32, bool_)
+DTYPES: tuple[DType, ...] = (float16, float32, int8, uint8, int16, int32, int64, bool_)
+DEFAULT_FLOAT, DEFAULT_INT = float32, int32
 
 _BY_NAME: dict[str, DType] = {
-    "float32": float32, "float": float32, "f32": float32,
-    "int32": int32, "int": int32, "i32": int32,
-    "bool": bool_,
+    **{t.name: t for t in DTYPES},
+    "half": float16, "f16": float16, "float": float32, "f32": float32,
+    "i8": int8, "u8": uint8, "ui8": uint8, "short": int16, "i16": int16,
+    "int": int32, "i32": int32, "long": int64, "i64": int64, "bool_": bool_, "i1": bool_,
 }
 _BY_TYPE: dict[type, DType] = {float: float32, int: int32, bool: bool_}
+# numpy dtypes picograd has no twin of, and the one their values become
+_NARROWED: dict[np.dtype, DType] = {
+    np.dtype(np.float64): float32, np.dtype(np.uint16): int32,
+    np.dtype(np.uint32): int64, np.dtype(np.uint64): int64,
+}
 
 
 def _valid() -> str:
-    return "picograd.float32, picograd.int32, picograd.bool (or their names / numpy twins)"
+    return ", ".join(f"picograd.{t.name}" for t in DTYPES) + " (or their names / numpy twins)"
 
 
 def to_dtype(x: object) -> DType:
-    """The DType `x` names; raises `DTypeError` listing the valid ones."""
+    """The DType `x` names: a DType, a name ("float16", "half", "long", "torch.int8"), a
+    python type, a numpy dtype or anything with a `.name` of those (a torch dtype is
+    "torch.<name>"); raises `DTypeError` listing the valid ones."""
     if isinstance(x, DType):
         return x
-    if isinstance(x, str) and x in _BY_NAME:
-        return _BY_NAME[x]
     if isinstance(x, type) and x in _BY_TYPE:
         return _BY_TYPE[x]
+    name = x if isinstance(x, str) else str(x) if type(x).__module__ == "torch" else None
+    if name is not None:
+        name = name.removeprefix("torch.").removeprefix("picograd.")
+        if name in _BY_NAME:
+            return _BY_NAME[name]
     try:
         d = np.dtype(x)  # type: ignore[call-overload]
     except TypeError:
@@ -79,26 +153,99 @@ def to_dtype(x: object) -> DType:
 
 
 def dtype_of_array(a: np.ndarray) -> DType:
-    """The DType a numpy array is stored as (wider floats / ints are narrowed)."""
-    kind = a.dtype.kind
-    if kind == "b":
-        return bool_
-    if kind in "iu":
-        return int32
-    if kind == "f":
+    """The DType a numpy array is stored as (its own, or the narrowed one above)."""
+    for t in DTYPES:
+        if a.dtype == t.np:
+            return t
+    if a.dtype in _NARROWED:
+        return _NARROWED[a.dtype]
+    if a.dtype.kind == "f":
         return float32
     raise DTypeError(f"cannot make a tensor of numpy dtype {a.dtype}; valid dtypes: {_valid()}")
 
 
+def dtype_of_list(a: np.ndarray) -> DType:
+    """The DType of python data numpy made `a` of: the defaults, whatever width numpy
+    picked (python ints are int32, floats float32)."""
+    kind = a.dtype.kind
+    if kind == "b":
+        return bool_
+    if kind in "iu":
+        return DEFAULT_INT
+    if kind == "f":
+        return DEFAULT_FLOAT
+    raise DTypeError(f"cannot make a tensor of {a.dtype} elements; valid dtypes: {_valid()}")
+
+
 def dtype_of_scalar(v: object) -> DType:
+    """The weak dtype of a python (or numpy) scalar operand."""
     if isinstance(v, bool | np.bool_):
         return bool_
     if isinstance(v, int | np.integer):
-        return int32
+        return DEFAULT_INT
     if isinstance(v, float | np.floating):
-        return float32
+        return DEFAULT_FLOAT
     raise DTypeError(f"expected a tensor or a python scalar, got {type(v).__name__}")
 
 
+def cast_scalar(value: float | int | bool, dtype: DType) -> float | int | bool:
+    """`value` as a constant of `dtype`: a python float, bool, or an int wrapped into the
+    integer type's range (int8 1000 is -24, as C's conversion and torch's scalars)."""
+    if dtype.is_float:
+        return float(value)
+    if dtype.is_bool:
+        return bool(value)
+    lo, hi = int(dtype.min), int(dtype.max)
+    return (int(value) - lo) % (hi - lo + 1) + lo
+
+
+# ── promotion ────────────────────────────────────────────────────────────────
+
+
+def _int_range(t: DType) -> tuple[int, int]:
+    info = np.iinfo(t.np)
+    return int(info.min), int(info.max)
+
+
+@functools.cache
+def promote_types(a: DType, b: DType) -> DType:
+    """The dtype both `a` and `b` convert to (torch.promote_types): the higher category;
+    the wider float; the narrowest integer that holds both ranges."""
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.is_float:
+        return a if a.itemsize >= b.itemsize else b
+    if a.is_bool:
+        return a
+    (alo, ahi), (blo, bhi) = _int_range(a), _int_range(b)
+    lo, hi = min(alo, blo), max(ahi, bhi)
+    fits = [t for t in DTYPES if t.is_int and _int_range(t)[0] <= lo and _int_range(t)[1] >= hi]
+    return min(fits, key=lambda t: t.itemsize)
+
+
 def promote(a: DType, b: DType) -> DType:
-    return a if a.rank >= b.rank else b
+    """Two tensors' common dtype (`promote_types`)."""
+    return promote_types(a, b)
+
+
+def _promote_all(dtypes: Iterable[DType]) -> DType | None:
+    result: DType | None = None
+    for t in dtypes:
+        result = t if result is None else promote_types(result, t)
+    return result
+
+
+def result_type(dims: Iterable[DType], zero_dims: Iterable[DType] = (),
+                scalars: Iterable[DType] = ()) -> DType:
+    """The dtype of an elementwise op over tensors with dimensions (`dims`), 0-d tensors
+    (`zero_dims`) and python scalars (`scalars`, by `dtype_of_scalar`): torch.result_type.
+
+    Each tier is promoted on its own; a lower tier wins only with a higher category."""
+    result: DType | None = None
+    for tier in (dims, zero_dims, scalars):
+        weak = _promote_all(tier)
+        if result is None or (weak is not None and weak.category > result.category):
+            result = weak
+    if result is None:
+        raise DTypeError("result_type needs at least one operand")
+    return result

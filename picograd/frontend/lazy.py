@@ -8,7 +8,7 @@ sees the data and the graph behind it is dropped.
 
 `arg` is the op's parameter, in the form `picograd.frontend.realize` builds IR from:
 
-    const     the scalar (python float / int / bool)
+    const     the scalar (python float / int / bool; an int wrapped into the dtype's range)
     unary     UnaryKind               binary  BinaryKind          cmp  CmpKind
     where     None                    cast    None (dtype is the node's)
     reduce    (ReduceKind, axes)      keeps reduced dims as size 1
@@ -18,10 +18,15 @@ sees the data and the graph behind it is dropped.
 
 `sig` is the node's part of the realize cache key, computed once at construction: the op,
 `arg` made exact (floats by their hex form, so -0.0 and NaN key correctly), shape, dtype.
+
+Every node checks, at construction, that its device can hold its dtype (the device's
+capability table, looked up once per (device, dtype)): a tensor of a dtype the device lacks
+(int64 on WEBGPU) is a DTypeError at the line that creates, moves or computes it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any
@@ -29,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from picograd.errors import DTypeError, PicogradError, ShapeError
-from picograd.frontend.dtype import DType
+from picograd.frontend.dtype import DType, cast_scalar
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,12 +57,14 @@ class LazyOp:
                  dtype: DType, device: str, buffer: np.ndarray | None = None):
         self.op = op
         self.src = src
-        self.arg: Any = arg
+        self.arg: Any = cast_scalar(arg, dtype) if op == "const" else arg
         self.shape = shape
         self.dtype = dtype
         self.device = device
         self.buffer = buffer
-        self.sig: tuple = (op, _exact(arg), shape, dtype.name)
+        self.sig: tuple = (op, _exact(self.arg), shape, dtype.name)
+        if not _holds(device, dtype):
+            raise _unsupported(op, device, dtype)
 
     @classmethod
     def leaf(cls, array: np.ndarray, dtype: DType, device: str) -> LazyOp:
@@ -75,6 +82,31 @@ class LazyOp:
 
     def __repr__(self) -> str:
         return f"LazyOp({self.op}, {self.arg!r}, shape={self.shape}, {self.dtype.name})"
+
+
+@functools.cache
+def _holds(device: str, dtype: DType) -> bool:
+    """Whether `device`'s compile target supports `dtype` (True for a device that is not
+    present here: using it fails later with the reason)."""
+    from picograd.capabilities import capabilities
+    from picograd.runtimes import get_device
+
+    try:
+        renderer = get_device(device).renderer
+    except (PicogradError, ImportError, OSError):
+        return True
+    return capabilities(renderer).supports(dtype.ir)
+
+
+def _unsupported(op: str, device: str, dtype: DType) -> PicogradError:
+    from picograd.capabilities import capabilities
+    from picograd.frontend.dtype import DTYPES
+    from picograd.runtimes import get_device
+
+    target = get_device(device).renderer
+    held = ", ".join(t.name for t in DTYPES if capabilities(target).supports(t.ir))
+    return dtype_error(op, f"device {device} cannot hold {dtype.name} tensors (its {target} "
+                           f"target supports {held})")
 
 
 def user_location() -> str:

@@ -1,10 +1,16 @@
 """Elementwise ops: arithmetic, math functions, comparisons, `where`, casts.
 
-Operands broadcast with numpy's rules (reshape + expand) and promote bool < int32 < float32;
-a python scalar takes the tensor's shape (one pg_tensor.const) and promotes by its kind
-(`int_tensor * 2` stays int32, `int_tensor * 2.5` is float32). True division and the float
-functions (exp, log, sqrt, sin) compute in float32. On bools, `+` is `or` and `*` is `and`
-(as numpy); `-` and negation of bools are DTypeErrors.
+Operands broadcast with numpy's rules (reshape + expand) and convert to one dtype, torch's
+`result_type` (dtype.py): tensors with dimensions decide; a 0-d tensor or a python scalar
+counts only where its category (bool < integer < float) is higher. So `int8_tensor * 2`
+stays int8, `int8_tensor * 2.5` is float32, `float16_tensor * 2.5` float16, `int8 + uint8`
+int16. A python scalar becomes a pg_tensor.const of the result dtype (an int wrapped into
+its range). Integer arithmetic wraps around (int8 100 + 100 is -56).
+
+True division and the float functions (exp, log, sqrt, sin, ...) compute in the operands'
+float dtype, float16 included, and in float32 (the default float) for integers and bools.
+On bools, `+` is `or` and `*` is `and` (as numpy); `-` and negation of bools are DTypeErrors.
+Casts follow C: float to int truncates toward zero, a nonzero to bool is True.
 """
 
 from __future__ import annotations
@@ -14,7 +20,14 @@ from typing import Self, cast
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.errors import DeviceError
 from picograd.frontend.base import Scalar, TensorBase, broadcast_shape
-from picograd.frontend.dtype import DType, bool_, dtype_of_scalar, float32, promote, to_dtype
+from picograd.frontend.dtype import (
+    DEFAULT_FLOAT,
+    DType,
+    bool_,
+    dtype_of_scalar,
+    result_type,
+    to_dtype,
+)
 from picograd.frontend.lazy import dtype_error, user_location
 from picograd.frontend.ops_movement import MovementOps
 
@@ -33,26 +46,24 @@ class ElementwiseOps(MovementOps):
                               f"  at {user_location()}")
 
     def _operands(self, op: str, *others: Operand, dtype: DType | None = None) -> list[Self]:
-        """`self` and `others` broadcast to one shape and cast to one dtype (the promoted
-        one unless `dtype` is given)."""
+        """`self` and `others` broadcast to one shape and cast to one dtype: `dtype`, or
+        `result_type` of the operands (dimensioned tensors, 0-d tensors, python scalars)."""
         tensors = [o for o in (self, *others) if isinstance(o, TensorBase)]
         for t in tensors:
             self._check_device(op, t)
         shape = self.shape
         for t in tensors[1:]:
             shape = broadcast_shape(op, shape, t.shape)
+        scalars = [dtype_of_scalar(o) for o in others if not isinstance(o, TensorBase)]
         if dtype is None:
-            dtype = self.dtype
-            for o in others:
-                dtype = promote(dtype, o.dtype if isinstance(o, TensorBase) else
-                                dtype_of_scalar(o))
+            dtype = result_type([t.dtype for t in tensors if t.ndim],
+                                [t.dtype for t in tensors if not t.ndim], scalars)
         out: list[Self] = []
         for o in (self, *others):
             if isinstance(o, TensorBase):
                 same_class = cast("Self", o)  # every tensor of a graph is of one class
                 out.append(same_class._broadcast_to(shape).cast(dtype))
             else:
-                dtype_of_scalar(o)  # rejects non-scalars with a DTypeError
                 out.append(self._const(o, shape, dtype))
         return out
 
@@ -64,7 +75,7 @@ class ElementwiseOps(MovementOps):
         return x._make("binary", (x, y), kind, x.shape)
 
     def _unary(self, kind: UnaryKind) -> Self:
-        x = self if kind == UnaryKind.NEG or self.dtype.is_float else self.cast(float32)
+        x = self if kind == UnaryKind.NEG or self.dtype.is_float else self.cast(DEFAULT_FLOAT)
         return x._make("unary", (x,), kind, x.shape)
 
     def _cmp(self, kind: CmpKind, other: Operand) -> Self:
@@ -93,8 +104,12 @@ class ElementwiseOps(MovementOps):
         return x._make("binary", (x, y), kind, x.shape)
 
     def div(self, other: Operand, reverse: bool = False) -> Self:
-        """True division: always float32."""
-        return self._binary(BinaryKind.DIV, other, reverse, dtype=float32)
+        """True division: in the operands' float dtype, float32 for ints and bools."""
+        x, y = self._operands("div", other)
+        if not x.dtype.is_float:
+            x, y = x.cast(DEFAULT_FLOAT), y.cast(DEFAULT_FLOAT)
+        x, y = (y, x) if reverse else (x, y)
+        return x._make("binary", (x, y), BinaryKind.DIV, x.shape)
 
     def maximum(self, other: Operand) -> Self:
         return self._binary(BinaryKind.MAX, other)
@@ -187,8 +202,9 @@ class ElementwiseOps(MovementOps):
             a, b = x._operands("where", y)  # type: ignore[attr-defined]
         elif isinstance(y, TensorBase):
             b, a = y._operands("where", x)  # type: ignore[attr-defined]
-        else:
-            a, b = self._operands("where", x, y)[1:]
+        else:  # two scalars: their own dtype, not the condition's
+            dt = result_type((), (), (dtype_of_scalar(x), dtype_of_scalar(y)))
+            a, b = self._operands("where", x, y, dtype=dt)[1:]
         shape = broadcast_shape("where", cond.shape, a.shape)
         cond, a, b = cond._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape)
         return a._make("where", (cond, a, b), None, shape)
@@ -199,10 +215,25 @@ class ElementwiseOps(MovementOps):
         return self if dt is self.dtype else self._make("cast", (self,), None, self.shape, dt)
 
     def float(self) -> Self:
-        return self.cast(float32)
+        return self.cast("float32")
+
+    def half(self) -> Self:
+        return self.cast("float16")
 
     def int(self) -> Self:
         return self.cast("int32")
+
+    def long(self) -> Self:
+        return self.cast("int64")
+
+    def short(self) -> Self:
+        return self.cast("int16")
+
+    def char(self) -> Self:
+        return self.cast("int8")
+
+    def byte(self) -> Self:
+        return self.cast("uint8")
 
     def bool(self) -> Self:
         return self.cast(bool_)

@@ -7,14 +7,18 @@
     isnan isinf isfinite                     bool results
     leaky_relu elu gelu(approximate) silu mish softplus hardswish hardsigmoid relu6
     logsumexp(dim, keepdim) softmax(dim) log_softmax(dim)
-    bitwise_and/or/xor/not, & | ^ ~         int32 / bool only
-    << >>                                    int32 by a non-negative python int
+    bitwise_and/or/xor/not, & | ^ ~         integers and bools only
+    << >>                                    integer tensors, by a python int or a tensor
+    bitcast(dtype)                           the same bits as another dtype of one size
     remainder / %, floor_divide / //         floor semantics (the result has the divisor's sign)
 
 Every op is a composition of existing ops, so autograd differentiates it through its
 decomposition; the compositions are chosen so the gradients are torch's, including at the
 kinks (where torch picks a side, `where` on the same comparison picks it too) and so no
 branch that `where` discards can produce an inf or NaN that would poison the gradient.
+
+Float functions return the input's float dtype (float16 stays float16) and float32 for
+integer and bool inputs.
 
 Accuracy notes (float32):
 - `erf` is a piecewise fit: x + x*P(x^2) for |x| < 0.85, else sign(x) * (1 - exp(Q(|x|)))
@@ -24,15 +28,18 @@ Accuracy notes (float32):
 - `round` rounds half to even, as torch. floor/ceil/trunc/round convert through int32 for
   |x| < 2**23; larger floats are already integers and are kept (so are inf and NaN).
 - `pow` with an integer-valued scalar exponent is repeated multiplication (exact; int
-  tensors stay int32); otherwise exp2(y * log2|x|) with torch's sign for negative bases with
+  tensors keep their dtype); otherwise exp2(y * log2|x|) with torch's sign for negative bases with
   integer exponents (NaN for a negative base with a fractional exponent), x**0 = 1 and
   0**y = 0 / 1 / inf for y > 0 / y = 0 / y < 0. At a zero base the gradient with respect to
   the base is 0 (torch's is inf for 0 < y < 1 and 1 for y = 1 with a tensor exponent), and
   with respect to a tensor exponent at a negative base it is r * log|x| (torch's is NaN).
-  int32 ** int32 tensors compute in float32 and round, so results beyond 2**24 are not exact.
-- `x << n` is x * 2**n (int32 wraparound as the device's multiply does it); `x >> n` is the
-  floor division by 2**n (an arithmetic shift). n must be a python int >= 0; n >= 32 gives 0
-  for `<<` and the sign (0 or -1) for `>>`, as torch. Tensor shift amounts are not supported.
+  integer ** integer tensors compute in float32 and round, so results beyond 2**24 are not
+  exact.
+- `x << n`, `x >> n` (any integer dtype; `>>` is arithmetic for signed types, logical for
+  uint8): n is a python int >= 0 or an integer tensor. Amounts outside [0, bit width) give 0
+  for `<<` and the sign fill (0 or -1) for `>>`, as torch; the IR shift itself takes the
+  amount modulo the width (pg.BinaryKind.SHL), so only a tensor amount pays for the check.
+- `bitcast(dtype)` reinterprets the bits (torch's `view(dtype)`; same item size, no grad).
 - float `%` is x - y*floor(x/y), corrected by one y where the rounding of x/y put the result
   outside [0, y) (or (y, 0]); an infinite y gives x, or y where x has the other sign (fmod,
   corrected, as torch). It equals torch's (exact fmod-based) result when y*floor(x/y) is
@@ -51,7 +58,7 @@ from typing import Self
 from picograd.dialects.pg import BinaryKind, UnaryKind
 from picograd.frontend.autograd import is_grad_enabled
 from picograd.frontend.base import TensorBase
-from picograd.frontend.dtype import bool_, dtype_of_scalar, float32, int32, promote
+from picograd.frontend.dtype import bool_, dtype_of_scalar, float32, int32, result_type
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_elementwise import Operand
 from picograd.frontend.ops_reduce import ReduceOps
@@ -77,6 +84,7 @@ class MathOps(ReduceOps):
     # ── helpers ─────────────────────────────────────────────────────────────
 
     def _f(self) -> Self:
+        """This tensor in a float dtype: its own, float32 (the default) for ints and bools."""
         return self if self.dtype.is_float else self.cast(float32)
 
     def _detached(self) -> Self:
@@ -92,8 +100,8 @@ class MathOps(ReduceOps):
         return never.where(self._broadcast_to(value.shape), value)
 
     def _poly(self, coeffs: tuple[float, ...]) -> Self:
-        """sum(coeffs[i] * self**i) by Horner's rule."""
-        r = self._const(coeffs[-1], self.shape, float32)
+        """sum(coeffs[i] * self**i) by Horner's rule, in this (float) tensor's dtype."""
+        r = self._const(coeffs[-1], self.shape, self.dtype)
         for c in coeffs[-2::-1]:
             r = r * self + c
         return r
@@ -102,7 +110,7 @@ class MathOps(ReduceOps):
         for o in (self, *others):
             dt = o.dtype if isinstance(o, TensorBase) else dtype_of_scalar(o)
             if dt.is_float:
-                raise dtype_error(op, f"needs int32 or bool operands, got {dt.name}")
+                raise dtype_error(op, f"needs integer or bool operands, got {dt.name}")
 
     # ── simple functions ────────────────────────────────────────────────────
 
@@ -176,19 +184,22 @@ class MathOps(ReduceOps):
         if not self.dtype.is_float:
             return self
         x = self._detached()
-        exact = x.abs() < _INEXACT  # False for inf and NaN: those are kept
+        ft = x.dtype
+        # Floats at least 2**mantissa_bits apart are integers already; this also keeps the
+        # constant inside float16's range (65504).
+        exact = x.abs() < (2.0**10 if ft.itemsize == 2 else _INEXACT)  # False for inf, NaN
         i = exact.where(x, 0.0).cast(int32)  # truncated toward zero
         if mode == "floor":
-            i = i - (i.cast(float32) > x).cast(int32)
+            i = i - (i.cast(ft) > x).cast(int32)
         elif mode == "ceil":
-            i = i + (i.cast(float32) < x).cast(int32)
+            i = i + (i.cast(ft) < x).cast(int32)
         elif mode == "round":
-            f = i - (i.cast(float32) > x).cast(int32)  # floor
-            d = x - f.cast(float32)  # exact: in [0, 1)
+            f = i - (i.cast(ft) > x).cast(int32)  # floor
+            d = x - f.cast(ft)  # exact: in [0, 1)
             odd = (f.bitwise_and(1)) == 1
             up = (d > 0.5) | ((d == 0.5) & odd)
             i = f + up.cast(int32)
-        return self._zero_grad(exact.where(i.cast(float32), x))
+        return self._zero_grad(exact.where(i.cast(ft), x))
 
     def floor(self) -> Self:
         return self._rounded("floor")
@@ -226,9 +237,9 @@ class MathOps(ReduceOps):
             e = float(exponent)
             if e.is_integer() and abs(e) <= _MAX_INT_POWER:
                 n = int(e)
-                out_dtype = promote(self.dtype, dtype_of_scalar(exponent))
+                out_dtype = result_type([self.dtype], [], [dtype_of_scalar(exponent)])
                 x = self.cast(int32) if self.dtype.is_bool else self
-                x = x.cast(float32) if out_dtype.is_float else x
+                x = x.cast(out_dtype) if out_dtype.is_float else x
                 if n == 0:
                     return x._zero_grad(x._const(1, x.shape, x.dtype))
                 if n < 0 and not x.dtype.is_float:
@@ -236,12 +247,13 @@ class MathOps(ReduceOps):
                                              "allowed")
                 p = x._int_power(abs(n))
                 return p if n > 0 else p.reciprocal()
-            exponent = self._const(exponent, self.shape, dtype_of_scalar(exponent))
+            weak = result_type([self.dtype], [], [dtype_of_scalar(exponent)])
+            exponent = self._const(exponent, self.shape, weak)
         return self._pow_tensor(exponent)
 
     def _pow_tensor(self, exponent: TensorBase) -> Self:
         x, y = self._operands("pow", exponent)
-        ints = not x.dtype.is_float
+        int_dtype = None if x.dtype.is_float else int32 if x.dtype.is_bool else x.dtype
         x, y = x._f(), y._f()
         zero = x == 0
         mag = zero.where(1.0, x.abs())  # safe: log2 of it is finite
@@ -254,14 +266,14 @@ class MathOps(ReduceOps):
         r = zero.where(x._zero_grad(at_zero), r)
         # x ** 0 = 1 and 1 ** y = 1 also for inf / NaN (the formula gives NaN there)
         r = (((y == 0) & ~x.isfinite()) | ((x == 1) & y.isnan())).where(1.0, r)
-        return r.round().cast(int32) if ints else r
+        return r if int_dtype is None else r.round().cast(int_dtype)
 
     def __pow__(self, exponent: Operand) -> Self:
         return self.pow(exponent)
 
     def __rpow__(self, base: Operand) -> Self:
-        dtype_of_scalar(base)
-        b = self._const(base, self.shape, dtype_of_scalar(base))  # type: ignore[arg-type]
+        weak = result_type([self.dtype], [], [dtype_of_scalar(base)])  # the scalar is weak
+        b = self._const(base, self.shape, weak)  # type: ignore[arg-type]
         return b._pow_tensor(self)
 
     # ── clamp, lerp ─────────────────────────────────────────────────────────
@@ -415,26 +427,69 @@ class MathOps(ReduceOps):
     def __invert__(self) -> Self:
         return self.bitwise_not()
 
-    def _shift_amount(self, op: str, n: object) -> int:
-        if self.dtype is not int32:
-            raise dtype_error(op, f"shifts need an int32 tensor, got {self.dtype.name}")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+    def _shift_amount(self, op: str, n: Operand, reverse: bool = False) -> tuple[Self, Self]:
+        """`self` and `n` (a python int or an integer tensor; the amount, or with `reverse`
+        the value shifted by `self`) as two tensors of one integer dtype and shape, the dtype
+        promoted as torch does (a python int takes self's)."""
+        for o in (self, n):
+            dt = o.dtype if isinstance(o, TensorBase) else dtype_of_scalar(o)
+            if dt.is_float or dt.is_bool:
+                raise dtype_error(op, f"shifts need integer operands, got {dt.name}")
+        if isinstance(n, TensorBase):
+            x, y = self._operands(op, n)
+            return x, y
+        if not reverse and n < 0:  # type: ignore[operator]  # torch accepts it: a mistake
             raise dtype_error(op, f"the shift amount must be a python int >= 0, got {n!r}")
-        return n
+        return self, self._const(int(n), self.shape, self.dtype)  # type: ignore[arg-type]
 
-    def __lshift__(self, n: int) -> Self:
-        n = self._shift_amount("<<", n)
-        if n >= 32:
-            return self._const(0, self.shape, int32)
-        if n == 31:  # 2**31 is not an int32: shift by 30, then by 1
-            return self * (1 << 30) * 2
-        return self * (1 << n)
+    def _shift(self, op: str, kind: BinaryKind, x: Self, n: Self) -> Self:
+        """x << n or x >> n with torch's result for any amount: the IR shift takes amounts
+        modulo the width, torch gives 0 (or the sign for a signed >>) outside [0, width)."""
+        width = x.dtype.itemsize * 8
+        shifted = x._make("binary", (x, n), kind, x.shape)
+        # a python amount is known now, so only a tensor amount pays for the check
+        known = n._node.op == "const"
+        if known and 0 <= int(n._node.arg) < width:  # type: ignore[arg-type]
+            return shifted
+        if kind == BinaryKind.SHR and x.dtype.is_signed:
+            fill = x._make("binary", (x, x._const(width - 1, x.shape, x.dtype)), kind, x.shape)
+        else:
+            fill = x._const(0, x.shape, x.dtype)
+        if known:
+            return fill
+        return ((n < 0) | (n >= width)).where(fill, shifted)
 
-    def __rshift__(self, n: int) -> Self:
-        n = self._shift_amount(">>", n)
-        if n >= 31:
-            return (self < 0).where(-1, 0)
-        return self.floor_divide(1 << n)
+    def __lshift__(self, n: Operand) -> Self:
+        x, y = self._shift_amount("<<", n)
+        return x._shift("<<", BinaryKind.SHL, x, y)
+
+    def __rshift__(self, n: Operand) -> Self:
+        x, y = self._shift_amount(">>", n)
+        return x._shift(">>", BinaryKind.SHR, x, y)
+
+    def __rlshift__(self, n: Operand) -> Self:
+        y, x = self._shift_amount("<<", n, True)  # n is a python int: a tensor's << wins
+        return x._shift("<<", BinaryKind.SHL, x, y)
+
+    def __rrshift__(self, n: Operand) -> Self:
+        y, x = self._shift_amount(">>", n, True)
+        return x._shift(">>", BinaryKind.SHR, x, y)
+
+    def bitcast(self, dtype: object) -> Self:
+        """The same bits read as `dtype` (torch's `view(dtype)`), which must have this
+        dtype's item size; it has no gradient, so a tensor that requires grad is refused."""
+        from picograd.frontend.dtype import to_dtype
+
+        dt = to_dtype(dtype)
+        if dt.itemsize != self.dtype.itemsize or dt.is_bool or self.dtype.is_bool:
+            raise dtype_error("bitcast", f"cannot reinterpret {self.dtype.name} as {dt.name}: "
+                                         "the item sizes differ (or one is bool)")
+        if self.requires_grad and is_grad_enabled() and dt is not self.dtype:
+            raise dtype_error("bitcast", f"a {self.dtype.name} tensor that requires grad "
+                                         f"cannot be reinterpreted as {dt.name} (no gradient)")
+        if dt is self.dtype:
+            return self
+        return self._make("bitcast", (self,), None, self.shape, dt)
 
     # ── floor division and remainder ────────────────────────────────────────
 

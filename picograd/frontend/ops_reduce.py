@@ -2,8 +2,14 @@
 
 `axis` (or torch's `dim`) is an int, a tuple of ints or None (all axes); `keepdim` keeps the
 reduced axes as size 1. pg_tensor.reduce always keeps them; without keepdim a reshape drops
-them. `sum` of bools counts in int32. Matmul is a broadcast multiply and a sum over the
+them. Matmul is a broadcast multiply and a sum over the
 contracted axis, which the scheduler fuses into one reduce kernel.
+
+Result dtypes: `max`/`min` keep the input's. `sum` (and `prod`, ops_stats.py) of bool, int8,
+uint8, int16 and int32 counts in int32 and of int64 in int64 (torch gives int64 for every
+integer input: picograd's default int is int32). float16 sums accumulate in float32 and
+round the result to float16, as torch does. `mean` needs a float tensor (a DTypeError on
+integers and bools, as torch) and returns its dtype.
 """
 
 from __future__ import annotations
@@ -14,11 +20,19 @@ from typing import Self
 from picograd.dialects.pg import ReduceKind
 from picograd.errors import ShapeError
 from picograd.frontend.base import TensorBase, broadcast_shape, normalize_axis, prod
-from picograd.frontend.dtype import float32, int32, promote
-from picograd.frontend.lazy import shape_error
+from picograd.frontend.dtype import DEFAULT_INT, DType, float16, float32, int64, promote
+from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_elementwise import ElementwiseOps
 
 Axis = int | Sequence[int] | None
+
+
+def accumulator_dtype(dtype: DType) -> DType:
+    """What a sum or product of `dtype` elements is computed in: int64 for int64, int32 for
+    the other integers and bool, float32 for the floats."""
+    if dtype.is_float:
+        return float32
+    return int64 if dtype is int64 else DEFAULT_INT
 
 
 class ReduceOps(ElementwiseOps):
@@ -43,10 +57,14 @@ class ReduceOps(ElementwiseOps):
             return x
         return x.reshape(tuple(d for i, d in enumerate(self.shape) if i not in axes))
 
+    def _accumulated(self, kind: ReduceKind, axes: tuple[int, ...], keepdim: bool) -> Self:
+        """A SUM or PROD reduce in `accumulator_dtype`, float16 rounded back at the end."""
+        acc = accumulator_dtype(self.dtype)
+        out = self.cast(acc)._reduce(kind, axes, keepdim)
+        return out.cast(float16) if self.dtype is float16 else out
+
     def sum(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
-        axes = self._axes("sum", axis, dim)
-        x = self.cast(int32) if self.dtype.is_bool else self
-        return x._reduce(ReduceKind.SUM, axes, keepdim)
+        return self._accumulated(ReduceKind.SUM, self._axes("sum", axis, dim), keepdim)
 
     def max(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
         axes = self._axes("max", axis, dim)
@@ -63,10 +81,14 @@ class ReduceOps(ElementwiseOps):
         return self._reduce(ReduceKind.MIN, axes, keepdim)
 
     def mean(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
-        """The float32 mean: sum / count."""
+        """sum / count, in the tensor's float dtype (float16 accumulates in float32)."""
+        if not self.dtype.is_float:
+            raise dtype_error("mean", f"needs a float tensor, got {self.dtype.name}; cast "
+                                      "it first, e.g. .float()")
         axes = self._axes("mean", axis, dim)
         count = prod(self.shape[a] for a in axes)
-        return self.cast(float32)._reduce(ReduceKind.SUM, axes, keepdim) / count
+        total = self.cast(float32)._reduce(ReduceKind.SUM, axes, keepdim) / count
+        return total.cast(self.dtype)
 
     # ── matmul ──────────────────────────────────────────────────────────────
 
@@ -77,7 +99,7 @@ class ReduceOps(ElementwiseOps):
             raise shape_error("matmul", f"expected a Tensor, got {type(other).__name__}")
         self._check_device("matmul", other)
         dt = promote(self.dtype, other.dtype)
-        dt = int32 if dt.is_bool else dt  # bools are multiplied and summed as int32
+        dt = DEFAULT_INT if dt.is_bool else dt  # bools are multiplied and summed as int32
         a, b = self.cast(dt), other.cast(dt)  # type: ignore[attr-defined]
         if a.ndim == 0 or b.ndim == 0:
             raise shape_error("matmul", f"needs at least 1-D operands, got shapes {self.shape} "

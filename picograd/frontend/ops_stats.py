@@ -1,16 +1,20 @@
 """Statistics and scans built from the reduce primitives.
 
-    prod(dim=None, keepdim=False)                   int32 for int/bool inputs
-    var(dim=None, correction=1, keepdim=False)      float32; `correction` may be a bool
+    prod(dim=None, keepdim=False)                   int32 for int/bool inputs (int64: int64)
+    var(dim=None, correction=1, keepdim=False)      float32 (float16 for float16 inputs);
+                                                    `correction` may be a bool
     std(dim=None, correction=1, keepdim=False)      (torch's `unbiased`): True = 1, False = 0
     any(dim=None, keepdim=False) / all(...)         bool: elements != 0, on any dtype
     argmax(dim=None, keepdim=False) / argmin(...)   int32, the first index among ties; a NaN
                                                     counts as the extreme (torch's rule)
-    cumsum(dim)                                     int32 for int/bool inputs
+    cumsum(dim)                                     int32 for int/bool inputs (int64: int64)
     cummax(dim)                                     values only (as `max(dim)` here)
 
 `dim` may also be given as `axis=`, like `sum`/`max`; `var`/`std`/`any`/`all`/`prod` take an
-int, a tuple of ints or None (all dims). Where torch returns int64 these return int32.
+int, a tuple of ints or None (all dims). Where torch returns int64 these return int32
+(int64 for int64 inputs). float16 inputs are computed in float32 and rounded back to
+float16, as torch accumulates them. `var`/`std` of integers compute in float32 (torch
+refuses them).
 
 `prod` is a PROD reduce of the input with its zeros replaced by 1, selected by the number of
 zeros: none -> that product, one -> that product times the sum of the zero elements (0, with
@@ -41,12 +45,11 @@ import numpy as np
 
 from picograd.dialects.pg import ReduceKind
 from picograd.frontend.base import normalize_axis, prod
-from picograd.frontend.dtype import bool_, float32, int32
+from picograd.frontend.dtype import bool_, float16, float32, int32
 from picograd.frontend.lazy import LazyOp, shape_error
-from picograd.frontend.ops_reduce import Axis, ReduceOps
+from picograd.frontend.ops_reduce import Axis, ReduceOps, accumulator_dtype
 
 _SCAN_BLOCK = 32  # longest axis scanned by one triangular reduce (see the docstring)
-_INT32_MIN = int(np.iinfo(np.int32).min)
 
 
 class StatsOps(ReduceOps):
@@ -87,7 +90,9 @@ class StatsOps(ReduceOps):
         """The product of the elements over `dim` (all dims if None)."""
         axes = self._axes("prod", axis, dim)
         if not self.dtype.is_float:
-            return self.cast(int32)._reduce(ReduceKind.PROD, axes, keepdim)
+            return self._accumulated(ReduceKind.PROD, axes, keepdim)
+        if self.dtype is float16:
+            return self.cast(float32).prod(axes, keepdim).cast(float16)
         zero = self == 0.0
         nonzero = zero.where(1.0, self)._reduce(ReduceKind.PROD, axes, keepdim)
         zeros = zero.sum(axes, keepdim=keepdim)
@@ -101,8 +106,9 @@ class StatsOps(ReduceOps):
         count = prod(self.shape[a] for a in axes)
         x = self.cast(float32)
         centred = x - x.mean(axes, keepdim=True)
-        return (centred * centred).sum(axes, keepdim=keepdim) / max(count - float(correction),
-                                                                    0.0)
+        out = (centred * centred).sum(axes, keepdim=keepdim) / max(count - float(correction),
+                                                                   0.0)
+        return out.cast(float16) if self.dtype is float16 else out
 
     def std(self, axis: Axis = None, correction: float = 1, keepdim: bool = False, *,
             dim: Axis = None) -> Self:
@@ -134,7 +140,7 @@ class StatsOps(ReduceOps):
         n = x.shape[d]
         if n == 0:
             raise shape_error(op, f"cannot take the {op} of an empty dim of shape {self.shape}")
-        x = x if x.dtype.is_float else x.cast(int32)
+        x = x.cast(int32) if x.dtype.is_bool else x
         best = x._reduce(kind, (d,), True)
         index = self._index_range(n).reshape(tuple(n if i == d else 1 for i in range(x.ndim)))
         # candidates: NaNs first (index), then the extremes (n + index), then the rest (2n)
@@ -184,10 +190,11 @@ class StatsOps(ReduceOps):
         d = self._one_axis(op, axis, dim)
         x = self.reshape(1) if self.ndim == 0 else self
         if kind == ReduceKind.SUM:
-            x, identity = (x, 0.0) if x.dtype.is_float else (x.cast(int32), 0)
+            acc = accumulator_dtype(x.dtype)
+            x, identity = x.cast(acc), (0.0 if acc.is_float else 0)
         else:
             x = x.cast(int32) if x.dtype is bool_ else x
-            identity = float("-inf") if x.dtype.is_float else _INT32_MIN
+            identity = x.dtype.min
         if x.shape[d] == 0:
             return x.reshape(self.shape)
         last = x.ndim - 1
@@ -195,6 +202,7 @@ class StatsOps(ReduceOps):
         out = out._scan_last(kind, identity)
         out = out if d == last else out.transpose(d, last)
         out = out.cast(bool_) if kind == ReduceKind.MAX and self.dtype is bool_ else out
+        out = out.cast(float16) if self.dtype is float16 else out
         return out.reshape(self.shape)
 
     def cumsum(self, axis: int | None = None, *, dim: int | None = None) -> Self:

@@ -111,6 +111,8 @@ def _builders() -> dict[str, Callable[[LazyOp, list[Any], Any], Any]]:
         "cmp": lambda n, x, t: pt.CmpOp(n.arg, x[0], x[1]),
         "where": lambda n, x, t: pt.WhereOp(x[0], x[1], x[2]),
         "cast": lambda n, x, t: pt.CastOp(x[0], t),
+        "bitcast": lambda n, x, t: pt.BitcastOp(x[0], t),
+        "iota": lambda n, x, t: pt.IotaOp(n.arg, TensorType(t, list(n.shape))),
         "reduce": lambda n, x, t: pt.ReduceOp(n.arg[0], x[0], n.arg[1]),
         "reshape": lambda n, x, t: pt.ReshapeOp(x[0], n.shape),
         "expand": lambda n, x, t: pt.ExpandOp(x[0], n.shape),
@@ -125,12 +127,11 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
                  outputs: Sequence[int]) -> ModuleOp:
     """The pg_tensor module `func.func @main(leaf buffers...) -> (outputs...)`."""
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import ModuleOp, TensorType, f32, i1, i32
+    from xdsl.dialects.builtin import ModuleOp, TensorType
     from xdsl.ir import Block, Region, SSAValue
 
-    ir_types = {"float32": f32, "int32": i32, "bool": i1}
     builders = _builders()
-    block = Block(arg_types=[TensorType(ir_types[n.dtype.name], list(n.shape))
+    block = Block(arg_types=[TensorType(n.dtype.ir, list(n.shape))
                              for n in nodes if n.op == "buffer"])
     args = iter(block.args)
     values: list[SSAValue] = []
@@ -138,7 +139,7 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
         if node.op == "buffer":
             values.append(next(args))
             continue
-        op = builders[node.op](node, [values[i] for i in srcs], ir_types[node.dtype.name])
+        op = builders[node.op](node, [values[i] for i in srcs], node.dtype.ir)
         block.add_op(op)
         values.append(op.results[0])
     results = [values[i] for i in outputs]

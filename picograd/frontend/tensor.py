@@ -5,10 +5,12 @@
     t.realize() -> t;  t.numpy(), t.tolist(), t.item()
 
 Nothing computes until a result is asked for. Creating a tensor from data copies it into a
-buffer leaf; `zeros`/`ones`/`full` are lazy constants; `arange`, `eye`, `rand`, `randn` are
-filled on the host. `rand`/`randn` draw from numpy's Philox generator keyed by
-(seed, counter): `manual_seed(n)` sets the seed and restarts the counter, and every call
-advances the counter, so a program's random tensors are reproducible.
+buffer leaf; `zeros`/`ones`/`full` are lazy constants; `arange` and `eye` are filled on the
+host. `rand`/`randn` are lazy too: a counter-based generator that runs on the device
+(picograd/frontend/random.py), keyed by (seed, call counter), so `manual_seed(n)` makes a
+program's random tensors reproducible and the same on every device. The creation functions
+of torch that build on these (`linspace`, `randint`, the `_like` family, in-place fills) are
+in creation.py.
 """
 
 from __future__ import annotations
@@ -19,29 +21,26 @@ from typing import Any, Self
 import numpy as np
 
 from picograd.errors import DeviceError
-from picograd.frontend import autograd
+from picograd.frontend import autograd, random
 from picograd.frontend.autograd import AutogradError
 from picograd.frontend.base import Scalar, TensorBase, shape_arg
-from picograd.frontend.dtype import DType, dtype_of_array, dtype_of_scalar, float32, int32, to_dtype
+from picograd.frontend.creation import CreationOps
+from picograd.frontend.dtype import (
+    DType,
+    cast_scalar,
+    dtype_of_array,
+    dtype_of_list,
+    dtype_of_scalar,
+    float32,
+    int32,
+    to_dtype,
+)
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_stats import StatsOps
 from picograd.frontend.realize import realize
 from picograd.runtimes.base import canonical_device_name
-
-_rng_state = {"seed": 0, "counter": 0}
-
-
-def manual_seed(seed: int) -> None:
-    """Make `rand`/`randn` reproducible: seed the generator and restart its counter."""
-    _rng_state["seed"], _rng_state["counter"] = int(seed) % (1 << 64), 0
-
-
-def _generator() -> np.random.Generator:
-    key = np.array([_rng_state["seed"], _rng_state["counter"]], dtype=np.uint64)
-    _rng_state["counter"] += 1
-    return np.random.Generator(np.random.Philox(key=key))
 
 
 def _device(device: str) -> str:
@@ -52,13 +51,16 @@ def _device(device: str) -> str:
 
 
 def _to_array(data: Any, dtype: DType | None) -> tuple[np.ndarray, DType]:
-    """A fresh C-contiguous array of `data`, and its DType."""
-    if isinstance(data, np.ndarray):
-        dt = dtype if dtype is not None else dtype_of_array(data)
-        return np.array(data, dtype=dt.np, order="C", copy=True), dt
-    if isinstance(data, bool | int | float | np.generic):
+    """A fresh C-contiguous array of `data`, and its DType: numpy data keeps its dtype
+    (float64 becomes float32, see dtype.py), python data takes the defaults (int32,
+    float32, bool)."""
+    if isinstance(data, np.ndarray | np.generic):
+        array = np.asarray(data)
+        dt = dtype if dtype is not None else dtype_of_array(array)
+        return np.array(array, dtype=dt.np, order="C", copy=True), dt
+    if isinstance(data, bool | int | float):
         dt = dtype if dtype is not None else dtype_of_scalar(data)
-        return np.array(data, dtype=dt.np), dt
+        return np.array(cast_scalar(data, dt), dtype=dt.np), dt
     if isinstance(data, list | tuple):
         try:
             array = np.array(data)
@@ -67,11 +69,12 @@ def _to_array(data: Any, dtype: DType | None) -> tuple[np.ndarray, DType]:
                               ) from None
         if array.size == 0 and dtype is None:
             array = array.astype(np.float32)
-        return _to_array(array, dtype)
+        dt = dtype if dtype is not None else dtype_of_list(array)
+        return np.array(array, dtype=dt.np, order="C"), dt
     raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}")
 
 
-class Tensor(MathOps, ShapeOps, StatsOps):
+class Tensor(CreationOps, MathOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()
@@ -138,16 +141,16 @@ class Tensor(MathOps, ShapeOps, StatsOps):
         return cls._leaf(np.eye(n, m, dtype=dt.np), dt, device)
 
     @classmethod
-    def rand(cls, *shape: int | Sequence[int], device: str = "CPU") -> Tensor:
-        """Uniform float32 samples in [0, 1)."""
-        s = shape_arg("rand", shape)
-        return cls._leaf(_generator().random(s, dtype=np.float32), float32, device)
+    def rand(cls, *shape: int | Sequence[int], device: str = "CPU",
+             dtype: object = float32) -> Tensor:
+        """Uniform samples in [0, 1), computed on the device."""
+        return random.rand(cls, shape_arg("rand", shape), _device(device), dtype)
 
     @classmethod
-    def randn(cls, *shape: int | Sequence[int], device: str = "CPU") -> Tensor:
-        """Standard normal float32 samples."""
-        s = shape_arg("randn", shape)
-        return cls._leaf(_generator().standard_normal(s, dtype=np.float32), float32, device)
+    def randn(cls, *shape: int | Sequence[int], device: str = "CPU",
+              dtype: object = float32) -> Tensor:
+        """Standard normal samples, computed on the device."""
+        return random.randn(cls, shape_arg("randn", shape), _device(device), dtype)
 
     # ── realization and conversion ─────────────────────────────────────────
 

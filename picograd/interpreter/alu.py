@@ -9,7 +9,9 @@ float32 gives a float32).
 Semantics are C's, as the CPU targets compute them (docs/design.md, "Kernel ABI"):
 
 * integers wrap around (two's complement); `div` truncates toward zero and `mod` has the
-  sign of the dividend; an integer division by zero raises `InterpretationError`;
+  sign of the dividend; an integer division by zero raises `InterpretationError`; shifts
+  take the amount modulo the bit width, `shr` is arithmetic on signed types, logical on ui8;
+* `bitcast` reinterprets the bits (numpy's `.view`);
 * float `max`/`min` propagate NaN like `np.maximum`/`np.minimum`;
 * casts: float to int truncates toward zero, anything to bool is `x != 0`.
 
@@ -73,6 +75,18 @@ def _c_div(a: Value, b: Value) -> Value:
     return (a - _c_mod(a, b)) // b
 
 
+def _shift(fn: np.ufunc) -> _Fn2:
+    """A shift by `b` modulo the bit width (pg.BinaryKind.SHL/SHR): numpy's own shifts give
+    0 (or the sign) for amounts >= the width instead."""
+
+    def apply(a: Value, b: Value) -> Value:
+        dtype = np.asarray(a).dtype
+        amount = np.bitwise_and(b, dtype.itemsize * 8 - 1).astype(dtype)
+        return fn(a, amount)
+
+    return apply
+
+
 def _index_div(a: int, b: int) -> int:
     _check_divisor(b)
     q = abs(a) // abs(b)
@@ -121,7 +135,7 @@ _FLOAT_BINARY: dict[BinaryKind, _Fn2] = {
 }
 _INT_BINARY: dict[BinaryKind, _Fn2] = {
     **_COMMON, _B.DIV: _c_div, _B.MOD: _c_mod, _B.AND: np.bitwise_and, _B.OR: np.bitwise_or,
-    _B.XOR: np.bitwise_xor,
+    _B.XOR: np.bitwise_xor, _B.SHL: _shift(np.left_shift), _B.SHR: _shift(np.right_shift),
 }
 _BOOL_BINARY: dict[BinaryKind, _Fn2] = {
     _B.AND: np.logical_and, _B.OR: np.logical_or, _B.XOR: np.logical_xor,
@@ -131,7 +145,8 @@ _INDEX_BINARY: dict[BinaryKind, Callable[[int, int], int]] = {
     _B.ADD: lambda a, b: wrap_index(a + b), _B.SUB: lambda a, b: wrap_index(a - b),
     _B.MUL: lambda a, b: wrap_index(a * b), _B.DIV: _index_div, _B.MOD: _index_mod,
     _B.MAX: max, _B.MIN: min, _B.AND: lambda a, b: a & b, _B.OR: lambda a, b: a | b,
-    _B.XOR: lambda a, b: a ^ b,
+    _B.XOR: lambda a, b: a ^ b, _B.SHL: lambda a, b: wrap_index(a << (b & 63)),
+    _B.SHR: lambda a, b: a >> (b & 63),
 }
 
 _COMPARE: dict[CmpKind, _Fn2] = {
@@ -193,6 +208,12 @@ def cast(x: Value, src: Attribute, dst: Attribute) -> Value:
     if is_index(src):
         return np.asarray(x, dtype=np.int64).astype(dtype)[()]
     return x.astype(dtype)  # numpy arrays and numpy scalars alike; float->int truncates
+
+
+def bitcast(x: Value, dst: Attribute) -> Value:
+    """The bits of `x` read as `dst` (of the same width; numpy's `.view`)."""
+    viewed = np.asarray(x).view(to_numpy_dtype(dst))
+    return viewed[()] if np.ndim(x) == 0 else viewed  # a scalar stays a numpy scalar
 
 
 def reduce_identity(kind: ReduceKind, t: Attribute) -> Value:

@@ -38,6 +38,13 @@ class TensorFunctions(InterpreterFunctions):
         value = alu.scalar(op.scalar, pt.dtype_of(op.result))
         return (np.full(pt.shape_of(op.result), value, dtype=_dtype(op)),)
 
+    @impl(pt.IotaOp)
+    def run_iota(self, interp: Interpreter, op: pt.IotaOp, args: PythonValues) -> PythonValues:
+        shape, axis = pt.shape_of(op.result), op.axis_index
+        along = np.arange(shape[axis], dtype=_dtype(op))
+        view = along.reshape([n if d == axis else 1 for d, n in enumerate(shape)])
+        return (np.broadcast_to(view, shape),)
+
     # ── elementwise ──────────────────────────────────────────────────────────
 
     @impl(pt.UnaryOp)
@@ -60,6 +67,11 @@ class TensorFunctions(InterpreterFunctions):
     @impl(pt.CastOp)
     def run_cast(self, interp: Interpreter, op: pt.CastOp, args: PythonValues) -> PythonValues:
         return (np.asarray(alu.cast(args[0], pt.dtype_of(op.input), pt.dtype_of(op.result))),)
+
+    @impl(pt.BitcastOp)
+    def run_bitcast(self, interp: Interpreter, op: pt.BitcastOp, args: PythonValues
+                    ) -> PythonValues:
+        return (alu.bitcast(np.asarray(args[0]), pt.dtype_of(op.result)),)
 
     # ── reduce ───────────────────────────────────────────────────────────────
 

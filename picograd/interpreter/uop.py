@@ -118,6 +118,11 @@ class ScalarFunctions(InterpreterFunctions):
     def run_cast(self, interp: Interpreter, op: pu.CastOp, args: PythonValues) -> PythonValues:
         return (alu.cast(args[0], op.input.type, op.result.type),)
 
+    @impl(pu.BitcastOp)
+    def run_bitcast(self, interp: Interpreter, op: pu.BitcastOp, args: PythonValues
+                    ) -> PythonValues:
+        return (alu.bitcast(args[0], op.result.type),)
+
 
 @register_impls
 class UopFunctions(InterpreterFunctions):

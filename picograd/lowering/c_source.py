@@ -133,9 +133,24 @@ def _binary_expr(op: pg_c.BinaryOp, a: str, b: str) -> str:
                 return f"({b} == 0 || {b} == -1) ? 0 : ({ct})({a} % {b})"
             return f"{b} == 0 ? 0 : {b} == -1 ? {_negate(t, a)} : ({ct})({a} / {b})"
         return f"{b} == 0 ? 0 : ({ct})({a} {operator} {b})"
+    if operator in ("<<", ">>"):
+        return _shift_expr(t, operator, a, b)
     if operator in ("+", "-", "*") and (unsigned := _wraps(t)) is not None:
         return f"({ct})(({unsigned}){a} {operator} ({unsigned}){b})"
     return f"{a} {operator} {b}"
+
+
+def _shift_expr(t: Attribute, operator: str, a: str, b: str) -> str:
+    """`a << b` / `a >> b` with the amount taken modulo the width (pg.BinaryKind.SHL/SHR), so
+    it is never undefined; a left shift goes through the unsigned type (shifting a negative
+    value left is undefined in C), a signed right shift is arithmetic on every C compiler
+    picograd uses (implementation-defined in C)."""
+    assert isinstance(t, IntegerType | IndexType)
+    width = 64 if isinstance(t, IndexType) else t.width.data
+    amount = f"({b} & {width - 1})"
+    if operator == "<<":
+        return f"({c_type(t)})((uint{max(width, 32)}_t){a} << {amount})"
+    return f"({c_type(t)})({a} >> {amount})"
 
 
 def _negate(t: Attribute, x: str) -> str:
@@ -188,6 +203,9 @@ def _value_expr(op: Operation, names: Names) -> str:
             return f"{args[0]} ? {args[1]} : {args[2]}"
         case pg_c.CastOp():
             return _cast_expr(op, args[0])
+        case pg_c.BitcastOp():
+            source, target = c_type(op.input.type), c_type(op.result.type)
+            return f"(union {{ {source} s; {target} d; }}){{ .s = {args[0]} }}.d"
         case pg_c.ReadOp():
             return args[0]
         case pg_c.LoadOp():

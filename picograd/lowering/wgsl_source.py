@@ -22,6 +22,15 @@ holds all the kernels of a graph and the runtime picks them by name:
   variables it uses (the runtime gives each pipeline its own layout).
 * A bool buffer is `array<u32>` (bool is not host-shareable): loads are `x != 0u`, stores
   `select(0u, 1u, v)`. Workgroup arrays of bools are stored the same way.
+* The types WGSL lacks are emulated (`pg_wgsl.held_as`): an f16 value is an f32, an i8,
+  ui8 or i16 value an i32, each within the narrow type's values, and so is each element
+  of their buffers: one element per 32-bit word. Packing two f16 or four i8 per word would
+  save memory, but storing one element would then need an atomic read-modify-write of
+  the word; widening keeps every store a plain store. A cast into a narrow integer wraps
+  (`(x << 24u) >> 24u` for i8, `x & 255i` for ui8); a cast into f16 rounds to nearest
+  even with integer operations on the bits (`pg_f16`), since WGSL leaves the rounding of
+  `pack2x16float` to the implementation and its overflow indeterminate. A bitcast between
+  f16 and i16 builds or reads the f16 bits the same way (`pg_f16_bits`, `pg_f16_from_bits`).
 * f32 literals are exact (`%.9g` round-trips); inf and NaN, which WGSL cannot spell (a
   constant expression that overflows is an error), are `bitcast<f32>` of their bits.
 * Integer `/` and `%` never trap and match the CPU targets: a zero divisor gives 0 (WGSL
@@ -43,11 +52,11 @@ import struct
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, f32, i1, i32
+from xdsl.dialects.builtin import IntegerType, ModuleOp, f16, f32, i1, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from picograd.dialects import pg_wgsl
-from picograd.dialects.dtypes import is_bool, is_float
+from picograd.dialects.dtypes import is_bool, is_float, is_unsigned, to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.dialects.syntax import scalar_value
 from picograd.lowering.kernel_source import KernelSource
@@ -56,6 +65,8 @@ HEADER = "// picograd: one compute entry point per kernel\n"
 
 _KERNEL_NAME = re.compile(r"(?!__)[A-Za-z_][A-Za-z0-9_]*")
 _TYPES: dict[Attribute, str] = {f32: "f32", i32: "i32", i1: "bool"}
+# An f16 value as the f32 the emulation holds: 2^-24 is the spacing of f16 subnormals.
+_F16_SUBNORMAL_STEP = "5.96046448e-08f"
 _AXES = "xyz"
 _BUILTIN_PARAMS = {"workgroup_id": "wid", "local_invocation_id": "lid"}
 
@@ -65,9 +76,9 @@ class WgslSourceError(ValueError):
 
 
 def wgsl_type(t: Attribute) -> str:
-    """The WGSL type of a value of IR type `t`."""
+    """The WGSL type of a value of IR type `t` (an emulated type's is its wide type's)."""
     try:
-        return _TYPES[t]
+        return _TYPES[pg_wgsl.held_as(t)]
     except KeyError:
         raise WgslSourceError(f"no WGSL type for {t}") from None
 
@@ -80,7 +91,8 @@ def storage_type(t: Attribute) -> str:
 def wgsl_literal(value: float | int, t: Attribute) -> str:
     """`value` as an exact WGSL expression of type `t`."""
     if is_float(t):
-        value = float(np.float32(value))
+        with np.errstate(over="ignore"):  # an f16 beyond 65504 is inf, as in numpy
+            value = float(np.asarray(value).astype(to_numpy_dtype(t)))
         if math.isnan(value) or math.isinf(value):
             bits = struct.unpack("<I", struct.pack("<f", value))[0]
             return f"bitcast<f32>({bits:#010x}u)"
@@ -114,6 +126,51 @@ HELPERS: dict[str, tuple[tuple[str, ...], str]] = {
                    "  return select(select(q, -a, b == -1i), 0i, b == 0i);\n}"),
     "pg_mod": ((), "fn pg_mod(a: i32, b: i32) -> i32 {\n"
                    "  return a % select(b, 1i, b == 0i || b == -1i);\n}"),
+    # f32 -> the nearest f16 (ties to even), as an f32. Normal f16: round the 23-bit
+    # mantissa to 10 bits on the bits (a carry moves into the exponent, as it should);
+    # from 65520 on: inf; below 2^-14: a multiple of 2^-24, rounded by hand; NaN stays.
+    "pg_f16": ((), "fn pg_f16(x: f32) -> f32 {\n"
+                   "  let u = bitcast<u32>(x);\n"
+                   "  let a = u & 0x7fffffffu;\n"
+                   "  let sign = u & 0x80000000u;\n"
+                   "  if (a > 0x7f800000u) { return x; }\n"
+                   "  if (a >= 0x477ff000u) { return bitcast<f32>(sign | 0x7f800000u); }\n"
+                   "  if (a >= 0x38800000u) {\n"
+                   "    return bitcast<f32>(sign | ((a + 0xfffu + ((a >> 13u) & 1u)) & "
+                   "0xffffe000u));\n"
+                   "  }\n"
+                   "  let m = select(a, (a & 0x7fffffu) | 0x800000u, a >= 0x800000u);\n"
+                   "  let s = min(126u - max(a >> 23u, 1u), 31u);\n"
+                   "  let q = m >> s;\n"
+                   "  let rest = m & ((1u << s) - 1u);\n"
+                   "  let half = 1u << (s - 1u);\n"
+                   "  let up = rest > half || (rest == half && (q & 1u) == 1u);\n"
+                   f"  let r = f32(q + select(0u, 1u, up)) * {_F16_SUBNORMAL_STEP};\n"
+                   "  return bitcast<f32>(sign | bitcast<u32>(r));\n}"),
+    # The bits of an f16 held in an f32, sign-extended (an i16 held in an i32): the f32's
+    # exponent rebased by 127 - 15 = 112, or, below 2^-14, the multiple of 2^-24 it is; a
+    # NaN keeps its top 10 payload bits (at least one set), as numpy's conversion does.
+    "pg_f16_bits": ((), "fn pg_f16_bits(x: f32) -> i32 {\n"
+                        "  let u = bitcast<u32>(x);\n"
+                        "  let a = u & 0x7fffffffu;\n"
+                        "  var h = (a - 0x38000000u) >> 13u;\n"
+                        "  if (a > 0x7f800000u) { h = 0x7c00u | max((a >> 13u) & 0x3ffu, 1u); }\n"
+                        "  else if (a == 0x7f800000u) { h = 0x7c00u; }\n"
+                        "  else if (a < 0x38800000u) { h = u32(bitcast<f32>(a) * 16777216.0f); }\n"
+                        "  return bitcast<i32>(((u >> 16u) & 0x8000u | h) << 16u) >> 16u;\n}"),
+    # The f16 with the low 16 bits of `b`, as an f32.
+    "pg_f16_from_bits": ((), "fn pg_f16_from_bits(b: i32) -> f32 {\n"
+                             "  let h = u32(b);\n"
+                             "  let sign = (h & 0x8000u) << 16u;\n"
+                             "  let e = (h >> 10u) & 0x1fu;\n"
+                             "  let m = h & 0x3ffu;\n"
+                             "  if (e == 0u) {\n"
+                             f"    return bitcast<f32>(sign | bitcast<u32>(f32(m) * "
+                             f"{_F16_SUBNORMAL_STEP}));\n"
+                             "  }\n"
+                             "  if (e == 31u) { return bitcast<f32>(sign | 0x7f800000u | "
+                             "(m << 13u)); }\n"
+                             "  return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));\n}"),
 }
 
 
@@ -137,6 +194,8 @@ def _binary_expr(op: pg_wgsl.BinaryOp, a: str, b: str, helpers: set[str]) -> str
         helper = f"pg_{operator}" if is_float(t) else operator  # i32: WGSL's built-ins
     elif operator in ("/", "%") and not is_float(t):
         helper = "pg_div" if operator == "/" else "pg_mod"
+    if operator in ("<<", ">>"):  # the amount is a u32, taken modulo 32 as WGSL does at run
+        return f"{a} {operator} (u32({b}) & 31u)"  # time (masking also keeps constants legal)
     if helper is None:
         return f"{a} {operator} {b}"
     if helper.startswith("pg_"):
@@ -154,13 +213,43 @@ def _cmp_expr(op: pg_wgsl.CmpOp, a: str, b: str, helpers: set[str]) -> str:
     return f"{a} {operator} {b} && pg_ordered({a}, {b})"
 
 
-def _cast_expr(op: pg_wgsl.CastOp, x: str) -> str:
+def _exact(source: Attribute, target: Attribute) -> bool:
+    """Every value of `source` is one of `target` (no wrapping or rounding needed)."""
+    return np.can_cast(to_numpy_dtype(source), to_numpy_dtype(target), "safe")
+
+
+def _wrap(t: Attribute, x: str) -> str:
+    """The i32 `x` wrapped into the values of the narrow integer type `t`."""
+    assert isinstance(t, IntegerType)
+    width = t.width.data
+    if is_unsigned(t):
+        return f"({x} & {(1 << width) - 1}i)"
+    return f"(({x} << {32 - width}u) >> {32 - width}u)"
+
+
+def _cast_expr(op: pg_wgsl.CastOp, x: str, helpers: set[str]) -> str:
     source, target = op.input.type, op.result.type
     if is_bool(target):
         if is_float(source):  # not ±0, on the bits (NaN is true)
             return f"(bitcast<u32>({x}) & 0x7fffffffu) != 0u"
         return f"{x} != 0i"
-    return f"{wgsl_type(target)}({x})"
+    # Convert between the types that hold the values, then into the narrow type's values.
+    wide = pg_wgsl.held_as(target)
+    value = x if pg_wgsl.held_as(source) == wide else f"{wgsl_type(wide)}({x})"
+    if wide == target or _exact(source, target):
+        return value
+    if is_float(target):
+        helpers.add("pg_f16")
+        return f"pg_f16({value})"
+    return _wrap(target, value)
+
+
+def _bitcast_expr(op: pg_wgsl.BitcastOp, x: str, helpers: set[str]) -> str:
+    if op.result.type == f16 or op.input.type == f16:  # the emulated f16's 16 bits
+        helper = "pg_f16_from_bits" if op.result.type == f16 else "pg_f16_bits"
+        helpers.add(helper)
+        return f"{helper}({x})"
+    return f"bitcast<{wgsl_type(op.result.type)}>({x})"
 
 
 def _load_expr(op: pg_wgsl.LoadOp, names: Names) -> str:
@@ -196,7 +285,9 @@ def _value_expr(op: Operation, names: Names, helpers: set[str]) -> str:
         case pg_wgsl.SelectOp():
             return f"select({args[2]}, {args[1]}, {args[0]})"
         case pg_wgsl.CastOp():
-            return _cast_expr(op, args[0])
+            return _cast_expr(op, args[0], helpers)
+        case pg_wgsl.BitcastOp():
+            return _bitcast_expr(op, args[0], helpers)
         case pg_wgsl.ReadOp():
             return args[0]
         case pg_wgsl.LoadOp():

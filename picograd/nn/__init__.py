@@ -6,7 +6,7 @@
     loss = F.cross_entropy(model(x), y)
 """
 
-from picograd.nn import functional
+from picograd.nn import functional, init
 from picograd.nn.activations import (
     ELU,
     GELU,
@@ -20,12 +20,15 @@ from picograd.nn.activations import (
     Softplus,
     Tanh,
 )
-from picograd.nn.conv import AvgPool2d, Conv2d, MaxPool2d
+from picograd.nn.attention import MultiheadAttention
+from picograd.nn.conv import AvgPool2d, Conv2d, ConvTranspose2d, MaxPool2d
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
+from picograd.nn.resize import Upsample
 
-__all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "Dropout",
-           "Embedding", "Flatten", "GroupNorm", "Hardsigmoid", "Hardswish", "LayerNorm",
-           "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module", "RMSNorm", "ReLU", "ReLU6",
-           "Sequential", "SiLU", "Sigmoid", "Softplus", "StateDictError", "Tanh", "functional"]
+__all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
+           "Dropout", "Embedding", "Flatten", "GroupNorm", "Hardsigmoid", "Hardswish",
+           "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
+           "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
+           "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]

@@ -2,9 +2,11 @@
 autograd, fusion and every device apply to them unchanged.
 
     conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)
+    conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1)                        conv2d's adjoint (a zero-inserted conv2d)
     max_pool2d(x, kernel_size, stride=None, padding=0)     pads with -inf
     avg_pool2d(x, kernel_size, stride=None, padding=0)     counts the padding (torch's default)
-    Conv2d / MaxPool2d / AvgPool2d                          the layers
+    Conv2d / ConvTranspose2d / MaxPool2d / AvgPool2d        the layers
 
 Sizes are an int or an (h, w) pair; `stride=None` in a pool means the kernel size.
 
@@ -185,6 +187,75 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
     return _gradient_barrier(y)[:, :, :, :ow]
 
 
+# ── transposed convolution ───────────────────────────────────────────────────
+
+
+def _check_transpose_args(op: str, x: Tensor, weight: Tensor, bias: Tensor | None,
+                          groups: int) -> None:
+    _check_4d(op, x)
+    if not isinstance(weight, Tensor) or weight.ndim != 4:
+        shape = weight.shape if isinstance(weight, Tensor) else type(weight).__name__
+        raise shape_error(op, f"expected a 4-D weight (C, O/groups, kh, kw), got {shape}")
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise shape_error(op, f"groups must be a positive int, got {groups!r}")
+    if not (x.dtype.is_float and weight.dtype.is_float):
+        raise dtype_error(op, f"needs float input and weight, got {x.dtype.name} and "
+                              f"{weight.dtype.name}")
+    c = x.shape[1]
+    if weight.shape[0] != c or c % groups:
+        raise shape_error(op, f"input of shape {x.shape} and weight of shape {weight.shape} "
+                              f"with groups={groups}: the weight expects {weight.shape[0]} "
+                              f"input channels, the input has {c}"
+                          + (f"; {c} channels are not divisible by {groups}"
+                             if c % groups else ""))
+    o = weight.shape[1] * groups
+    if bias is not None and bias.shape != (o,):
+        raise shape_error(op, f"bias of shape {bias.shape} does not match the weight of shape "
+                              f"{weight.shape} with groups={groups}: expected ({o},)")
+
+
+def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
+                     padding: Size = 0, output_padding: Size = 0, groups: int = 1,
+                     dilation: Size = 1) -> Tensor:
+    """torch's `conv_transpose2d` (the gradient of conv2d with respect to its input):
+    x (N, C, H, W), weight (C, O/groups, kh, kw), bias (O,) -> (N, O, OH, OW) with
+    OH = (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1.
+
+    Built as a stride-1 conv2d: `stride - 1` zeros go between the input's elements (a pad of
+    a new axis, then a reshape), the result is padded by dilation*(k-1) - padding on each
+    side (cropped where that is negative; output_padding more at the end), and the weight is
+    flipped in space with its in/out channels swapped per group."""
+    op = "conv_transpose2d"
+    _check_transpose_args(op, x, weight, bias, groups)
+    s = _pair(op, "stride", stride, 1)
+    p = _pair(op, "padding", padding, 0)
+    d = _pair(op, "dilation", dilation, 1)
+    extra = _pair(op, "output_padding", output_padding, 0)
+    if extra[0] >= max(s[0], d[0]) or extra[1] >= max(s[1], d[1]):
+        raise shape_error(op, f"output_padding {output_padding!r} must be smaller than the "
+                              f"stride {stride!r} or the dilation {dilation!r}")
+    n, c, h, w = x.shape
+    cg, og, kh, kw = weight.shape
+    out = [(size - 1) * st - 2 * pd + dl * (k - 1) + e + 1 for size, st, pd, dl, k, e in
+           zip((h, w), s, p, d, (kh, kw), extra, strict=True)]
+    if min(out) < 1:
+        raise shape_error(op, f"input of shape {x.shape} with kernel {(kh, kw)}, stride {s}, "
+                              f"padding {p}, dilation {d} gives an empty output {tuple(out)}")
+    if s != (1, 1):  # zeros between the elements: (H, sh, W, sw) with all but [:, 0, :, 0] 0
+        spread = x.reshape(n, c, h, 1, w, 1).pad(((0, 0), (0, 0), (0, 0), (0, s[0] - 1),
+                                                  (0, 0), (0, s[1] - 1)))
+        x = spread.reshape(n, c, h * s[0], w * s[1])[:, :, :(h - 1) * s[0] + 1,
+                                                     :(w - 1) * s[1] + 1]
+    lo = [dl * (k - 1) - pd for dl, k, pd in zip(d, (kh, kw), p, strict=True)]
+    hi = [low + e for low, e in zip(lo, extra, strict=True)]
+    x = x.pad(((0, 0), (0, 0), (max(lo[0], 0), max(hi[0], 0)), (max(lo[1], 0), max(hi[1], 0))))
+    x = x[:, :, max(-lo[0], 0):x.shape[2] - max(-hi[0], 0),
+          max(-lo[1], 0):x.shape[3] - max(-hi[1], 0)]
+    flipped = weight.reshape(groups, cg // groups, og, kh, kw).permute(0, 2, 1, 3, 4)
+    flipped = flipped.reshape(groups * og, cg // groups, kh, kw).flip(2, 3)
+    return conv2d(x, flipped, bias, 1, 0, d, groups)
+
+
 # ── pooling ──────────────────────────────────────────────────────────────────
 
 
@@ -265,6 +336,65 @@ class Conv2d(Module):
             text += f", padding={self.padding}"
         if self.dilation != (1, 1):
             text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        return text + ("" if self.bias is not None else ", bias=False")
+
+
+class ConvTranspose2d(Module):
+    """2-D transposed convolution, weight (in_channels, out_channels/groups, kh, kw). Weight
+    and bias are drawn as torch's defaults: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's
+    fan_in of this weight, out_channels/groups*kh*kw. `forward(x, output_size)` picks the
+    output_padding that gives `output_size` (the last two entries are (OH, OW))."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
+                 padding: Size = 0, output_padding: Size = 0, groups: int = 1,
+                 bias: bool = True, dilation: Size = 1, device: str = "CPU"):
+        super().__init__()
+        op = "ConvTranspose2d"
+        if not isinstance(groups, int) or groups < 1 or in_channels % groups or \
+                out_channels % groups:
+            raise shape_error(op, f"in_channels {in_channels} and out_channels {out_channels} "
+                                  f"must both be divisible by groups={groups}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _pair(op, "kernel_size", kernel_size, 1)
+        self.stride = _pair(op, "stride", stride, 1)
+        self.padding = _pair(op, "padding", padding, 0)
+        self.output_padding = _pair(op, "output_padding", output_padding, 0)
+        self.dilation = _pair(op, "dilation", dilation, 1)
+        kh, kw = self.kernel_size
+        fan_in = out_channels // groups * kh * kw
+        bound = 1 / math.sqrt(fan_in) if fan_in else 0.0
+        self.weight = uniform((in_channels, out_channels // groups, kh, kw), bound, device)
+        self.bias = uniform((out_channels,), bound, device) if bias else None
+
+    def _output_padding(self, x: Tensor, output_size: Sequence[int] | None) -> tuple[int, int]:
+        if output_size is None:
+            return self.output_padding
+        want = tuple(output_size)[-2:]
+        pads = []
+        for i, size in enumerate(x.shape[2:]):
+            least = ((size - 1) * self.stride[i] - 2 * self.padding[i]
+                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            if len(want) != 2 or not least <= want[i] < least + self.stride[i]:
+                raise shape_error("ConvTranspose2d", f"output_size {tuple(output_size)} is not "
+                                                     f"reachable from the input {x.shape}")
+            pads.append(want[i] - least)
+        return pads[0], pads[1]
+
+    def forward(self, x: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        _check_4d("ConvTranspose2d", x)
+        return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                self._output_padding(x, output_size), self.groups,
+                                self.dilation)
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        for name, default in (("padding", (0, 0)), ("output_padding", (0, 0)),
+                              ("dilation", (1, 1))):
+            if getattr(self, name) != default:
+                text += f", {name}={getattr(self, name)}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         return text + ("" if self.bias is not None else ", bias=False")

@@ -7,7 +7,9 @@ fusion apply to them unchanged).
     nll_loss(logp, target) / mse_loss(a, b) / dropout(x, p, training)
     binary_cross_entropy(p, y) / binary_cross_entropy_with_logits(x, y)
     one_hot(target, num_classes)
-    conv2d / max_pool2d / avg_pool2d     (defined in picograd/nn/conv.py)
+    conv2d / conv_transpose2d / max_pool2d / avg_pool2d     (defined in picograd/nn/conv.py)
+    interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
+    scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
     pad(x, pad, mode="constant", value=None)   torch's F.pad (picograd/frontend/ops_shape.py)
 """
@@ -16,11 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from picograd.frontend.dtype import DType, float32
 from picograd.frontend.lazy import dtype_error, shape_error
-from picograd.frontend.tensor import Tensor, _generator
+from picograd.frontend.tensor import Tensor
 
 _ELSEWHERE = {
-    **dict.fromkeys(("conv2d", "max_pool2d", "avg_pool2d"), "picograd.nn.conv"),
+    **dict.fromkeys(("conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"),
+                    "picograd.nn.conv"),
+    "interpolate": "picograd.nn.resize",
+    "scaled_dot_product_attention": "picograd.nn.attention",
     **dict.fromkeys(("batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding"),
                     "picograd.nn.norm"),
     "pad": "picograd.frontend.ops_shape",
@@ -28,8 +34,8 @@ _ELSEWHERE = {
 
 
 def __getattr__(name: str):
-    # conv.py and norm.py build on this module's siblings: import them on first use, which
-    # also avoids an import cycle
+    # conv.py, norm.py, resize.py and attention.py build on this module's siblings: import
+    # them on first use, which also avoids an import cycle
     if name in _ELSEWHERE:
         import importlib
 
@@ -142,13 +148,17 @@ def mse_loss(a: Tensor, b: Tensor) -> Tensor:
     return ((a - b) * (a - b)).mean()
 
 
+def _rand_dtype(x: Tensor) -> DType:
+    return x.dtype if x.dtype.is_float else float32
+
+
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """In training, zero each element with probability p and scale the rest by 1/(1-p)."""
     if not 0 <= p <= 1:
         raise shape_error("dropout", f"p must be in [0, 1], got {p}")
     if not training or p == 0:
         return x
-    keep = _generator().random(x.shape, dtype=np.float32) >= p
-    mask = Tensor(keep.astype(np.float32) / np.float32(1 - p) if p < 1 else
-                  np.zeros(x.shape, np.float32), device=x.device)
-    return x * mask
+    # The mask is drawn on the device, so it fuses into the step's graph (keys are inputs:
+    # no recompile per step).
+    keep = Tensor.rand(*x.shape, device=x.device, dtype=_rand_dtype(x)) >= p
+    return keep.where(x * (1 / (1 - p) if p < 1 else 0.0), 0.0)

@@ -9,17 +9,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-import numpy as np
-
-from picograd.frontend.tensor import Tensor, _generator
+from picograd.frontend.tensor import Tensor
 from picograd.nn import functional as F
 from picograd.nn.module import Module
 
 
 def uniform(shape: Sequence[int], bound: float, device: str) -> Tensor:
-    """A float32 leaf that requires grad, drawn from U(-bound, bound) (picograd's seed)."""
-    values = _generator().uniform(-bound, bound, tuple(shape)).astype(np.float32)
-    return Tensor(values, device=device, requires_grad=True)
+    """A float32 leaf that requires grad, drawn from U(-bound, bound) by the device's
+    generator (picograd's seed). It is realized now, so that the first training step's graph
+    and every inference graph read a buffer instead of drawing the values again."""
+    values = Tensor.rand(*shape, device=device) * (2 * bound) - bound
+    return values.realize().requires_grad_()
 
 
 class Linear(Module):

@@ -34,7 +34,7 @@ import numpy as np
 from picograd.frontend import autograd
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.realize import realize
-from picograd.frontend.tensor import Tensor, _generator
+from picograd.frontend.tensor import Tensor
 from picograd.nn.module import Module
 
 Shape = int | Sequence[int]
@@ -305,8 +305,8 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, device: str = "CPU"):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        values = _generator().standard_normal((num_embeddings, embedding_dim))
-        self.weight = _param(values, device)
+        self.weight = Tensor.randn(num_embeddings, embedding_dim, device=device).realize()
+        self.weight.requires_grad_()
 
     def forward(self, indices: Tensor) -> Tensor:
         return embedding(indices, self.weight)

@@ -7,7 +7,7 @@ arguments. For every `pg_sched.store` the stored tensor's shape becomes nested
 the element at the current output position is computed by walking back through the ops:
 
 * elementwise `pg_tensor` ops become the `pg_uop` ALU op of the same kind (a tensor
-  constant becomes a scalar `pg_uop.const`);
+  constant becomes a scalar `pg_uop.const`, an iota the cast of its axis' index);
 * views become index arithmetic (see `views.py`); a `pad` masks: the loads under it take the
   mask so they never read out of bounds, and the element is
   `pg_uop.where(mask, inner, pad value)` (or, for a pad directly over a view of a load, the
@@ -96,6 +96,8 @@ class _KernelLowering:
             return self.add(L.LoadOp(buffer, offset, mask, 0 if other is None else other))
         if isinstance(op, T.ConstOp):
             return self.add(U.ConstOp(op.scalar, dtype_of(op.result)))
+        if isinstance(op, T.IotaOp):  # the index along its axis, as the element type
+            return self.add(U.CastOp(idx[op.axis_index], dtype_of(op.result)))
         if isinstance(op, _VIEWS):
             src_idx, _ = source_index(op, idx, self.math)
             return self.element(op.input, src_idx, mask, other)
@@ -103,7 +105,8 @@ class _KernelLowering:
             return self._pad(op, idx, mask)
         if isinstance(op, T.ReduceOp):
             return self._reduce(op, idx, mask)
-        if isinstance(op, T.UnaryOp | T.BinaryOp | T.CmpOp | T.WhereOp | T.CastOp):
+        if isinstance(op, T.UnaryOp | T.BinaryOp | T.CmpOp | T.WhereOp | T.CastOp
+                      | T.BitcastOp):
             return self.add(_alu(op, [self.element(x, idx, mask) for x in op.operands]))
         raise PassFailedException(f"convert-sched-to-loop: cannot lower {op.name} inside a "
                                   "pg_sched.kernel (expected pg_sched.load or pg_tensor ops)")
@@ -157,6 +160,8 @@ def _alu(op: Operation, args: list[SSAValue]) -> Operation:
         return U.CmpOp(op.kind.data, args[0], args[1])
     if isinstance(op, T.WhereOp):
         return U.WhereOp(args[0], args[1], args[2])
+    if isinstance(op, T.BitcastOp):
+        return U.BitcastOp(args[0], dtype_of(op.result))
     assert isinstance(op, T.CastOp), op.name
     return U.CastOp(args[0], dtype_of(op.result))
 

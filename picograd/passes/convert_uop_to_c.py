@@ -45,7 +45,8 @@ from picograd.passes.uop_kernels import replace_kernels
 
 _BINARY = {BinaryKind.ADD: "+", BinaryKind.SUB: "-", BinaryKind.MUL: "*", BinaryKind.DIV: "/",
            BinaryKind.MOD: "%", BinaryKind.AND: "&", BinaryKind.OR: "|", BinaryKind.XOR: "^",
-           BinaryKind.MAX: "max", BinaryKind.MIN: "min"}
+           BinaryKind.MAX: "max", BinaryKind.MIN: "min", BinaryKind.SHL: "<<",
+           BinaryKind.SHR: ">>"}
 _BOOL_BINARY = {**_BINARY, BinaryKind.MAX: "|", BinaryKind.MIN: "&"}  # false < true
 _CMP = {CmpKind.LT: "<", CmpKind.LE: "<=", CmpKind.GT: ">", CmpKind.GE: ">=", CmpKind.EQ: "==",
         CmpKind.NE: "!="}
@@ -181,6 +182,8 @@ class _FuncLowering:
                 return pg_c.SelectOp(args[0], args[1], args[2])
             case pg_uop.CastOp():
                 return pg_c.CastOp(args[0], op.result.type)
+            case pg_uop.BitcastOp():
+                return pg_c.BitcastOp(args[0], op.result.type)
         raise self._fail(f"{op.name} has no C lowering (the C target runs on the CPU)")
 
     def _unary(self, kind: UnaryKind, x: SSAValue) -> Operation:

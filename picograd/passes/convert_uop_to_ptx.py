@@ -44,7 +44,11 @@ Values and semantics (those of `picograd/interpreter/alu.py`):
   (arithmetic, math, casts, constants) is rounded to f16 (`cvt.rn.f16.*` and back), so
   f16 `+ - * /` and sqrt give numpy's bits; stores then convert exactly.
 * Casts are C's: float -> int truncates (`cvt.rzi`; narrower than 32 bits through s32, as
-  on the CPU targets), anything -> bool is `!= 0` (NaN gives true).
+  on the CPU targets), anything -> bool is `!= 0` (NaN gives true). A bitcast is `mov.b32`
+  / `mov.b64` between register classes; f16 <-> i16 rounds the f32-held f16 to its 16 bits
+  (`cvt.rn.f16.f32`, `cvt.s32.s16`) and back (`cvt.u16.u32`, `cvt.f32.f16`).
+* Shifts mask the amount to the bit width (`and.b32`; PTX itself clamps), a narrow `shl`
+  re-extends, a narrow `shr` needs nothing (the register holds the value extended).
 * Ranges are sequential loops over a mutable counter register (body first, test at the
   bottom), `if` skips to its `endif` label, `pg_uop.acc` is a mutable register, `shared`
   a `.shared` array, `barrier` `bar.sync 0`. Constants, parameter addresses, special
@@ -66,6 +70,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     Signedness,
+    f16,
     f32,
     f64,
     i1,
@@ -325,6 +330,8 @@ class _EntryLowering:
                 return self._where(args[0], args[1], args[2], op.result.type)
             case pg_uop.CastOp():
                 return self._cast(args[0], op.input.type, op.result.type)
+            case pg_uop.BitcastOp():
+                return self._bitcast(args[0], op.input.type, op.result.type)
         raise self._fail(f"{op.name} has no PTX lowering")
 
     def _register(self, t: Attribute) -> Attribute:
@@ -549,7 +556,21 @@ class _EntryLowering:
             return self._alu(f"{kind.value}.{info.typed}", a, b)
         if kind in (BinaryKind.DIV, BinaryKind.MOD):
             return self._int_divmod(kind, a, b, info)
+        if kind in (BinaryKind.SHL, BinaryKind.SHR):
+            return self._shift(kind, a, b, info)
         raise self._fail(f"binary {kind} is not defined on {t}")
+
+    def _shift(self, kind: BinaryKind, a: SSAValue, b: SSAValue, info: _Int) -> SSAValue:
+        # PTX clamps amounts >= the width; pg's shifts take them modulo the width: mask the
+        # (always 32-bit) amount first. A narrow register holds its value extended, so a
+        # right shift by less than the width is right as it is; a left shift re-extends.
+        width = 64 if info.wide else (int(info.narrow[1:]) if info.narrow else 32)
+        if info.wide:
+            b = self._alu("cvt.u32.u64", b)
+        amount = self._alu("and.b32", b, self._const(width - 1, i32))
+        if kind == BinaryKind.SHL:
+            return self._extend(self._alu(f"shl.{info.bits}", a, amount), info)
+        return self._alu(f"shr.{info.typed}", a, amount)
 
     def _int_divmod(self, kind: BinaryKind, a: SSAValue, b: SSAValue, info: _Int) -> SSAValue:
         # Never divide by 0 or -1: the divisor becomes 1 there (x % 1 == 0 is the answer for
@@ -630,6 +651,20 @@ class _EntryLowering:
             wide = "s64" if dst_info.wide else "s32"
             return self._extend(self._alu(f"cvt.rzi.{wide}.{_suffix(src_float)}", x), dst_info)
         return self._int_to_int(x, self._int_or_fail(src, dst), dst_info)
+
+    def _bitcast(self, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+        src_info, dst_info = _int_info(src), _int_info(dst)
+        if src_info is not None and dst_info is not None:  # i8 <-> ui8: re-extend the bits
+            return self._int_to_int(x, src_info, dst_info)
+        if isinstance(src, Float16Type):  # held in f32: round to its bits, then sign-extend
+            bits = self._alu("cvt.rn.f16.f32", x)
+            return self._value(pg_ptx.AluOp("cvt.s32.s16", [bits], i32))
+        if isinstance(dst, Float16Type):  # the low 16 bits as an f16, held in f32
+            bits = self._value(pg_ptx.AluOp("cvt.u16.u32", [x], f16))
+            return self._alu("cvt.f32.f16", bits)
+        wide = (dst_info is not None and dst_info.wide) or dst == f64
+        opcode = "mov.b64" if wide else "mov.b32"
+        return self._value(pg_ptx.AluOp(opcode, [x], self._register(dst)))
 
     def _int_or_fail(self, t: Attribute, other: Attribute) -> _Int:
         info = _int_info(t)

@@ -23,7 +23,9 @@ what the pg_uop interpreter computes.
   `special local_id d` (1 where absent). `global_id` ids are rejected: the WGSL target
   launches what `uop-gpu-map` produces.
 * Types: WGSL has f32, i32 and bool only; `index` becomes i32 (casts between index and i32
-  disappear). Any other dtype fails the pass, naming the kernel and the dtype.
+  disappear). f16, i8, ui8 and i16 stay as they are: pg_wgsl holds them in f32 / i32
+  (after `uop-legalize{target=wgsl}` only loads, stores, comparisons, selects and casts
+  use them). Any other dtype (f64, i64) fails the pass, naming the kernel and the dtype.
 * Ranges of any kind that remain are sequential `for` loops; `if`/`endif` guards become
   `if (c) {`/`}`; `pg_uop.shared` is a `var<workgroup>` array and `pg_uop.barrier`
   `workgroupBarrier()`.
@@ -42,14 +44,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, ModuleOp, i32
+from xdsl.dialects.builtin import IndexType, ModuleOp, f16, f32, i16, i32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.capabilities import capabilities
 from picograd.dialects import pg_uop, pg_wgsl
-from picograd.dialects.dtypes import is_bool, is_float
+from picograd.dialects.dtypes import is_bool, is_float, is_int
 from picograd.dialects.pg import BinaryKind, BufferType, CmpKind, SpecialKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
 from picograd.passes.uop_kernels import gpu_launch, replace_kernels
@@ -62,7 +64,8 @@ _UNSUPPORTED_SPECIAL = ("pg_uop.special {kind} is not supported by the WGSL targ
 
 _BINARY = {BinaryKind.ADD: "+", BinaryKind.SUB: "-", BinaryKind.MUL: "*", BinaryKind.DIV: "/",
            BinaryKind.MOD: "%", BinaryKind.AND: "&", BinaryKind.OR: "|", BinaryKind.XOR: "^",
-           BinaryKind.MAX: "max", BinaryKind.MIN: "min"}
+           BinaryKind.MAX: "max", BinaryKind.MIN: "min", BinaryKind.SHL: "<<",
+           BinaryKind.SHR: ">>"}
 _BOOL_BINARY = {BinaryKind.AND: "&", BinaryKind.OR: "|", BinaryKind.MAX: "|",  # false < true
                 BinaryKind.MIN: "&"}
 _CMP = {CmpKind.LT: "<", CmpKind.LE: "<=", CmpKind.GT: ">", CmpKind.GE: ">=", CmpKind.EQ: "==",
@@ -134,7 +137,8 @@ class _FnLowering:
         if isinstance(t, IndexType):
             return i32
         if not capabilities("wgsl").supports(t):
-            raise self._fail(f"{what}: WGSL has no {t} (it has f32, i32 and bool)")
+            raise self._fail(f"{what}: WGSL has no {t} (it has f32, i32 and bool, and "
+                             "emulates f16, i8, ui8 and i16)")
         return t
 
     def _find_escapes(self) -> None:
@@ -256,6 +260,10 @@ class _FnLowering:
                 if t == i32 and not _I32_RANGE[0] <= int(value) <= _I32_RANGE[1]:
                     raise self._fail(f"the index constant {value} does not fit in i32")
                 return self._emit(pg_wgsl.ConstOp(value, t))
+            case pg_uop.UnaryOp() | pg_uop.BinaryOp() if pg_wgsl.held_as(op.result.type) \
+                    != op.result.type:
+                raise self._fail(f"{op.name} {op.kind.data} on {op.result.type}, which WGSL "
+                                 "emulates: run uop-legalize{target=wgsl} first")
             case pg_uop.UnaryOp():
                 return self._unary(op.kind.data, args[0])
             case pg_uop.BinaryOp():
@@ -269,7 +277,20 @@ class _FnLowering:
                 if args[0].type == t:  # index <-> i32: the same WGSL value
                     return args[0]
                 return self._emit(pg_wgsl.CastOp(args[0], t))
+            case pg_uop.BitcastOp():
+                return self._bitcast(args[0], op.input.type, op.result.type)
         raise self._fail(f"{op.name} has no WGSL lowering")
+
+    def _bitcast(self, x: SSAValue, src: Attribute, dst: Attribute) -> Operation:
+        if is_int(src) and is_int(dst) and pg_wgsl.held_as(dst) != dst:
+            # i8 <-> ui8 (held in i32): the wrapping cast reads the same 8 bits.
+            return self._emit(pg_wgsl.CastOp(x, dst))
+        if {src, dst} == {f16, i16}:
+            return self._emit(pg_wgsl.BitcastOp(x, dst))
+        if src not in (i32, f32) or dst not in (i32, f32):
+            raise self._fail(f"bitcast {src} to {dst}: WGSL bitcasts only 32-bit types (i32, "
+                             "f32) and the emulated f16 <-> i16, i8 <-> ui8")
+        return self._emit(pg_wgsl.BitcastOp(x, dst))
 
     def _unary(self, kind: UnaryKind, x: SSAValue) -> Operation:
         t = x.type
@@ -304,7 +325,8 @@ class ConvertUopToWgslPass(ModulePass):
     Input: `pg_uop.kernel` ops (work-item ids from `special group_id|local_id`) and a
     `func.func @main` schedule. Output: `pg_wgsl.fn` ops with the same symbol names, their
     launch in `grid`/`block`, and `@main`. Guarantee: no `pg_uop` op remains; a dtype WGSL
-    lacks (anything but f32, i32, bool and index) fails the pass naming the kernel.
+    neither has nor emulates (f64, i64) fails the pass naming the kernel; arithmetic on an
+    emulated one fails verification (run `uop-legalize{target=wgsl}` first).
     """
 
     name = PASS_NAME

@@ -23,8 +23,8 @@ at most `limit - 1` buffers besides the one it writes: walking the live ops in p
 with the set of buffers each fused value reads, an op whose operands together read too many
 gets its widest-reading fused operand materialised (repeatedly), so every kernel fits.
 
-Constants are never read from a buffer: every kernel that uses one recreates it (a returned
-constant still gets a kernel that fills its result buffer). Because a
+Constants and iotas are never read from a buffer: every kernel that uses one recreates it (a
+returned constant still gets a kernel that fills its result buffer). Because a
 consumed reduce is always materialised, recomputing a shared value never duplicates a
 reduction. Dead ops are ignored.
 
@@ -101,7 +101,7 @@ class _Decider:
         users = {use.operation for use in value.uses
                  if use.operation in self.live and not isinstance(use.operation, func.ReturnOp)}
         returned = value in self.returned
-        if isinstance(op, T.ConstOp):
+        if isinstance(op, T.ConstOp | T.IotaOp):  # computed where read: no buffer
             materialise, cost = returned, 0
         elif isinstance(op, T.ReduceOp) or (isinstance(op, BIJECTIVE_VIEWS)
                                             and op.operands[0] in self.reduced):
@@ -115,7 +115,8 @@ class _Decider:
                        1 + sum(self.cost.get(x, 0) for x in op.operands))
             materialise = returned or (len(users) > MAX_RECOMPUTED_USERS
                                        and cost > MAX_RECOMPUTE_COST)
-        if materialise and not isinstance(op, T.ConstOp):  # readers recreate a constant
+        # readers recreate a constant; a returned iota is a buffer its kernel fills
+        if materialise and not isinstance(op, T.ConstOp):
             self.is_buffer.add(value)
         elif not materialise:
             self.cost[value] = cost

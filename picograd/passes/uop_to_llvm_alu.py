@@ -15,6 +15,8 @@ Used by `convert-uop-to-llvm`. The semantics are the CPU ones of docs/design.md:
   compilers do on x86, so `-1.0 -> ui8` gives 255 like numpy. Unsigned -> float goes
   through `zext` to i64 and `sitofp` (exact); bool -> float is a select of 1.0 / 0.0.
 * f64 -> f16 goes through f32 (see `_float_to_float`).
+* shifts mask the amount to the bit width first (`shl`/`ashr`/`lshr` give poison beyond it);
+  `bitcast` is LLVM's (nothing at all for ui8 <-> i8, one LLVM type).
 """
 
 from __future__ import annotations
@@ -171,6 +173,18 @@ def _nan_propagating(predicate: str) -> Builder:
     return build
 
 
+def _shift(cls: type[Operation]) -> Builder:
+    """A shift by `b` modulo the bit width (pg.BinaryKind.SHL/SHR): LLVM's shifts give poison
+    for amounts >= the width, so the amount is masked first (a no-op for the constant amounts
+    LLVM folds)."""
+
+    def build(emit: Emitter, a: SSAValue, b: SSAValue, t: Attribute) -> SSAValue:
+        amount = emit.value(llvm.AndOp(b, const(emit, _width(t) - 1, t)))
+        return emit.value(cls(a, amount))  # type: ignore[call-arg]
+
+    return build
+
+
 _BINARY: dict[tuple[BinaryKind, str], Builder] = {
     (BinaryKind.ADD, "float"): _plain(llvm.FAddOp),
     (BinaryKind.SUB, "float"): _plain(llvm.FSubOp),
@@ -191,6 +205,8 @@ for _cat, _sign in (("int", "s"), ("uint", "u")):
     _BINARY[BinaryKind.MOD, _cat] = _trap_free(
         llvm.SRemOp if _signed else llvm.URemOp, signed=_signed, is_div=False)
     _BINARY[BinaryKind.MAX, _cat] = _call(f"{_sign}max")
+    _BINARY[BinaryKind.SHL, _cat] = _shift(llvm.ShlOp)
+    _BINARY[BinaryKind.SHR, _cat] = _shift(llvm.AShrOp if _signed else llvm.LShrOp)
     _BINARY[BinaryKind.MIN, _cat] = _call(f"{_sign}min")
 for _cat in ("int", "uint", "bool"):
     _BINARY[BinaryKind.AND, _cat] = _plain(llvm.AndOp)
@@ -285,6 +301,10 @@ def lower_alu(emit: Emitter, op: Operation, operands: list[SSAValue]) -> SSAValu
             return emit.value(llvm.SelectOp(*operands))
         case pg_uop.CastOp():
             return _cast(emit, operands[0], op.input.type, op.result.type)
+        case pg_uop.BitcastOp():  # ui8 <-> i8 are one LLVM type: nothing to do
+            if llvm_type(op.input.type) == llvm_type(op.result.type):
+                return operands[0]
+            return emit.value(llvm.BitcastOp(operands[0], llvm_type(op.result.type)))
     raise AssertionError(f"not a scalar ALU op: {op.name}")
 
 

@@ -10,8 +10,10 @@ D3D12; Mesa's software Vulkan adapter, llvmpipe, where there is no GPU).
   by every `WebGpuRuntime`. The device asks for the adapter's own limits on storage
   buffers, buffer sizes and workgroups instead of WebGPU's small defaults.
 * Buffers are storage buffers (`WebGpuBuffer`: the GPU buffer, its element count and host
-  dtype). Bool elements are stored as u32 (bool is not host-shareable in WGSL), so every
-  element is 4 bytes; `copy_in`/`copy_out` convert.
+  dtype). Bool elements are stored as u32 (bool is not host-shareable in WGSL), float16 as
+  float32 and int8, uint8, int16 as int32 (the types WGSL lacks are emulated, one element
+  per 32-bit word: see `picograd/lowering/wgsl_source.py`), so every element is 4 bytes;
+  `copy_in`/`copy_out` convert (exactly: the kernels keep every element within its type).
 * A kernel is a compute pipeline for one entry point of the shader module, with a layout
   that binds exactly its `num_args` buffers at bindings 0..n-1 of group 0 (an explicit
   layout rather than "auto", so an argument the kernel never touches is still accepted).
@@ -50,9 +52,12 @@ RAISED_LIMITS = (
     "max-compute-workgroup-size-z",
     "max-compute-workgroups-per-dimension",
 )
-# Host dtypes a buffer may hold: WGSL's 32-bit scalars, and bools (stored as u32).
+# Host dtypes a buffer may hold, and the 32-bit word each element is stored as: WGSL's
+# scalars, bools (u32), and the emulated narrow types (widened).
 _STORAGE = {np.dtype(np.float32): np.dtype(np.float32), np.dtype(np.int32): np.dtype(np.int32),
-            np.dtype(np.bool_): np.dtype(np.uint32)}
+            np.dtype(np.bool_): np.dtype(np.uint32), np.dtype(np.float16): np.dtype(np.float32),
+            np.dtype(np.int8): np.dtype(np.int32), np.dtype(np.uint8): np.dtype(np.int32),
+            np.dtype(np.int16): np.dtype(np.int32)}
 _BIND_GROUPS_PER_KERNEL = 64  # cached bind groups (tuples of buffers) per kernel
 _SOURCE_LINE = re.compile(r"┌─ [^:\s]*:(\d+):(\d+)")
 
@@ -187,8 +192,8 @@ class WebGpuRuntime(Runtime[WebGpuBuffer, WebGpuShader]):
     def allocate(self, size: int, dtype: np.dtype) -> WebGpuBuffer:
         dtype = np.dtype(dtype)
         if dtype not in _STORAGE:
-            raise DeviceError(f"WEBGPU buffers hold float32, int32 or bool, not {dtype} "
-                              "(WGSL has no other host-shareable scalar)")
+            raise DeviceError(f"WEBGPU buffers hold float32, int32, bool, float16, int8, uint8 "
+                              f"or int16, not {dtype} (WGSL has no 64-bit scalars)")
         nbytes = max(4, size * 4)  # WebGPU refuses empty bindings
         if nbytes > self.gpu.device.limits["max-buffer-size"]:
             raise DeviceError(f"WEBGPU: a buffer of {size} x {dtype} ({nbytes} bytes) exceeds "
@@ -215,7 +220,7 @@ class WebGpuRuntime(Runtime[WebGpuBuffer, WebGpuShader]):
             return np.empty(0, buffer.dtype)
         data = self.gpu.device.queue.read_buffer(buffer.buffer, 0, buffer.nbytes)
         stored = np.frombuffer(data, _STORAGE[buffer.dtype])
-        return stored != 0 if buffer.dtype == np.bool_ else stored.copy()
+        return stored != 0 if buffer.dtype == np.bool_ else stored.astype(buffer.dtype)
 
     def address(self, buffer: WebGpuBuffer) -> int:
         raise DeviceError("WEBGPU buffers have no device address: kernels take the buffers "

@@ -6,19 +6,27 @@ import numpy as np
 
 import picograd as pg
 
-_PG_OF_NP = {"f": pg.float32, "i": pg.int32, "u": pg.int32, "b": pg.bool}
+# numpy's default widths (what numpy computes python data in) map to picograd's defaults;
+# the other dtypes to their twins
+_PG_OF_NP = {np.dtype(np.float64): pg.float32, np.dtype(np.int64): pg.int32,
+             np.dtype(np.uint16): pg.int32, np.dtype(np.uint32): pg.int32,
+             **{t.np: t for t in (pg.float16, pg.float32, pg.int8, pg.uint8, pg.int16,
+                                  pg.int32, pg.bool)}}
 
 
 def assert_matches(got: pg.Tensor, want: np.ndarray | float | int | bool,
-                   rtol: float = 1e-5, atol: float = 1e-5) -> None:
-    """`got` realizes to `want`: same shape, the dtype picograd maps `want`'s to, same values."""
+                   rtol: float = 1e-5, atol: float = 1e-5, dtype: pg.DType | None = None
+                   ) -> None:
+    """`got` realizes to `want`: same shape, the dtype picograd maps `want`'s to (or
+    `dtype`), same values."""
     want = np.asarray(want)
+    expected = dtype if dtype is not None else _PG_OF_NP[want.dtype]
     assert got.shape == want.shape, f"shape {got.shape} != numpy's {want.shape}"
-    assert got.dtype == _PG_OF_NP[want.dtype.kind], f"dtype {got.dtype} vs numpy {want.dtype}"
+    assert got.dtype == expected, f"dtype {got.dtype} vs numpy {want.dtype}"
     values = got.numpy()
     assert values.shape == want.shape
     assert values.dtype == got.dtype.np
     if want.dtype.kind == "f":
-        np.testing.assert_allclose(values, want, rtol=rtol, atol=atol)
+        np.testing.assert_allclose(values.astype(np.float64), want, rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(values, want)

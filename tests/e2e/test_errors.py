@@ -79,7 +79,9 @@ def test_unknown_dtype_lists_the_valid_ones() -> None:
     with pytest.raises(pg.DTypeError, match="complex"):
         pg.Tensor(np.zeros(2, np.complex64))
     with pytest.raises(pg.DTypeError):
-        pg.Tensor.zeros(2).cast(np.float16)
+        pg.Tensor.zeros(2).cast(np.float64)
+    with pytest.raises(pg.DTypeError, match="mean"):
+        pg.Tensor([1, 2]).mean()
 
 
 def test_dtype_aliases() -> None:

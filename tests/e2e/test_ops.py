@@ -99,7 +99,7 @@ REDUCE: list[Case] = [
     ("min", (A,), lambda a: a.min(axis=1), lambda a: a.min(axis=1)),
     ("mean-all", (A,), lambda a: a.mean(), lambda a: a.mean()),
     ("mean-axis", (X3,), lambda a: a.mean(axis=(1, 2)), lambda a: a.mean(axis=(1, 2))),
-    ("mean-int", (I,), lambda a: a.mean(axis=0),
+    ("mean-of-int-as-float", (I,), lambda a: a.float().mean(axis=0),
      lambda a: a.mean(axis=0).astype(np.float32)),
     ("matmul", (A, B), lambda a, b: a @ b.T, lambda a, b: a @ b.T),
     ("matmul-int", (I, J), lambda a, b: a @ b.transpose(0, 1), lambda a, b: a @ b.T),

@@ -6,9 +6,11 @@ through the pass's own guards); otherwise it terminates at a fixpoint, and the o
 verifies, round-trips and uses only what the table has. Then, with the interpreter:
 
 * bit for bit, the same results as before, wherever no rewrite changes rounding (no exp or
-  log on f32, no f16 exp, log or sin; on WGSL, which needs no rewrite, always);
+  log on f32 for PTX, no f16 exp, log or sin): the rewrites of f16, i8, ui8 and i16
+  arithmetic into f32 / i32 (WGSL emulates those types) included;
 * bit for bit, the same results as before when the interpreter computes the functions the
-  way the rules do (`PTX_MATH`: exp as exp2(x * log2(e)) in f32, f16 math in f32).
+  way the rules do (`PTX_MATH`: exp as exp2(x * log2(e)) in f32, f16 math in f32;
+  `WGSL_MATH`: f16 math in f32).
   That checks every rewrite's wiring exactly; how far that rounding is from the true
   function, per op, is bounded in tests/unit/passes/test_uop_legalize.py. A tolerance on the
   whole program would not do: chained math magnifies a last-ulp difference without bound
@@ -16,7 +18,9 @@ verifies, round-trips and uses only what the table has. Then, with the interpret
 
 Rewritten programs are also compiled for the CPU ("llvm", "c") and run: the machine code's
 exp2, log2 and f16 casts must agree bit for bit with the interpreter when it calls the same
-C library functions the compiled code calls (`LIBM_MATH`).
+C library functions the compiled code calls (`LIBM_MATH`). Programs over the narrow types
+(`narrow_programs`) legalised for WGSL are compiled and run on WEBGPU, where a device is
+available: they must give the interpreter's results bit for bit.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ from contextlib import contextmanager
 from unittest.mock import patch
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from strategies import Program, arrays, assert_same, round_trip, tensor_programs
-from strategies.base import Draw, ElementwiseBuilder, Value
+from strategies.base import NP, Draw, ElementwiseBuilder, Value, int_list
 from test_lowering import interpret, makes_undefined_cast
 from xdsl.dialects.builtin import IndexType, ModuleOp, f16, f32
 from xdsl.ir import Attribute
@@ -42,8 +47,9 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd.capabilities import TRANSCENDENTALS, Capabilities, capabilities
 from picograd.dialects import make_context, pg_uop
 from picograd.dialects.pg import UnaryKind
+from picograd.errors import PicogradError
 from picograd.interpreter import alu
-from picograd.passes.pipelines import run_pipeline, stage_pipeline
+from picograd.passes.pipelines import GPU_WGSL, run_pipeline, stage_pipeline
 from picograd.passes.uop.legalize import UopLegalizePass, legalize_rules
 from picograd.runtimes import compile_module
 
@@ -88,6 +94,56 @@ def math_programs(draw: Draw, max_ops: int = 8) -> Program:
         f"func.func @main(%in0: {b.values[0].type}) -> ({types}) {{", *b.lines,
         f"  func.return {', '.join(r.name for r in results)} : {types}", "}"])
     return Program(text, [arrays(draw, dtype, shape)])
+
+
+# ── programs over the types WGSL emulates ────────────────────────────────────
+
+NP.setdefault("i16", np.int16)  # (strategies.base lists no i16 yet)
+NARROW = ("f16", "i8", "ui8", "i16")
+
+
+class _NarrowBuilder(ElementwiseBuilder):
+    """Elementwise chains and reductions that stay mostly in f16, i8, ui8 and i16, with
+    shifts; no transcendental functions (WGSL's f32 ones are not correctly rounded, which
+    the compiled check could not tell from a wrong emulation)."""
+
+    UNARY = {**ElementwiseBuilder.UNARY, "f": ("neg", "recip", "neg")}
+    BINARY = {**ElementwiseBuilder.BINARY,
+              **{f: (*ElementwiseBuilder.BINARY["i"], "shl", "shr") for f in "iu"}}
+    CAST_TO = (*NARROW, *NARROW, "f32", "i32", "i1")
+
+    def __init__(self, draw: Draw):
+        super().__init__(draw, "pg_tensor")
+
+    def step(self) -> None:
+        x = self.recent()
+        what = self.draw(st.sampled_from(("elementwise",) * 5 + ("reduce",)))
+        if what == "reduce" and x.shape is not None and len(x.shape) == 2:
+            kinds = ("max", "min") if x.dtype == "i1" else ("sum", "max", "min", "prod")
+            shape = (x.shape[0], 1)
+            self.emit(f"pg_tensor.reduce {self.draw(st.sampled_from(kinds))} {x.name} "
+                      f"{{axes = {int_list([1])}}} : {x.type} -> "
+                      f"tensor<{shape[0]}x1x{x.dtype}>", x.dtype, shape)
+        else:
+            self.elementwise(x)
+
+
+@st.composite
+def narrow_programs(draw: Draw, max_ops: int = 8) -> Program:
+    """`func.func @main` over one or two tensors of f16, i8, ui8 or i16."""
+    dtypes = draw(st.lists(st.sampled_from(NARROW), min_size=1, max_size=2))
+    shape = draw(st.sampled_from(((4,), (2, 3))))
+    b = _NarrowBuilder(draw)
+    for n, dtype in enumerate(dtypes):
+        b.values.append(Value(f"%in{n}", dtype, shape))
+    for _ in range(draw(st.integers(2, max_ops))):
+        b.step()
+    results = b.values[-2:] if len(b.values) > 2 and draw(st.booleans()) else b.values[-1:]
+    types = ", ".join(r.type for r in results)
+    args = ", ".join(f"{v.name}: {v.type}" for v in b.values[:len(dtypes)])
+    text = "\n".join([f"func.func @main({args}) -> ({types}) {{", *b.lines,
+                      f"  func.return {', '.join(r.name for r in results)} : {types}", "}"])
+    return Program(text, [arrays(draw, d, shape) for d in dtypes])
 
 
 PROGRAMS = st.one_of(tensor_programs(max_ops=6), math_programs())
@@ -161,7 +217,7 @@ def _f32_only(rewritten: Fn, native: Fn) -> Fn:
 
 
 # How PTX computes each function after legalisation (f64 is never rewritten).
-PTX_MATH = {
+PTX_MATH: dict[UnaryKind, Fn] = {
     UnaryKind.EXP: _f16_in_f32(_f32_only(lambda v: np.exp2(v * LOG2_E), np.exp)),
     UnaryKind.LOG: _f16_in_f32(_f32_only(lambda v: np.log2(v) * LN_2, np.log)),
     **{UnaryKind(f): _f16_in_f32(getattr(np, f)) for f in ("sqrt", "sin", "exp2", "log2")},
@@ -181,6 +237,10 @@ def _libm(name: str) -> Fn:
         return out if np.ndim(v) else out[()]
     return call
 
+
+# How WGSL computes each function after legalisation: f16 in f32, f32 natively.
+WGSL_MATH = {UnaryKind(f): _f16_in_f32(getattr(np, f)) for f in TRANSCENDENTALS}
+REWRITTEN_MATH = {"ptx": PTX_MATH, "wgsl": WGSL_MATH}
 
 # What the compiled code calls (`expf`, `llvm.exp2.f32` -> `exp2f`, ...).
 LIBM_MATH = {UnaryKind(f): _libm(f) for f in ("exp2", "log2", "sin", "exp", "log")}
@@ -217,12 +277,15 @@ def legalize_and_check(program: Program, target: str) -> tuple[ModuleOp, bool] |
         assert legalize_rules(target).apply(k) == 0  # a fixpoint
     assert all(caps.has_math(f, t) for f, t in math_ops(legal))
     assert dtypes_used(legal) <= caps.dtypes
+    assert not any(isinstance(op, pg_uop.UnaryOp | pg_uop.BinaryOp)
+                   and caps.wide_type(op.result.type) is not None
+                   for k in kernels(legal) for op in k.walk())  # emulated: no arithmetic
     rounding = changes_rounding(module, caps)
     if not rounding:
         assert_same(interpret(module, program.inputs), interpret(legal, program.inputs))
         return legal, False
     event(f"{target}: rewritten, rounding changed")
-    with interpreting_math_as(PTX_MATH):
+    with interpreting_math_as(REWRITTEN_MATH[target]):
         assert_same(interpret(module, program.inputs), interpret(legal, program.inputs))
     return legal, True
 
@@ -247,6 +310,34 @@ def test_legalize_for_ptx_preserves_semantics(program: Program):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(PROGRAMS)
-def test_legalize_for_wgsl_rejects_or_keeps_everything(program: Program):
+def test_legalize_for_wgsl_rejects_or_preserves_semantics(program: Program):
+    legalize_and_check(program, "wgsl")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(narrow_programs())
+def test_legalize_for_wgsl_emulates_narrow_types_exactly(program: Program):
     result = legalize_and_check(program, "wgsl")
-    assert result is None or not result[1]  # WGSL has its dtypes' math: no rewrite
+    assert result is not None and not result[1]  # every narrow type is emulated, no math
+
+
+@pytest.fixture(scope="module")
+def webgpu() -> None:
+    try:
+        from picograd.runtimes.webgpu import gpu
+
+        gpu()
+    except (PicogradError, ImportError) as e:
+        pytest.skip(f"WEBGPU is not available: {e}")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(narrow_programs())
+def test_narrow_types_on_webgpu_match_the_interpreter(webgpu: None, program: Program):
+    if makes_undefined_cast(program):
+        return  # NaN, inf or out of range to an integer: undefined in C, so on every target
+    expected = interpret(program.parse(), program.inputs)
+    lowered = run_pipeline(program.parse(), GPU_WGSL, ctx=make_context())
+    got = [r.ravel() for r in compile_module(lowered, "wgsl").run(program.inputs)]
+    assert_same(expected, got)

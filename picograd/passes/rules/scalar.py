@@ -16,7 +16,7 @@ import math
 
 # numpy is the reference for float rounding; it is only used here, to fold constants.
 import numpy as np
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Attribute
 
 from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned, to_numpy_dtype
@@ -87,6 +87,10 @@ def _int_div(a: int, b: int, t: Attribute) -> int | None:
     return None if wrap(q, t) != q else q
 
 
+def _bits(t: Attribute) -> int:
+    return t.width.data if isinstance(t, IntegerType) else 64  # index is 64-bit
+
+
 def _int_binary(kind: BinaryKind, a: int, b: int, t: Attribute) -> int | None:
     if kind in (BinaryKind.DIV, BinaryKind.MOD):
         q = _int_div(a, b, t)
@@ -96,6 +100,10 @@ def _int_binary(kind: BinaryKind, a: int, b: int, t: Attribute) -> int | None:
         BinaryKind.MUL: lambda: a * b, BinaryKind.MAX: lambda: max(a, b),
         BinaryKind.MIN: lambda: min(a, b), BinaryKind.AND: lambda: a & b,
         BinaryKind.OR: lambda: a | b, BinaryKind.XOR: lambda: a ^ b,
+        # amounts modulo the width; `a` is normalized (unsigned types non-negative), so >>
+        # is arithmetic for signed types and logical for unsigned ones
+        BinaryKind.SHL: lambda: a << (b & (_bits(t) - 1)),
+        BinaryKind.SHR: lambda: a >> (b & (_bits(t) - 1)),
     }
     return wrap(results[kind](), t)
 

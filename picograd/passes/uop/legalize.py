@@ -6,8 +6,8 @@ Guarantee: every kernel uses only the element types and math functions that
 buffer arguments; where the rules below cannot get there, the pass fails with a
 `PassFailedException` naming the pass, the kernel, the dtype or op, and the target:
 
-    uop-legalize{target=wgsl}: @k0: f64 is not supported by WGSL (it has f32, i1, i32);
-    argument 0 has type !pg.buffer<4xf64>
+    uop-legalize{target=wgsl}: @k0: f64 is not supported by WGSL (it has f32, i1, i32;
+    emulates f16, i8, ui8, i16); argument 0 has type !pg.buffer<4xf64>
 
 The rules, one table per target, applied to each kernel to a fixpoint (`RuleSet`); each
 guard reads the table, so a rule fires only where the target lacks the function it removes:
@@ -15,12 +15,24 @@ guard reads the table, so a rule fires only where the target lacks the function 
     exp x -> exp2(x * log2(e))                 the type has exp2 but not exp (PTX f32)
     log x -> log2(x) * ln(2)                   the type has log2 but not log (PTX f32)
     f(x:f16) -> cast(f(cast(x, f32)), f16)     f16 lacks f, f32 has it or the rule above
+    op(x:T, ...) -> cast(op(cast(x, W), ...), T)   T is emulated in W (WGSL: f16 in f32;
+                                               i8, ui8, i16 in i32); shift amounts are
+                                               taken modulo T's width first
 
     %y = pg_uop.unary exp %x : f32          %c = pg_uop.const 1.4426950216293335 : f32
                                       ->    %s = pg_uop.binary mul %x, %c : f32
                                             %y = pg_uop.unary exp2 %s : f32
 
 The CPU tables ("llvm", "c") lack nothing, so there the pass changes nothing.
+
+Emulated types (`Capabilities.emulated`) keep only loads, stores, constants, registers,
+comparisons, `where` and casts; every unary and binary op on one is computed in the wide
+type and cast back. The cast back is what makes the result the narrow type's: it wraps an
+integer (two's complement, as C and numpy do) and rounds a float to nearest even, so the
+pg_uop interpreter gives the same results before and after. For f16 that is exact: numpy
+computes f16 arithmetic in f32 and rounds, and f32 holds an f16 sum, product or quotient
+closely enough that rounding twice never differs from rounding once. Integer division of
+the widened values truncates exactly as the narrow one (`-128 / -1` wraps back to -128).
 
 Accuracy (against the exact result; measured over every 7th or 13th f32). `log2(x) * ln(2)`
 is within 3 ulp of `log x`. The exp rewrite rounds `x * log2(e)` before exp2 magnifies that
@@ -47,7 +59,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, ModuleOp, f16, f32
+from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, f16, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -82,6 +94,22 @@ def in_f32(op: pg_uop.UnaryOp, x: SSAValue) -> Operation:
     return pg_uop.CastOp(pg_uop.UnaryOp(op.kind.data, pg_uop.CastOp(x, f32)), f16)
 
 
+def unary_in(wide: Attribute, op: pg_uop.UnaryOp, x: SSAValue) -> Operation:
+    """`op` computed in `wide`, cast back to its own type."""
+    return pg_uop.CastOp(pg_uop.UnaryOp(op.kind.data, pg_uop.CastOp(x, wide)), op.result.type)
+
+
+def binary_in(wide: Attribute, op: pg_uop.BinaryOp, x: SSAValue, y: SSAValue) -> Operation:
+    """`op` computed in `wide`, cast back to its own type. A shift amount is reduced modulo
+    the narrow width first (`pg.BinaryKind.SHL`/`SHR`): in `wide` it would be modulo 32."""
+    t, kind = op.result.type, op.kind.data
+    a, b = pg_uop.CastOp(x, wide), pg_uop.CastOp(y, wide)
+    if kind in (BinaryKind.SHL, BinaryKind.SHR):
+        assert isinstance(t, IntegerType)
+        b = pg_uop.BinaryOp(BinaryKind.AND, b, pg_uop.ConstOp(t.width.data - 1, wide))
+    return pg_uop.CastOp(pg_uop.BinaryOp(kind, a, b), t)
+
+
 # ── guards: questions to one target's table ──────────────────────────────────
 
 
@@ -103,6 +131,20 @@ class Table:
         return lambda x: (not self.caps.has_math(function, x.type)
                           and self.caps.has_math(native, x.type))
 
+    def emulates(self, op: Operation) -> bool:
+        """Guard: `op`'s result type is one the target emulates in a wider type."""
+        return self.caps.wide_type(op.results[0].type) is not None
+
+    def unary_in_wide(self, op: pg_uop.UnaryOp, x: SSAValue) -> Operation:
+        wide = self.caps.wide_type(op.result.type)
+        assert wide is not None
+        return unary_in(wide, op, x)
+
+    def binary_in_wide(self, op: pg_uop.BinaryOp, x: SSAValue, y: SSAValue) -> Operation:
+        wide = self.caps.wide_type(op.result.type)
+        assert wide is not None
+        return binary_in(wide, op, x, y)
+
     def f16_lacks(self, op: pg_uop.UnaryOp) -> bool:
         """Guard: `op` is f16 math the target lacks but computes on f32."""
         function = str(op.kind.data)
@@ -113,12 +155,16 @@ class Table:
 @functools.cache
 def legalize_rules(target: str) -> RuleSet:
     """The rule table of `target` (each guard reads `capabilities(target)`)."""
-    x, g = Var("x"), Table(capabilities(target))
+    x, y, g = Var("x"), Var("y"), Table(capabilities(target))
     return RuleSet(f"uop-legalize{{target={target}}}", [
         Rule(U.unary(EXP, x), exp_via_exp2, where=g.lacks("exp")),      # exp x -> exp2(x * log2(e))
         Rule(U.unary(LOG, x), log_via_log2, where=g.lacks("log")),      # log x -> log2(x) * ln(2)
         Rule(Op(pg_uop.UnaryOp, x, kind=MATH, name="op"), in_f32,
              where=g.f16_lacks),                       # f(x:f16) -> cast(f(cast(x, f32)), f16)
+        Rule(Op(pg_uop.UnaryOp, x, name="op"), g.unary_in_wide,
+             where=g.emulates),                        # f(x:T) -> cast(f(cast(x, W)), T)
+        Rule(Op(pg_uop.BinaryOp, x, y, name="op", commutative=False), g.binary_in_wide,
+             where=g.emulates),                        # x op y : T -> cast(x:W op y:W, T)
     ])
 
 
@@ -130,7 +176,10 @@ def _listed(things: Iterator[str]) -> str:
 
 
 def _dtypes_of(caps: Capabilities) -> str:
-    return _listed(str(t) for t in ELEMENT_TYPES if caps.supports(t))
+    native = _listed(str(t) for t in ELEMENT_TYPES
+                     if caps.supports(t) and caps.wide_type(t) is None)
+    emulated = _listed(str(t) for t in ELEMENT_TYPES if caps.wide_type(t) is not None)
+    return f"{native}; emulates {emulated}" if emulated else native
 
 
 def _element(t: Attribute) -> Attribute | None:

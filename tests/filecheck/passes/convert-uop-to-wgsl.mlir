@@ -324,7 +324,7 @@ func.func @main(%a: !pg.buffer<64xf32>) -> !pg.buffer<1xf32> {
 }
 
 // -----
-// ERR: error: pass 'convert-uop-to-wgsl' failed: convert-uop-to-wgsl: @f64_buffer: buffer !pg.buffer<4xf64>: WGSL has no f64 (it has f32, i32 and bool)
+// ERR: error: pass 'convert-uop-to-wgsl' failed: convert-uop-to-wgsl: @f64_buffer: buffer !pg.buffer<4xf64>: WGSL has no f64 (it has f32, i32 and bool, and emulates f16, i8, ui8 and i16)
 pg_uop.kernel @f64_buffer(%a: !pg.buffer<4xf64>) {
   %l = pg_uop.special local_id 0 size 4
   %x = pg_uop.load %a[%l] : !pg.buffer<4xf64> -> f64
@@ -332,13 +332,71 @@ pg_uop.kernel @f64_buffer(%a: !pg.buffer<4xf64>) {
 }
 
 // -----
-// ERR: error: pass 'convert-uop-to-wgsl' failed: convert-uop-to-wgsl: @f16_value: pg_uop.cast result: WGSL has no f16 (it has f32, i32 and bool)
-pg_uop.kernel @f16_value(%a: !pg.buffer<4xf32>) {
+// Emulated types (after uop-legalize{target=wgsl}: no arithmetic on them) keep their IR type
+// in pg_wgsl; WGSL holds f16 in f32 and i8/ui8/i16 in i32, buffers too. A cast into one
+// wraps or rounds (pg_f16); one that cannot leave the range (i8 -> i32, ui8 -> i16) is a copy.
+// CHECK-LABEL: pg_wgsl.fn @emulated(
+// CHECK:         %[[X:.*]] = pg_wgsl.load %{{.*}} : !pg.buffer<4xf16> -> f16
+// CHECK-NEXT:    %[[W:.*]] = pg_wgsl.cast %[[X]] : f16 to f32
+// CHECK-NEXT:    %[[Y:.*]] = pg_wgsl.binary "*" %[[W]], %[[W]] : f32
+// CHECK-NEXT:    %[[R:.*]] = pg_wgsl.cast %[[Y]] : f32 to f16
+// CHECK-NEXT:    %{{.*}} = pg_wgsl.cmp "<" %[[R]], %[[X]] : f16
+// CHECK-NEXT:    %{{.*}} = pg_wgsl.const 0.0999755859375 : f16
+// CHECK:         %{{.*}} = pg_wgsl.var 0 : i16
+// WGSL-LABEL:  fn pg_f16(x: f32) -> f32 {
+// WGSL:        @group(0) @binding(0) var<storage, read_write> emulated_p0: array<f32>;
+// WGSL-NEXT:   @group(0) @binding(1) var<storage, read_write> emulated_p1: array<i32>;
+// WGSL-NEXT:   @group(0) @binding(2) var<storage, read_write> emulated_p2: array<i32>;
+// WGSL-NEXT:   @group(0) @binding(3) var<storage, read_write> emulated_p3: array<i32>;
+// WGSL:          let v1_x = emulated_p0[v0_l];
+// WGSL-NEXT:     let v2_w = v1_x;
+// WGSL-NEXT:     let v3_y = v2_w * v2_w;
+// WGSL-NEXT:     let v4_r = pg_f16(v3_y);
+// WGSL-NEXT:     let v5_c = v4_r < v1_x && pg_ordered(v4_r, v1_x);
+// WGSL-NEXT:     let v6_z = 0.0999755859f;
+// WGSL:          let v10_k = v9_j + v9_j;
+// WGSL-NEXT:     let v11_n = ((v10_k << 24u) >> 24u);
+// WGSL-NEXT:     emulated_p1[v0_l] = v11_n;
+// WGSL-NEXT:     let v12_o = (v11_n & 255i);
+// WGSL-NEXT:     emulated_p2[v0_l] = v12_o;
+// WGSL-NEXT:     let v13_p = ((i32(v1_x) << 16u) >> 16u);
+// WGSL-NEXT:     let v14_q = v12_o;
+// WGSL-NEXT:     var acc15_acc: i32 = 0i;
+pg_uop.kernel @emulated(%h: !pg.buffer<4xf16>, %b: !pg.buffer<4xi8>, %u: !pg.buffer<4xui8>,
+                        %s: !pg.buffer<4xi16>) {
   %l = pg_uop.special local_id 0 size 4
-  %x = pg_uop.load %a[%l] : !pg.buffer<4xf32> -> f32
-  %d = pg_uop.cast %x : f32 to f16
-  %e = pg_uop.cast %d : f16 to f32
-  pg_uop.store %e, %a[%l] : f32, !pg.buffer<4xf32>
+  %x = pg_uop.load %h[%l] : !pg.buffer<4xf16> -> f16
+  %w = pg_uop.cast %x : f16 to f32
+  %y = pg_uop.binary mul %w, %w : f32
+  %r = pg_uop.cast %y : f32 to f16
+  %c = pg_uop.cmp lt %r, %x : f16
+  %z = pg_uop.const 0.1 : f16
+  %m = pg_uop.where %c, %r, %z : f16
+  pg_uop.store %m, %h[%l] : f16, !pg.buffer<4xf16>
+  %i = pg_uop.load %b[%l] : !pg.buffer<4xi8> -> i8
+  %j = pg_uop.cast %i : i8 to i32
+  %k = pg_uop.binary add %j, %j : i32
+  %n = pg_uop.cast %k : i32 to i8
+  pg_uop.store %n, %b[%l] : i8, !pg.buffer<4xi8>
+  %o = pg_uop.cast %n : i8 to ui8
+  pg_uop.store %o, %u[%l] : ui8, !pg.buffer<4xui8>
+  %p = pg_uop.cast %x : f16 to i16
+  %q = pg_uop.cast %o : ui8 to i16
+  %acc = pg_uop.acc 0 : i16
+  pg_uop.acc_store %acc, %p : i16
+  %v = pg_uop.acc_load %acc : i16
+  %e = pg_uop.cmp gt %v, %q : i16
+  %f = pg_uop.where %e, %v, %q : i16
+  pg_uop.store %f, %s[%l] : i16, !pg.buffer<4xi16>
+}
+
+// -----
+// ERR: error: pass 'convert-uop-to-wgsl' failed: convert-uop-to-wgsl: @unlegalized: pg_uop.binary add on i8, which WGSL emulates: run uop-legalize{target=wgsl} first
+pg_uop.kernel @unlegalized(%b: !pg.buffer<4xi8>) {
+  %l = pg_uop.special local_id 0 size 4
+  %i = pg_uop.load %b[%l] : !pg.buffer<4xi8> -> i8
+  %k = pg_uop.binary add %i, %i : i8
+  pg_uop.store %k, %b[%l] : i8, !pg.buffer<4xi8>
 }
 
 // -----

@@ -1,6 +1,7 @@
 // uop-legalize rewrites what a target's capability table lacks, or fails naming the kernel,
 // the op or dtype and the target. PTX has exp2/log2/sin on f32 and sqrt on f32/f64 only;
-// WGSL has every function on f32 but only the f32, i32 and i1 dtypes and 8 buffers; the
+// WGSL has every function on f32 but only the f32, i32 and i1 dtypes (it emulates f16, i8, ui8
+// and i16 in f32 / i32, the others it rejects) and 8 buffers; the
 // CPU tables have everything, so there the pass changes nothing.
 // RUN: not opt-tool %s --split-input-file -p 'uop-legalize{target=ptx}' 2>&1 | filecheck %s --check-prefix=PTX
 // RUN: not opt-tool %s --split-input-file -p 'uop-legalize{target=wgsl}' 2>&1 | filecheck %s --check-prefix=WGSL
@@ -44,7 +45,8 @@ pg_uop.kernel @exp_log(%a: !pg.buffer<16xf32>, %out: !pg.buffer<16xf32>) {
 
 // -----
 // f16 math the table lacks is computed in f32 and rounded back, one function at a time
-// (exp's f32 form is then rewritten to exp2 as above). WGSL has no f16 at all.
+// (exp's f32 form is then rewritten to exp2 as above). WGSL emulates f16: every op, neg
+// included, is computed in f32 and rounded back.
 // PTX-LABEL:  pg_uop.kernel @half(
 // PTX:          %[[H:.*]] = pg_uop.load %{{.*}} -> f16
 // PTX-NEXT:     %[[HX:.*]] = pg_uop.cast %[[H]] : f16 to f32
@@ -60,7 +62,21 @@ pg_uop.kernel @exp_log(%a: !pg.buffer<16xf32>, %out: !pg.buffer<16xf32>) {
 // PTX-NEXT:     %[[LH:.*]] = pg_uop.cast %[[L]] : f32 to f16
 // PTX-NEXT:     %[[NEG:.*]] = pg_uop.unary neg %[[LH]] : f16
 // PTX-NEXT:     pg_uop.store %[[NEG]], %{{.*}} : f16
-// WGSL: error: pass 'uop-legalize' failed: uop-legalize{target=wgsl}: @half: f16 is not supported by WGSL (it has f32, i1, i32); argument 0 has type !pg.buffer<8xf16>
+// WGSL-LABEL: pg_uop.kernel @half(
+// WGSL:         %[[H:.*]] = pg_uop.load %{{.*}} -> f16
+// WGSL-NEXT:    %[[HX:.*]] = pg_uop.cast %[[H]] : f16 to f32
+// WGSL-NEXT:    %[[E:.*]] = pg_uop.unary exp %[[HX]] : f32
+// WGSL-NEXT:    %[[EH:.*]] = pg_uop.cast %[[E]] : f32 to f16
+// WGSL-NEXT:    %[[EX:.*]] = pg_uop.cast %[[EH]] : f16 to f32
+// WGSL-NEXT:    %[[Q:.*]] = pg_uop.unary sqrt %[[EX]] : f32
+// WGSL-NEXT:    %[[QH:.*]] = pg_uop.cast %[[Q]] : f32 to f16
+// WGSL-NEXT:    %[[QX:.*]] = pg_uop.cast %[[QH]] : f16 to f32
+// WGSL-NEXT:    %[[L:.*]] = pg_uop.unary log2 %[[QX]] : f32
+// WGSL-NEXT:    %[[LH:.*]] = pg_uop.cast %[[L]] : f32 to f16
+// WGSL-NEXT:    %[[LX:.*]] = pg_uop.cast %[[LH]] : f16 to f32
+// WGSL-NEXT:    %[[NEG:.*]] = pg_uop.unary neg %[[LX]] : f32
+// WGSL-NEXT:    %[[NH:.*]] = pg_uop.cast %[[NEG]] : f32 to f16
+// WGSL-NEXT:    pg_uop.store %[[NH]], %{{.*}} : f16
 // CPU-LABEL:  pg_uop.kernel @half(
 // CPU:          pg_uop.unary exp %{{.*}} : f16
 // CPU-NEXT:     pg_uop.unary sqrt %{{.*}} : f16
@@ -77,10 +93,51 @@ pg_uop.kernel @half(%h: !pg.buffer<8xf16>) {
 }
 
 // -----
+// WGSL computes narrow integer ops in i32 and casts back (the cast wraps); a shift amount is
+// first taken modulo the narrow width, as the op defines it. Comparisons, where and casts
+// stay narrow. PTX and the CPU have these types.
+// WGSL-LABEL: pg_uop.kernel @narrow_ints(
+// WGSL:         %[[X:.*]] = pg_uop.load %{{.*}} -> i8
+// WGSL-NEXT:    %[[A:.*]] = pg_uop.cast %[[X]] : i8 to i32
+// WGSL-NEXT:    %[[B:.*]] = pg_uop.cast %[[X]] : i8 to i32
+// WGSL-NEXT:    %[[S:.*]] = pg_uop.binary add %[[A]], %[[B]] : i32
+// WGSL-NEXT:    %[[SN:.*]] = pg_uop.cast %[[S]] : i32 to i8
+// WGSL-NEXT:    %[[V:.*]] = pg_uop.cast %[[SN]] : i8 to i32
+// WGSL-NEXT:    %[[AMT:.*]] = pg_uop.cast %[[X]] : i8 to i32
+// WGSL-NEXT:    %[[SEVEN:.*]] = pg_uop.const 7 : i32
+// WGSL-NEXT:    %[[MOD:.*]] = pg_uop.binary and %[[AMT]], %[[SEVEN]] : i32
+// WGSL-NEXT:    %[[SH:.*]] = pg_uop.binary shl %[[V]], %[[MOD]] : i32
+// WGSL-NEXT:    %[[SHN:.*]] = pg_uop.cast %[[SH]] : i32 to i8
+// WGSL-NEXT:    %[[C:.*]] = pg_uop.cmp lt %[[SHN]], %[[X]] : i8
+// WGSL-NEXT:    %[[W:.*]] = pg_uop.where %[[C]], %[[SHN]], %[[X]] : i8
+// WGSL-NEXT:    %[[U:.*]] = pg_uop.cast %[[W]] : i8 to ui8
+// WGSL-NEXT:    %[[UX:.*]] = pg_uop.cast %[[U]] : ui8 to i32
+// WGSL-NEXT:    %[[NU:.*]] = pg_uop.unary neg %[[UX]] : i32
+// WGSL-NEXT:    %[[NUN:.*]] = pg_uop.cast %[[NU]] : i32 to ui8
+// WGSL-NEXT:    pg_uop.store %[[NUN]], %{{.*}} : ui8
+// PTX-LABEL:  pg_uop.kernel @narrow_ints(
+// PTX:          pg_uop.binary add %{{.*}} : i8
+// PTX-NEXT:     pg_uop.binary shl %{{.*}} : i8
+// CPU-LABEL:  pg_uop.kernel @narrow_ints(
+// CPU:          pg_uop.binary add %{{.*}} : i8
+pg_uop.kernel @narrow_ints(%a: !pg.buffer<4xi8>, %out: !pg.buffer<4xui8>) {
+  %i = pg_uop.range 0 to 4 global
+  %x = pg_uop.load %a[%i] : !pg.buffer<4xi8> -> i8
+  %s = pg_uop.binary add %x, %x : i8
+  %t = pg_uop.binary shl %s, %x : i8
+  %c = pg_uop.cmp lt %t, %x : i8
+  %w = pg_uop.where %c, %t, %x : i8
+  %u = pg_uop.cast %w : i8 to ui8
+  %n = pg_uop.unary neg %u : ui8
+  pg_uop.store %n, %out[%i] : ui8, !pg.buffer<4xui8>
+  pg_uop.end %i
+}
+
+// -----
 // PTX has a correctly rounded f64 sqrt; WGSL has no f64.
 // PTX-LABEL:  pg_uop.kernel @f64_sqrt(
 // PTX:          pg_uop.unary sqrt %{{.*}} : f64
-// WGSL: error: pass 'uop-legalize' failed: uop-legalize{target=wgsl}: @f64_sqrt: f64 is not supported by WGSL (it has f32, i1, i32); argument 0 has type !pg.buffer<4xf64>
+// WGSL: error: pass 'uop-legalize' failed: uop-legalize{target=wgsl}: @f64_sqrt: f64 is not supported by WGSL (it has f32, i1, i32; emulates f16, i8, ui8, i16); argument 0 has type !pg.buffer<4xf64>
 // CPU-LABEL:  pg_uop.kernel @f64_sqrt(
 // CPU:          pg_uop.unary sqrt %{{.*}} : f64
 pg_uop.kernel @f64_sqrt(%a: !pg.buffer<4xf64>) {
@@ -109,7 +166,7 @@ pg_uop.kernel @f64_exp(%a: !pg.buffer<4xf64>) {
 // A dtype an op makes, not only a buffer's: WGSL has no 64-bit integers.
 // PTX-LABEL:  pg_uop.kernel @i64_result(
 // PTX:          pg_uop.cast %{{.*}} : f32 to i64
-// WGSL: error: pass 'uop-legalize' failed: uop-legalize{target=wgsl}: @i64_result: i64 is not supported by WGSL (it has f32, i1, i32); 'pg_uop.cast' has result type i64
+// WGSL: error: pass 'uop-legalize' failed: uop-legalize{target=wgsl}: @i64_result: i64 is not supported by WGSL (it has f32, i1, i32; emulates f16, i8, ui8, i16); 'pg_uop.cast' has result type i64
 pg_uop.kernel @i64_result(%a: !pg.buffer<4xf32>, %out: !pg.buffer<4xi32>) {
   %i = pg_uop.range 0 to 4 global
   %x = pg_uop.load %a[%i] : !pg.buffer<4xf32> -> f32

@@ -10,7 +10,7 @@ import math
 import re
 
 import pytest
-from xdsl.dialects.builtin import ModuleOp, f32, i1, i32
+from xdsl.dialects.builtin import ModuleOp, f16, f32, i1, i32
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
@@ -134,10 +134,11 @@ def test_values_escaping_loops_and_ifs_go_through_vars() -> None:
 
 @pytest.mark.parametrize(("body", "message"), [
     ("%y = pg_uop.cast %x : f32 to f64\n %z = pg_uop.cast %y : f64 to f32",
-     "@k: pg_uop.cast result: WGSL has no f64 (it has f32, i32 and bool)"),
+     "@k: pg_uop.cast result: WGSL has no f64 (it has f32, i32 and bool, and emulates f16, "
+     "i8, ui8 and i16)"),
     ("%g = pg_uop.special global_id 0 size 4", "pg_uop.special global_id is not supported"),
-    ("%acc = pg_uop.acc 0 : i8", "@k: pg_uop.acc result: WGSL has no i8"),
-    ("%s = pg_uop.shared : !pg.buffer<4xf16>", "@k: pg_uop.shared result: WGSL has no f16"),
+    ("%acc = pg_uop.acc 0 : i64", "@k: pg_uop.acc result: WGSL has no i64"),
+    ("%s = pg_uop.shared : !pg.buffer<4xf64>", "@k: pg_uop.shared result: WGSL has no f64"),
     ("%big = pg_uop.const 4294967296 : index", "the index constant 4294967296 does not fit"),
 ])
 def test_what_wgsl_lacks_fails_the_pass_naming_the_kernel(body: str, message: str) -> None:
@@ -207,3 +208,57 @@ def test_printer_rejects_kernel_names_wgsl_cannot_take() -> None:
     module = lower("pg_uop.kernel @pg_max(%a: !pg.buffer<4xf32>) {\n}")
     with pytest.raises(WgslSourceError, match="'pg_max'"):
         module_to_wgsl(module)
+
+
+# ── emulated types ───────────────────────────────────────────────────────────
+
+
+def _cast_line(src: str, dst: str) -> str:
+    """The WGSL right-hand side of `pg_uop.cast %x : src to dst` (x loaded from a buffer)."""
+    text = f"""
+    pg_uop.kernel @k(%a: !pg.buffer<4x{src}>, %b: !pg.buffer<4x{dst}>) {{
+      %i = pg_uop.special local_id 0 size 4
+      %x = pg_uop.load %a[%i] : !pg.buffer<4x{src}> -> {src}
+      %y = pg_uop.cast %x : {src} to {dst}
+      pg_uop.store %y, %b[%i] : {dst}, !pg.buffer<4x{dst}>
+    }}"""
+    source = module_to_wgsl(lower(text))
+    return re.findall(r"let v2_y = (.*);", source)[0]
+
+
+@pytest.mark.parametrize(("src", "dst", "expr"), [
+    ("i32", "i8", "((v1_x << 24u) >> 24u)"), ("i32", "ui8", "(v1_x & 255i)"),
+    ("i32", "i16", "((v1_x << 16u) >> 16u)"), ("f32", "f16", "pg_f16(v1_x)"),
+    ("i16", "i8", "((v1_x << 24u) >> 24u)"), ("i8", "ui8", "(v1_x & 255i)"),
+    ("f16", "i8", "((i32(v1_x) << 24u) >> 24u)"), ("i16", "f16", "pg_f16(f32(v1_x))"),
+    ("f32", "i8", "((i32(v1_x) << 24u) >> 24u)"),
+    # exact: no wrapping or rounding
+    ("i8", "i32", "v1_x"), ("ui8", "i16", "v1_x"), ("f16", "f32", "v1_x"),
+    ("i8", "f16", "f32(v1_x)"), ("i16", "f32", "f32(v1_x)"), ("i1", "i8", "i32(v1_x)"),
+    ("f16", "i1", "(bitcast<u32>(v1_x) & 0x7fffffffu) != 0u"), ("ui8", "i1", "v1_x != 0i"),
+])
+def test_casts_into_emulated_types_wrap_or_round(src: str, dst: str, expr: str) -> None:
+    assert _cast_line(src, dst) == expr
+
+
+def test_emulated_buffers_are_arrays_of_their_wide_type_and_f16_constants_round() -> None:
+    module = lower("""
+    pg_uop.kernel @k(%a: !pg.buffer<4xf16>, %b: !pg.buffer<4xi8>) {
+      %i = pg_uop.special local_id 0 size 4
+      %c = pg_uop.const 0.1 : f16
+      pg_uop.store %c, %a[%i] : f16, !pg.buffer<4xf16>
+      %m = pg_uop.const -128 : i8
+      pg_uop.store %m, %b[%i] : i8, !pg.buffer<4xi8>
+    }""")
+    source = module_to_wgsl(module)
+    assert "var<storage, read_write> k_p0: array<f32>;" in source
+    assert "var<storage, read_write> k_p1: array<i32>;" in source
+    assert "= 0.0999755859f;" in source and "= -128i;" in source
+    assert "fn pg_f16" not in source  # only the helpers used are printed
+    assert wgsl_literal(1e6, f16) == "bitcast<f32>(0x7f800000u)"  # past 65504: inf
+
+
+def test_arithmetic_on_an_emulated_type_needs_uop_legalize() -> None:
+    with pytest.raises(PassFailedException, match=r"@k: pg_uop.binary add on i8, which WGSL "
+                                                  r"emulates: run uop-legalize\{target=wgsl\}"):
+        lower(kernel("      %y = pg_uop.binary add %x, %x : i8", "i8"))

@@ -60,7 +60,8 @@ def test_rules_carry_their_identities():
     assert rules.name == "uop-legalize{target=ptx}"
     assert [r.identity for r in rules.rules] == [
         "exp x -> exp2(x * log2(e))", "log x -> log2(x) * ln(2)",
-        "f(x:f16) -> cast(f(cast(x, f32)), f16)"]
+        "f(x:f16) -> cast(f(cast(x, f32)), f16)", "f(x:T) -> cast(f(cast(x, W)), T)",
+        "x op y : T -> cast(x:W op y:W, T)"]
 
 
 def test_pipelines_and_option():
@@ -256,8 +257,6 @@ def test_unsupported_math_names_kernel_op_dtype_and_target():
 
 @pytest.mark.parametrize(("dtype", "where"), [
     ("f64", "argument 0 has type !pg.buffer<4xf64>"),
-    ("f16", "argument 0 has type !pg.buffer<4xf16>"),
-    ("i8", "argument 0 has type !pg.buffer<4xi8>"),
     ("i64", "argument 0 has type !pg.buffer<4xi64>"),
 ])
 def test_wgsl_rejects_buffers_of_dtypes_it_lacks(dtype: str, where: str):
@@ -266,13 +265,15 @@ def test_wgsl_rejects_buffers_of_dtypes_it_lacks(dtype: str, where: str):
   pg_uop.store %x, %a[%i] : {dtype}, !pg.buffer<4x{dtype}>
   pg_uop.end %i""", args=f"%a: !pg.buffer<4x{dtype}>")
     assert _fails(text, "wgsl") == (f"uop-legalize{{target=wgsl}}: @k0: {dtype} is not "
-                                    f"supported by WGSL (it has f32, i1, i32); {where}")
+                                    f"supported by WGSL (it has f32, i1, i32; emulates f16, "
+                                    f"i8, ui8, i16); {where}")
 
 
 @pytest.mark.parametrize(("op", "where"), [
     ("%w = pg_uop.cast %x : f32 to f64", "'pg_uop.cast' has result type f64"),
     ("%w = pg_uop.acc 0 : i64", "'pg_uop.acc' has result type !pg_uop.acc<i64>"),
-    ("%w = pg_uop.shared : !pg.buffer<8xi8>", "'pg_uop.shared' has result type !pg.buffer<8xi8>"),
+    ("%w = pg_uop.shared : !pg.buffer<8xf64>",
+     "'pg_uop.shared' has result type !pg.buffer<8xf64>"),
 ])
 def test_wgsl_rejects_values_of_dtypes_it_lacks(op: str, where: str):
     text = kernel(f"""  %i = pg_uop.range 0 to 4 global
@@ -317,3 +318,82 @@ def test_wgsl_buffer_limit(buffers: int, ok: bool):
 def test_unknown_target_is_a_device_error():
     with pytest.raises(DeviceError, match="unknown compile target 'metal'"):
         legalize(parse(unary_kernel("exp", "f32")), "metal")
+
+
+# ── emulated types (WGSL: f16 in f32; i8, ui8, i16 in i32) ───────────────────
+
+
+def _narrow_kernel(t: str, ops: list[str]) -> str:
+    """`%y<n> = <op>` of the loaded %a, %b for each op, each stored to its own output; and
+    an `@main` launching it on fresh outputs."""
+    buf = f"!pg.buffer<8x{t}>"
+    outs = [f"%o{n}" for n in range(len(ops))]
+    args = ", ".join([f"%x: {buf}", f"%z: {buf}"] + [f"{o}: {buf}" for o in outs])
+    lines = ["  %i = pg_uop.range 0 to 8 global",
+             f"  %a = pg_uop.load %x[%i] : {buf} -> {t}",
+             f"  %b = pg_uop.load %z[%i] : {buf} -> {t}"]
+    for n, op in enumerate(ops):
+        lines += [f"  %y{n} = pg_uop.{op} : {t}", f"  pg_uop.store %y{n}, %o{n}[%i] : {t}, {buf}"]
+    types = ", ".join([buf] * len(ops))
+    main = [f"func.func @main(%x: {buf}, %z: {buf}) -> ({types}) {{",
+            *[f"  {o} = pg_sched.alloc : {buf}" for o in outs],
+            f"  pg_sched.launch @k0(%x, %z, {', '.join(outs)}) : {buf}, {buf}, {types}",
+            f"  func.return {', '.join(outs)} : {types}", "}"]
+    return kernel("\n".join([*lines, "  pg_uop.end %i"]), args=args) + "\n" + "\n".join(main)
+
+
+def _arithmetic_types(module: ModuleOp) -> set[str]:
+    return {str(op.result.type) for op in module.walk()
+            if isinstance(op, pg_uop.UnaryOp | pg_uop.BinaryOp)}
+
+
+INT_OPS = ["binary add %a, %b", "binary sub %a, %b", "binary mul %a, %b",
+           "binary div %a, %b", "binary mod %a, %b", "binary max %a, %b",
+           "binary min %a, %b", "binary and %a, %b", "binary xor %a, %b",
+           "binary shl %a, %b", "binary shr %a, %b", "unary neg %a", "unary not %a"]
+FLOAT_OPS = ["binary add %a, %b", "binary mul %a, %b", "binary div %a, %b",
+             "binary max %a, %b", "unary neg %a", "unary recip %a", "unary sqrt %a",
+             "unary exp2 %a"]
+
+
+@pytest.mark.parametrize(("t", "dtype"), [("i8", np.int8), ("ui8", np.uint8),
+                                          ("i16", np.int16), ("f16", np.float16)])
+def test_wgsl_computes_emulated_types_in_the_wide_type_with_the_same_results(t, dtype):
+    all_ops = FLOAT_OPS if t == "f16" else INT_OPS
+    if t == "f16":
+        a = np.array([1, 2049, 65504, -0.0, np.inf, 6e-8, np.nan, 3], dtype)
+        b = np.array([2048, 1, 16, 0.0, -np.inf, 6e-8, 1, 1e-3], dtype)
+    else:
+        info = np.iinfo(dtype)
+        a = np.array([info.min, info.max, -1 if info.min else 1, 7, info.min, 5, 0, 100],
+                     dtype)
+        b = np.array([-1 if info.min else 3, 1, 9, 3, 2, info.max, 17, 15], dtype)
+    for start in range(0, len(all_ops), 6):  # 2 inputs + 6 outputs: WGSL's 8 buffers
+        ops = all_ops[start:start + 6]
+        before = parse(_narrow_kernel(t, ops))
+        after = legalize(before.clone(), "wgsl")
+        assert _arithmetic_types(after) == {"f32" if t == "f16" else "i32"}
+        kernels = [op for op in after.ops if isinstance(op, pg_uop.KernelOp)]
+        assert legalize_rules("wgsl").apply(kernels[0]) == 0  # a fixpoint
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want, got = run(before, [a, b]), run(after, [a, b])
+        for op, w, g in zip(ops, want, got, strict=True):
+            np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8), err_msg=op)
+
+
+def test_shift_amounts_stay_modulo_the_narrow_width():
+    after = legalize(parse(_narrow_kernel("i8", ["binary shl %a, %b"])), "wgsl")
+    masks = [op.scalar for op in after.walk() if isinstance(op, pg_uop.ConstOp)]
+    assert masks == [7]
+
+
+def test_capabilities_list_the_emulated_types():
+    from xdsl.dialects.builtin import i8, i16
+
+    from picograd.dialects.dtypes import ui8
+
+    caps = capabilities("wgsl")
+    assert {caps.wide_type(t) for t in (i8, ui8, i16)} == {i32} and caps.wide_type(f16) == f32
+    assert caps.supports(f16) and not caps.supports(f64)
+    assert caps.wide_type(f32) is None and capabilities("ptx").wide_type(f16) is None

@@ -430,7 +430,9 @@ def test_registered_as_device_webgpu(runtime) -> None:
 
 @pytest.mark.parametrize(("dtype", "values"), [
     (np.float32, [1.5, -0.0, np.inf, np.nan]), (np.int32, [-2**31, 0, 7, 2**31 - 1]),
-    (np.bool_, [True, False, False, True]),
+    (np.bool_, [True, False, False, True]), (np.float16, [65504, -6e-8, np.inf, np.nan]),
+    (np.int8, [-128, 127, 0, -1]), (np.uint8, [0, 255, 128, 1]),
+    (np.int16, [-32768, 32767, 0, -1]),
 ])
 def test_copy_in_and_out_round_trip(runtime, dtype, values) -> None:
     host = np.array(values, dtype=dtype)
@@ -454,7 +456,7 @@ def test_bool_buffers_take_any_nonzero_as_true_and_empty_buffers_work(runtime) -
 
 
 def test_memory_errors_name_the_problem(runtime) -> None:
-    with pytest.raises(DeviceError, match="float32, int32 or bool, not float64"):
+    with pytest.raises(DeviceError, match="uint8 or int16, not float64"):
         runtime.allocate(4, np.dtype(np.float64))
     buffer = runtime.allocate(4, np.dtype(np.float32))
     with pytest.raises(DeviceError, match="3 elements into a buffer of 4"):
@@ -507,3 +509,88 @@ def test_pipeline_errors_name_the_kernel(runtime) -> None:
         runtime.load(shader, "k", 1)
     with pytest.raises(DeviceError, match=r"grid \[100000, 1, 1\]"):
         runtime.load(shader, "k", 1, ((100000, 1, 1), (4, 1, 1)))
+
+
+# ── the emulated types (f16 in f32, i8 / ui8 / i16 in i32) ───────────────────
+
+
+def _one_op_program(n: int, src: str, dst: str, op: str) -> str:
+    """A whole-pipeline pg_tensor program: `op` (cast or bitcast) of n values."""
+    return f"""func.func @main(%a: tensor<{n}x{src}>) -> tensor<{n}x{dst}> {{
+  %r = pg_tensor.{op} %a : tensor<{n}x{src}> to tensor<{n}x{dst}>
+  func.return %r : tensor<{n}x{dst}>
+}}"""
+
+
+def _through_wgsl(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    from picograd.passes.pipelines import GPU_WGSL, run_pipeline
+
+    module = run_pipeline(parse(text), GPU_WGSL, ctx=make_context())
+    return compile_module(module, "wgsl").run(inputs)
+
+
+def _f16_rounding_cases() -> np.ndarray:
+    """Every non-negative f16, every halfway point between two (ties), one f32 ulp either
+    side of each, the overflow threshold, f32 subnormals and random bit patterns; and their
+    negations."""
+    h = np.arange(0, 0x7C01, dtype=np.uint16).view(np.float16).astype(np.float64)
+    mid = ((h[:-2] + h[1:-1]) / 2).astype(np.float32)
+    special = np.array([65519.996, 65520.0, 65536.0, 1e30, np.inf, np.nan, 2**-25, 2**-26,
+                        1e-45, 3e-39], np.float32)
+    bits = np.random.default_rng(5).integers(0, 2**32, 50_000, dtype=np.uint64)
+    cases = np.concatenate([h.astype(np.float32), mid, np.nextafter(mid, np.float32(0)),
+                            np.nextafter(mid, np.float32(np.inf)), special,
+                            bits.astype(np.uint32).view(np.float32)])
+    return np.concatenate([cases, -cases])
+
+
+def test_f32_to_f16_rounds_to_nearest_even_like_numpy(runtime) -> None:
+    x = _f16_rounding_cases()
+    (got,) = _through_wgsl(_one_op_program(x.size, "f32", "f16", "cast"), [x])
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16)
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint16), want[~nan].view(np.uint16))
+
+
+def test_f16_i16_bitcasts_keep_all_65536_bit_patterns(runtime) -> None:
+    bits = np.arange(-32768, 32768, dtype=np.int32).astype(np.int16)
+    (halves,) = _through_wgsl(_one_op_program(bits.size, "i16", "f16", "bitcast"), [bits])
+    np.testing.assert_array_equal(halves.view(np.int16), bits)
+    (back,) = _through_wgsl(_one_op_program(bits.size, "f16", "i16", "bitcast"),
+                            [bits.view(np.float16)])
+    np.testing.assert_array_equal(back, bits)
+
+
+def test_i8_ui8_bitcasts_are_the_wrapping_casts(runtime) -> None:
+    x = np.arange(256).astype(np.uint8)
+    (signed,) = _through_wgsl(_one_op_program(256, "ui8", "i8", "bitcast"), [x])
+    np.testing.assert_array_equal(signed, x.view(np.int8))
+    (unsigned,) = _through_wgsl(_one_op_program(256, "i8", "ui8", "bitcast"), [signed])
+    np.testing.assert_array_equal(unsigned, x)
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i16"])
+def test_narrow_int_ops_wrap_like_the_interpreter(runtime, t: str) -> None:
+    """Every binary kind on the edges of the type, shifts by amounts past its width."""
+    dtype = {"i8": np.int8, "ui8": np.uint8, "i16": np.int16}[t]
+    info = np.iinfo(dtype)
+    edges = [info.min, info.max, 0, 1, 2, info.max - 1, info.min + 1, 3]
+    x = np.array([a for a in edges for _ in edges], dtype)
+    y = np.array([b if b != 0 else 7 for _ in edges for b in edges], dtype)
+    kinds = ("add", "sub", "mul", "div", "mod", "max", "min", "and", "or", "xor", "shl",
+             "shr")
+    n, tt = x.size, f"tensor<{x.size}x{t}>"
+    lines = [f"  %{k} = pg_tensor.binary {k} %x, %y : {tt}" for k in kinds]
+    lines += [f"  %neg = pg_tensor.unary neg %x : {tt}", f"  %not = pg_tensor.unary not %x : {tt}"]
+    names = [*kinds, "neg", "not"]
+    text = "\n".join([f"func.func @main(%x: {tt}, %y: {tt}) -> ({', '.join([tt] * len(names))}) {{",
+                      *lines, f"  func.return {', '.join('%' + k for k in names)} : "
+                      f"{', '.join([tt] * len(names))}", "}"])
+    want = interpreter.run(parse(text), [x, y])
+    got = _through_wgsl(text, [x, y])
+    for name, w, g in zip(names, want, got, strict=True):
+        assert g.dtype == dtype, name
+        np.testing.assert_array_equal(g.ravel(), w.ravel(), err_msg=name)
+    assert n == 64

@@ -97,13 +97,13 @@ pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_wgsl.workgroup': buffer element type f64 is not f32, i32 or i1
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_wgsl.workgroup': buffer element type f64 is not f32, i32 or i1 (or an emulated f16, i8, ui8, i16)
 pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
   %s = pg_wgsl.workgroup : !pg.buffer<4xf64>
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 2]]:10: error: 'pg_wgsl.var': expected f32, i32 or i1, got f64
+// CHECK: invalid.mlir:[[# @LINE + 2]]:10: error: 'pg_wgsl.var': expected f32, i32 or i1 (or an emulated f16, i8, ui8, i16), got f64
 pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
   %acc = pg_wgsl.var 0.0 : f64
 }
@@ -130,7 +130,7 @@ pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_wgsl.const': expected f32, i32 or i1, got index
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_wgsl.const': expected f32, i32 or i1 (or an emulated f16, i8, ui8, i16), got index
 pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
   %c = "pg_wgsl.const"() <{value = 1 : index}> : () -> index
 }
@@ -205,14 +205,14 @@ pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_wgsl.select': expected f32, i32 or i1, got !pg.buffer<4xf32>
+// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_wgsl.select': expected f32, i32 or i1 (or an emulated f16, i8, ui8, i16), got !pg.buffer<4xf32>
 pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
   %c = pg_wgsl.const 1 : i1
   %y = pg_wgsl.select %c, %a, %a : !pg.buffer<4xf32>
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_wgsl.cast': expected f32, i32 or i1, got !pg.buffer<4xf32>
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_wgsl.cast': expected f32, i32 or i1 (or an emulated f16, i8, ui8, i16), got !pg.buffer<4xf32>
 pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
   %y = pg_wgsl.cast %a : !pg.buffer<4xf32> to f32
 }
@@ -240,7 +240,7 @@ pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_wgsl.load': buffer element type f64 is not f32, i32 or i1
+// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_wgsl.load': buffer element type f64 is not f32, i32 or i1 (or an emulated f16, i8, ui8, i16)
 pg_wgsl.fn @k(%a: !pg.buffer<4xf64>) grid [1, 1, 1] block [1, 1, 1] {
   %i = pg_wgsl.const 0 : i32
   %v = pg_wgsl.load %a[%i] : !pg.buffer<4xf64> -> f64
@@ -252,4 +252,18 @@ pg_wgsl.fn @k(%a: !pg.buffer<4xf32>) grid [1, 1, 1] block [1, 1, 1] {
   %i = pg_wgsl.const 0 : i32
   %v = pg_wgsl.const 1 : i32
   pg_wgsl.store %v, %a[%i] : i32, !pg.buffer<4xf32>
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_wgsl.binary': arithmetic on i8, which WGSL emulates: compute it in i32 (uop-legalize{target=wgsl})
+pg_wgsl.fn @k(%a: !pg.buffer<4xi8>) grid [1, 1, 1] block [1, 1, 1] {
+  %c = pg_wgsl.const 1 : i8
+  %s = pg_wgsl.binary "+" %c, %c : i8
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_wgsl.unary': arithmetic on f16, which WGSL emulates: compute it in f32 (uop-legalize{target=wgsl})
+pg_wgsl.fn @k(%a: !pg.buffer<4xf16>) grid [1, 1, 1] block [1, 1, 1] {
+  %c = pg_wgsl.const 1.0 : f16
+  %s = pg_wgsl.unary "-" %c : f16
 }

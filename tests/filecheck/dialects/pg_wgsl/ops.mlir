@@ -114,3 +114,41 @@ pg_wgsl.fn @ints(%a: !pg.buffer<4xi32>) grid [1, 1, 1] block [4, 1, 1] {
 }
 pg_wgsl.fn @empty(%a: !pg.buffer<4xi32>) grid [1, 1, 1] block [1, 1, 1] {
 }
+
+// Emulated types (held in f32 / i32): loads, stores, constants, variables, comparisons,
+// selects and casts, but no arithmetic.
+// CHECK-LABEL: pg_wgsl.fn @emulated(%h: !pg.buffer<4xf16>, %b: !pg.buffer<4xi8>, %u: !pg.buffer<4xui8>) grid [1, 1, 1] block [4, 1, 1] {
+// CHECK-NEXT:    %l = pg_wgsl.builtin local_invocation_id 0
+// CHECK-NEXT:    %x = pg_wgsl.load %h[%l] : !pg.buffer<4xf16> -> f16
+// CHECK-NEXT:    %w = pg_wgsl.cast %x : f16 to f32
+// CHECK-NEXT:    %r = pg_wgsl.cast %w : f32 to f16
+// CHECK-NEXT:    %c = pg_wgsl.cmp "<" %r, %x : f16
+// CHECK-NEXT:    %k = pg_wgsl.const -3 : i8
+// CHECK-NEXT:    %acc = pg_wgsl.var 0 : i8
+// CHECK-NEXT:    %v = pg_wgsl.load %b[%l] if %c else 7 : !pg.buffer<4xi8> -> i8
+// CHECK-NEXT:    %s = pg_wgsl.select %c, %v, %k : i8
+// CHECK-NEXT:    pg_wgsl.assign %acc, %s : i8
+// CHECK-NEXT:    %t = pg_wgsl.read %acc : i8
+// CHECK-NEXT:    %n = pg_wgsl.cast %t : i8 to ui8
+// CHECK-NEXT:    pg_wgsl.store %n, %u[%l] : ui8, !pg.buffer<4xui8>
+// CHECK-NEXT:    pg_wgsl.store %r, %h[%l] : f16, !pg.buffer<4xf16>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "pg_wgsl.fn"() <{sym_name = "emulated"
+// GENERIC:         "pg_wgsl.cast"(%{{.*}}) : (f32) -> f16
+pg_wgsl.fn @emulated(%h: !pg.buffer<4xf16>, %b: !pg.buffer<4xi8>, %u: !pg.buffer<4xui8>)
+    grid [1, 1, 1] block [4, 1, 1] {
+  %l = pg_wgsl.builtin local_invocation_id 0
+  %x = pg_wgsl.load %h[%l] : !pg.buffer<4xf16> -> f16
+  %w = pg_wgsl.cast %x : f16 to f32
+  %r = pg_wgsl.cast %w : f32 to f16
+  %c = pg_wgsl.cmp "<" %r, %x : f16
+  %k = pg_wgsl.const -3 : i8
+  %acc = pg_wgsl.var 0 : i8
+  %v = pg_wgsl.load %b[%l] if %c else 7 : !pg.buffer<4xi8> -> i8
+  %s = pg_wgsl.select %c, %v, %k : i8
+  pg_wgsl.assign %acc, %s : i8
+  %t = pg_wgsl.read %acc : i8
+  %n = pg_wgsl.cast %t : i8 to ui8
+  pg_wgsl.store %n, %u[%l] : ui8, !pg.buffer<4xui8>
+  pg_wgsl.store %r, %h[%l] : f16, !pg.buffer<4xf16>
+}

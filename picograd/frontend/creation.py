@@ -1,0 +1,233 @@
+"""Creation ops beyond `Tensor(...)`, `zeros`/`ones`/`full`/`arange`/`eye`/`rand`/`randn`
+(tensor.py), as torch names them, and the in-place fills that `picograd.nn.init` uses.
+
+    Tensor.empty(*shape)                        zero-filled (picograd never hands out
+                                                uninitialised memory)
+    Tensor.linspace(start, end, steps)          torch's values, bit for bit
+    Tensor.randint(low, high, size)             uniform ints in [low, high)
+    Tensor.uniform(*shape, low, high)  Tensor.normal(*shape, mean, std)
+    t.zeros_like() ones_like() empty_like() full_like(v) rand_like() randn_like()
+    t.randint_like(low, high)                   (as torch.zeros_like(t): same shape, and
+                                                t's dtype and device unless given)
+    t.uniform_(a, b)  t.normal_(mean, std)  t.fill_(v)  t.zero_()  t.copy_(src)   in place
+
+Random values come only from `rand`/`randn`, so `manual_seed` makes every op here
+reproducible. The in-place ops point the tensor at a new node (as `x[i] = v` and
+`Optimizer.step` do); tensors built from it earlier keep the old values. On a leaf that
+requires grad they need `no_grad()` (as torch: an in-place op on such a leaf would change
+what its gradient means).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Self
+
+import numpy as np
+
+from picograd.errors import ShapeError
+from picograd.frontend.autograd import AutogradError, is_grad_enabled
+from picograd.frontend.base import Scalar, shape_arg
+from picograd.frontend.dtype import DType, float32, int32, to_dtype
+from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
+from picograd.frontend.ops_math import MathOps
+
+
+def _shape(op: str, args: Sequence[Any]) -> tuple[int, ...]:
+    shape = shape_arg(op, args)
+    if any(d < 0 for d in shape):
+        raise shape_error(op, f"negative dimension in shape {shape}")
+    return shape
+
+
+def _float_dtype(op: str, dtype: object) -> DType:
+    dt = to_dtype(dtype)
+    if not dt.is_float:
+        raise dtype_error(op, f"random samples need a float dtype, got {dt.name}")
+    return dt
+
+
+def _linspace_values(start: float, end: float, steps: int, dt: DType) -> np.ndarray:
+    """torch's linspace: the first half counts up from `start`, the second half down from
+    `end`, so both ends are exact. For float32 torch rounds start + step * i once (a fused
+    multiply-add); float64 holds the product exactly, so one rounding to float32 matches."""
+    if steps == 1:
+        return np.array([start], dtype=dt.np)
+    if dt.is_float:
+        s, e = np.float32(start), np.float32(end)
+        step = np.float64(np.float32((e - s) / np.float32(steps - 1)))
+        s, e = np.float64(s), np.float64(e)
+    else:  # integer results: torch steps in double from the integer ends
+        s, e = np.float64(int(start)), np.float64(int(end))
+        step = (e - s) / (steps - 1)
+    i = np.arange(steps, dtype=np.float64)
+    half = steps // 2
+    values = np.concatenate([s + step * i[:half], e - step * (steps - 1 - i[half:])])
+    return values.astype(dt.np)  # float -> int truncates, as torch's conversion
+
+
+class CreationOps(MathOps):
+    """Creation classmethods and `_like` / in-place fills (see the module docstring)."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # provided by Tensor (tensor.py)
+        @classmethod
+        def full(cls, shape: int | Sequence[int], value: Scalar, dtype: object = None,
+                 device: str = "CPU") -> Any: ...
+
+        @classmethod
+        def rand(cls, *shape: int | Sequence[int], device: str = "CPU") -> Any: ...
+
+        @classmethod
+        def randn(cls, *shape: int | Sequence[int], device: str = "CPU") -> Any: ...
+
+        @classmethod
+        def eye(cls, n: int, m: int | None = None, dtype: object = float32,
+                device: str = "CPU") -> Any: ...
+
+        @classmethod
+        def _leaf(cls, array: np.ndarray, dtype: DType, device: str) -> Any: ...
+
+    # ── classmethods ────────────────────────────────────────────────────────
+
+    @classmethod
+    def empty(cls, *shape: int | Sequence[int], dtype: object = float32,
+              device: str = "CPU") -> Self:
+        """torch.empty; picograd's is zero-filled (a lazy constant, so it costs nothing)."""
+        return cls.full(_shape("empty", shape), 0, to_dtype(dtype), device)
+
+    @classmethod
+    def linspace(cls, start: Scalar, end: Scalar, steps: int, dtype: object = float32,
+                 device: str = "CPU") -> Self:
+        """`steps` evenly spaced values from `start` to `end`, both included (torch's values:
+        `steps == 1` gives [start])."""
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise shape_error("linspace", f"steps must be a non-negative int, got {steps!r}")
+        dt = to_dtype(dtype)
+        if dt.is_bool:
+            raise dtype_error("linspace", "needs a float or int dtype, got bool")
+        return cls._leaf(_linspace_values(float(start), float(end), steps, dt), dt, device)
+
+    @classmethod
+    def uniform(cls, *shape: int | Sequence[int], low: float = 0.0, high: float = 1.0,
+                dtype: object = float32, device: str = "CPU") -> Self:
+        """Samples from U(low, high) (tinygrad's signature: shape first, bounds by keyword)."""
+        s, dt = _shape("uniform", shape), _float_dtype("uniform", dtype)
+        if not low <= high:
+            raise shape_error("uniform", f"needs low <= high, got low={low}, high={high}")
+        return (cls.rand(s, device=device) * (high - low) + low).cast(dt)
+
+    @classmethod
+    def normal(cls, *shape: int | Sequence[int], mean: float = 0.0, std: float = 1.0,
+               dtype: object = float32, device: str = "CPU") -> Self:
+        """Samples from N(mean, std^2) (shape first, as `uniform`; torch.normal takes
+        the mean and std first)."""
+        s, dt = _shape("normal", shape), _float_dtype("normal", dtype)
+        if not std >= 0:
+            raise shape_error("normal", f"needs std >= 0, got std={std}")
+        return (cls.randn(s, device=device) * std + mean).cast(dt)
+
+    @classmethod
+    def randint(cls, low: int, high: int | Sequence[int] | None = None,
+                size: int | Sequence[int] = (), dtype: object = int32,
+                device: str = "CPU") -> Self:
+        """Uniform integers in [low, high); `randint(high, size)` starts at 0, as torch.
+        Drawn as floor(rand * (high - low)) in float32, so ranges wider than 2**24 do not
+        reach every integer."""
+        if high is None or isinstance(high, tuple | list):
+            low, high, size = 0, low, size if high is None else high
+        s = _shape("randint", (size,))
+        if not isinstance(high, int) or not low < high:
+            raise shape_error("randint", f"needs low < high, got low={low}, high={high}")
+        n = high - low
+        draw = (cls.rand(s, device=device) * float(n)).floor().minimum(float(n - 1))
+        return (draw + float(low)).cast(to_dtype(dtype))
+
+    # ── like another tensor ─────────────────────────────────────────────────
+
+    def _like_args(self, dtype: object, device: str | None) -> tuple[DType, str]:
+        return (self.dtype if dtype is None else to_dtype(dtype),
+                self.device if device is None else device)
+
+    def full_like(self, fill_value: Scalar, dtype: object = None,
+                  device: str | None = None) -> Self:
+        dt, dev = self._like_args(dtype, device)
+        return type(self).full(self.shape, fill_value, dt, dev)
+
+    def zeros_like(self, dtype: object = None, device: str | None = None) -> Self:
+        return self.full_like(0, dtype, device)
+
+    def ones_like(self, dtype: object = None, device: str | None = None) -> Self:
+        return self.full_like(1, dtype, device)
+
+    def empty_like(self, dtype: object = None, device: str | None = None) -> Self:
+        """Zero-filled, as `empty`."""
+        return self.full_like(0, dtype, device)
+
+    def rand_like(self, dtype: object = None, device: str | None = None) -> Self:
+        dt, dev = self._like_args(dtype, device)
+        return type(self).uniform(self.shape, dtype=_float_dtype("rand_like", dt), device=dev)
+
+    def randn_like(self, dtype: object = None, device: str | None = None) -> Self:
+        dt, dev = self._like_args(dtype, device)
+        return type(self).normal(self.shape, dtype=_float_dtype("randn_like", dt), device=dev)
+
+    def randint_like(self, low: int, high: int | None = None, dtype: object = None,
+                     device: str | None = None) -> Self:
+        """Uniform integers in [low, high) (`randint_like(t, high)` starts at 0)."""
+        dt, dev = self._like_args(dtype, device)
+        if high is None:
+            low, high = 0, low
+        return type(self).randint(low, high, self.shape, dt, dev)
+
+    # ── in place ────────────────────────────────────────────────────────────
+
+    def _replace(self, op: str, new: CreationOps) -> Self:
+        """Point this tensor at `new`'s node (same shape, cast to this dtype). The new values
+        do not depend on the old ones, so the tensor stops recording a graph."""
+        if is_grad_enabled() and self.requires_grad and self._ctx is None:
+            raise AutogradError(f"{op}: a leaf tensor that requires grad is being used in an "
+                                f"in-place operation (wrap it in no_grad())\n  at "
+                                f"{user_location()}")
+        node: LazyOp = new.cast(self.dtype)._node
+        self._node = node
+        if self._ctx is not None:  # a non-leaf: its old graph no longer reaches its values
+            self._ctx, self.requires_grad = None, False
+        return self
+
+    def copy_(self, src: CreationOps | Scalar) -> Self:
+        """Refill with `src`'s values (broadcast to this shape, cast to this dtype)."""
+        if not isinstance(src, CreationOps):
+            return self.fill_(src)
+        self._check_device("copy_", src)
+        if src.shape != self.shape:
+            try:
+                src = src.expand(self.shape)
+            except ShapeError:
+                raise shape_error("copy_", f"source of shape {src.shape} does not broadcast "
+                                           f"to {self.shape}") from None
+        return self._replace("copy_", type(self)._from_node(src._node))  # values only
+
+    def fill_(self, value: Scalar) -> Self:
+        return self._replace("fill_", type(self).full(self.shape, value, self.dtype,
+                                                      self.device))
+
+    def zero_(self) -> Self:
+        return self.fill_(0)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Self:
+        """Refill with samples from U(a, b)."""
+        _float_dtype("uniform_", self.dtype)
+        if not a <= b:
+            raise shape_error("uniform_", f"needs a <= b, got a={a}, b={b}")
+        return self._replace("uniform_", type(self).uniform(self.shape, low=a, high=b,
+                                                            device=self.device))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Self:
+        """Refill with samples from N(mean, std^2)."""
+        _float_dtype("normal_", self.dtype)
+        if not std >= 0:
+            raise shape_error("normal_", f"needs std >= 0, got std={std}")
+        return self._replace("normal_", type(self).normal(self.shape, mean=mean, std=std,
+                                                          device=self.device))

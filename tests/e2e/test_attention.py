@@ -1,0 +1,218 @@
+"""Attention (picograd.nn.attention) against torch: `scaled_dot_product_attention` with
+causal, bool and float masks, a custom scale and grouped-query heads, and
+`nn.MultiheadAttention` loaded with a torch layer's state dict (seq-first and batch-first,
+unbatched, kdim/vdim, no bias, key padding and attention masks, per-head weights): outputs,
+attention weights and the gradients of the inputs and every parameter on every device;
+dropout in training only; and the errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import picograd as pg
+from picograd.nn import MultiheadAttention
+from picograd.nn import functional as F
+
+torch = pytest.importorskip("torch", reason="torch is the oracle of the attention tests")
+TF = torch.nn.functional
+
+rng = np.random.default_rng(14)
+
+
+def _random(*shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _close(ours: pg.Tensor, theirs: Any) -> None:
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _keep_mask(*shape: int) -> np.ndarray:
+    mask = rng.random(shape) > 0.4
+    mask[..., 0] = True  # every query keeps a key
+    return mask
+
+
+# name -> (q, k, v shapes, the mask or None, keyword arguments)
+SDPA_CASES: dict[str, tuple[Any, ...]] = {
+    "plain": ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), None, {}),
+    "causal": ((1, 2, 4, 3), (1, 2, 6, 3), (1, 2, 6, 3), None, {"is_causal": True}),
+    "scale_3d": ((2, 4, 3), (2, 5, 3), (2, 5, 2), None, {"scale": 0.3}),
+    "bool_mask": ((2, 4, 5), (2, 6, 5), (2, 6, 3), _keep_mask(4, 6), {}),
+    "float_mask": ((2, 2, 4, 5), (2, 2, 6, 5), (2, 2, 6, 3), _random(2, 1, 4, 6), {}),
+    "gqa": ((1, 4, 3, 2), (1, 2, 5, 2), (1, 2, 5, 3), None, {"enable_gqa": True}),
+}
+
+
+@pytest.mark.parametrize("name", list(SDPA_CASES))
+def test_sdpa_matches_torch(device: str, name: str) -> None:
+    qs, ks, vs, mask, kwargs = SDPA_CASES[name]
+    arrays = [_random(*qs), _random(*ks), _random(*vs)]
+    ours = [pg.Tensor(a, device=device, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = F.scaled_dot_product_attention(
+        *ours, attn_mask=None if mask is None else pg.Tensor(mask, device=device), **kwargs)
+    want = TF.scaled_dot_product_attention(
+        *theirs, attn_mask=None if mask is None else torch.tensor(mask), **kwargs)
+    assert out.shape == tuple(want.shape)
+    upstream = _random(*out.shape)
+    (out * pg.Tensor(upstream, device=device)).sum().backward()
+    (want * torch.tensor(upstream)).sum().backward()
+    pg.realize(out, *(t.grad for t in ours))
+    _close(out, want)
+    for t, tt in zip(ours, theirs, strict=True):
+        _close(t.grad, tt.grad)
+
+
+def test_a_query_with_every_key_masked_gets_zeros() -> None:
+    q, k, v = _random(4, 5), _random(6, 5), _random(6, 3)
+    mask = np.ones((4, 6), np.bool_)
+    mask[1] = False
+    out = F.scaled_dot_product_attention(pg.Tensor(q), pg.Tensor(k), pg.Tensor(v),
+                                         attn_mask=pg.Tensor(mask))
+    want = TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v),
+                                           attn_mask=torch.tensor(mask))
+    _close(out, want)
+    assert not out.numpy()[1].any()
+
+
+# name -> (layer keyword arguments, forward options: unbatched, key padding, attn mask, ...)
+MHA_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "seq_first": ({}, {}),
+    "batch_first_causal_no_weights": ({"batch_first": True}, {"need_weights": False,
+                                                              "mask": "causal",
+                                                              "is_causal": True}),
+    "kdim_vdim_float_mask_per_head": ({"kdim": 3, "vdim": 5}, {"average_attn_weights": False,
+                                                               "mask": "float"}),
+    "no_bias_masks": ({"bias": False, "batch_first": True}, {"padding": True, "mask": "bool"}),
+    "unbatched_padding": ({}, {"unbatched": True, "padding": True}),
+}
+
+E, HEADS, L, S, N = 4, 2, 3, 5, 2
+
+
+def _masks(options: dict[str, Any]) -> dict[str, np.ndarray]:
+    masks = {}
+    if options.get("padding"):
+        padding = rng.random((S,) if options.get("unbatched") else (N, S)) > 0.6
+        padding[..., 0] = False  # True = padding, ignored; keep one key
+        masks["key_padding_mask"] = padding
+    kind = options.get("mask")
+    if kind == "bool":
+        drop = rng.random((L, S)) > 0.7
+        drop[:, 0] = False
+        masks["attn_mask"] = drop
+    elif kind == "float":
+        masks["attn_mask"] = _random(N * HEADS, L, S)
+    elif kind == "causal":
+        masks["attn_mask"] = np.triu(np.ones((L, S), np.bool_), 1)
+    return masks
+
+
+@pytest.mark.parametrize("name", list(MHA_CASES))
+def test_multihead_attention_matches_torch(device: str, name: str) -> None:
+    config, options = MHA_CASES[name]
+    pg.manual_seed(0)
+    ours = MultiheadAttention(E, HEADS, device=device, **config)
+    theirs = torch.nn.MultiheadAttention(E, HEADS, **config)
+    state = theirs.state_dict()
+    assert list(state) == list(ours.state_dict())
+    ours.load_state_dict({k: v.numpy() for k, v in state.items()})
+    kdim, vdim = config.get("kdim", E), config.get("vdim", E)
+
+    def shape(t: int, d: int) -> tuple[int, ...]:
+        if options.get("unbatched"):
+            return (t, d)
+        return (N, t, d) if config.get("batch_first") else (t, N, d)
+
+    arrays = [_random(*shape(L, E)), _random(*shape(S, kdim)), _random(*shape(S, vdim))]
+    inputs = [pg.Tensor(a, device=device, requires_grad=True) for a in arrays]
+    tinputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    flags = {k: options[k] for k in ("need_weights", "average_attn_weights", "is_causal")
+             if k in options}
+    masks = _masks(options)
+    out, weights = ours(*inputs, **flags, **{k: pg.Tensor(m, device=device)
+                                             for k, m in masks.items()})
+    want, twant = theirs(*tinputs, **flags, **{k: torch.tensor(m) for k, m in masks.items()})
+    assert out.shape == tuple(want.shape)
+    assert (weights is None) == (twant is None)
+    upstream = _random(*out.shape)
+    (out * pg.Tensor(upstream, device=device)).sum().backward()
+    (want * torch.tensor(upstream)).sum().backward()
+    params = dict(ours.named_parameters())
+    pg.realize(out, *(t.grad for t in inputs), *(p.grad for p in params.values()))
+    _close(out, want)
+    if weights is not None:
+        assert weights.shape == tuple(twant.shape)
+        _close(weights, twant)
+    for t, tt in zip(inputs, tinputs, strict=True):
+        _close(t.grad, tt.grad)
+    tparams = dict(theirs.named_parameters())
+    assert list(params) == list(tparams)
+    for pname, p in params.items():
+        _close(p.grad, tparams[pname].grad)
+
+
+def test_parameters_and_init_follow_torch() -> None:
+    pg.manual_seed(2)
+    layer = MultiheadAttention(8, 2)
+    assert layer.in_proj_weight is not None and layer.in_proj_weight.shape == (24, 8)
+    assert np.abs(layer.in_proj_weight.numpy()).max() <= (6 / 32) ** 0.5  # xavier uniform
+    assert layer.in_proj_bias is not None and not layer.in_proj_bias.numpy().any()
+    assert layer.out_proj.bias is not None and not layer.out_proj.bias.numpy().any()
+    separate = MultiheadAttention(8, 2, kdim=3, vdim=5)
+    assert [name for name, _ in separate.named_parameters()] == [
+        "q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight",
+        "out_proj.bias"]
+    assert [n for n, _ in MultiheadAttention(8, 2, bias=False).named_parameters()] == [
+        "in_proj_weight", "out_proj.weight"]
+
+
+def test_dropout_applies_in_training_only() -> None:
+    pg.manual_seed(3)
+    layer = MultiheadAttention(4, 2, dropout=0.5)
+    x = pg.Tensor(_random(3, 2, 4))
+    out, weights = layer(x, x, x, average_attn_weights=False)
+    assert out.shape == (3, 2, 4) and weights is not None and weights.shape == (2, 2, 3, 3)
+    dropped = weights.numpy()
+    layer.eval()
+    first, kept = layer(x, x, x, average_attn_weights=False)
+    second, _ = layer(x, x, x)
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+    assert kept is not None and np.allclose(kept.numpy().sum(-1), 1, atol=1e-6)
+    # in training each weight was zeroed or scaled by 1 / (1 - p)
+    zeroed = dropped == 0
+    assert zeroed.any() and not zeroed.all()
+    np.testing.assert_allclose(dropped[~zeroed], 2 * kept.numpy()[~zeroed], rtol=1e-5)
+    out = F.scaled_dot_product_attention(x, x, x, dropout_p=0.5)
+    assert out.shape == (3, 2, 4)
+
+
+Q = pg.Tensor.zeros(2, 3, 4)
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda: F.scaled_dot_product_attention(Q, pg.Tensor.zeros(2, 3, 5), Q), ("(2, 3, 5)",)),
+    (lambda: F.scaled_dot_product_attention(Q, Q, Q, attn_mask=pg.Tensor.zeros(3, 3),
+                                            is_causal=True), ("not both",)),
+    (lambda: F.scaled_dot_product_attention(Q, Q, Q, dropout_p=2.0), ("dropout_p",)),
+    (lambda: F.scaled_dot_product_attention(pg.Tensor.zeros(4), Q, Q), ("query", "(4,)")),
+    (lambda: MultiheadAttention(6, 4), ("embed_dim 6", "num_heads 4")),
+    (lambda: MultiheadAttention(4, 2)(Q, Q, Q, is_causal=True), ("is_causal", "attn_mask")),
+    (lambda: MultiheadAttention(4, 2)(Q, Q, Q, attn_mask=pg.Tensor.zeros(3, 3)),
+     ("attn_mask", "(3, 3)")),
+    (lambda: MultiheadAttention(4, 2)(Q, Q, Q, key_padding_mask=pg.Tensor.zeros(2, 2)),
+     ("key_padding_mask", "(3, 2)")),
+    (lambda: MultiheadAttention(5, 1)(Q, Q, Q), ("embed_dim 5",)),
+])
+def test_errors_name_the_op_and_the_shapes(make, words: tuple[str, ...]) -> None:
+    with pytest.raises(pg.ShapeError) as info:
+        make()
+    message = str(info.value)
+    assert "attention" in message or "MultiheadAttention" in message
+    for word in words:
+        assert word in message
+    assert __file__ in message
