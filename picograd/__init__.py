@@ -7,7 +7,9 @@
 
 Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`, `uint8`,
 `int16`, `int32` (`int`), `int64` (`long`), `bool`, `result_type`, `manual_seed`, `realize`,
-`where`, `maximum`, `minimum`, `einsum`, `compile_stats`, `no_grad`, `enable_grad`, the packages
+`where`, `maximum`, `minimum`, `einsum`, torch-style creation functions (`tensor`, `zeros`,
+`ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
+`_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages
 `picograd.nn` and `picograd.optim`, and the errors `PicogradError`, `ShapeError`,
 `DTypeError`, `DeviceError`, `CompileError`, `AutogradError`.
 
@@ -28,13 +30,31 @@ if TYPE_CHECKING:
         CompileStats,
         DType,
         Tensor,
+        arange,
         compile_stats,
+        empty,
+        empty_like,
+        eye,
         float32,
+        full,
+        full_like,
         int32,
+        linspace,
         manual_seed,
         maximum,
         minimum,
+        ones,
+        ones_like,
+        rand,
+        rand_like,
+        randint,
+        randint_like,
+        randn,
+        randn_like,
+        tensor,
         where,
+        zeros,
+        zeros_like,
     )
     from picograd.frontend import bool_ as bool
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
@@ -55,11 +75,16 @@ if TYPE_CHECKING:
     from picograd.frontend.ops_shape import cat, stack
     from picograd.frontend.realize import realize
 
+# torch-style creation functions (the Tensor classmethods / `_like` methods)
+_CREATION = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand",
+             "randn", "randint", "zeros_like", "ones_like", "full_like", "empty_like",
+             "rand_like", "randn_like", "randint_like")
+
 # name -> (module, attribute) of the lazily imported frontend names
 _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("picograd.frontend", name) for name in (
         "CompileStats", "DType", "Tensor", "compile_stats", "float32", "int32", "manual_seed",
-        "maximum", "minimum", "where")},
+        "maximum", "minimum", "where", *_CREATION)},
     "bool": ("picograd.frontend", "bool_"),
     **{name: ("picograd.frontend.dtype", name) for name in (
         "float16", "int8", "uint8", "int16", "int64", "promote_types", "result_type")},
@@ -100,31 +125,49 @@ __all__ = [
     "PicogradError",
     "ShapeError",
     "Tensor",
+    "arange",
     "bool",
     "cat",
     "compile_stats",
     "einsum",
+    "empty",
+    "empty_like",
     "enable_grad",
+    "eye",
     "float",
     "float16",
     "float32",
+    "full",
+    "full_like",
     "half",
     "int",
     "int8",
     "int16",
     "int32",
     "int64",
+    "linspace",
     "long",
     "manual_seed",
     "maximum",
     "minimum",
     "nn",
     "no_grad",
+    "ones",
+    "ones_like",
     "optim",
     "promote_types",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
     "realize",
     "result_type",
     "stack",
+    "tensor",
     "uint8",
     "where",
+    "zeros",
+    "zeros_like",
 ]

@@ -16,6 +16,16 @@ from picograd.frontend.random import manual_seed
 from picograd.frontend.realize import CompileStats, clear_cache, compile_stats
 from picograd.frontend.tensor import Tensor
 
+# torch-style module-level creation functions: `pg.zeros(2, 3)` is `pg.Tensor.zeros(2, 3)`,
+# `pg.zeros_like(t)` is `t.zeros_like()`.
+tensor = Tensor
+zeros, ones, full, empty = Tensor.zeros, Tensor.ones, Tensor.full, Tensor.empty
+arange, linspace, eye = Tensor.arange, Tensor.linspace, Tensor.eye
+rand, randn, randint = Tensor.rand, Tensor.randn, Tensor.randint
+zeros_like, ones_like, full_like = Tensor.zeros_like, Tensor.ones_like, Tensor.full_like
+empty_like, rand_like, randn_like = Tensor.empty_like, Tensor.rand_like, Tensor.randn_like
+randint_like = Tensor.randint_like
+
 
 def where(cond: Tensor, x: Operand, y: Operand) -> Tensor:
     """`cond ? x : y` elementwise (broadcasting all three)."""
@@ -35,14 +45,32 @@ __all__ = [
     "CompileStats",
     "DType",
     "Tensor",
+    "arange",
     "bool_",
     "clear_cache",
     "compile_stats",
+    "empty",
+    "empty_like",
+    "eye",
     "float32",
+    "full",
+    "full_like",
     "int32",
+    "linspace",
     "manual_seed",
     "maximum",
     "minimum",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "tensor",
     "to_dtype",
     "where",
+    "zeros",
+    "zeros_like",
 ]

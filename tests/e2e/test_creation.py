@@ -8,14 +8,10 @@ import numpy as np
 import pytest
 
 import picograd as pg
-from picograd.frontend.creation import CreationOps
 
 torch = pytest.importorskip("torch", reason="torch is the oracle of linspace")
 
-# The creation mixin is one of Tensor's bases once tensor.py lists it; until then the tests
-# use a subclass that adds it.
-T: type = pg.Tensor if issubclass(pg.Tensor, CreationOps) else \
-    type("TensorWithCreation", (CreationOps, pg.Tensor), {"__slots__": ()})
+T = pg.Tensor
 
 
 def test_empty_is_zero_filled(device: str) -> None:
@@ -145,3 +141,18 @@ def test_errors_name_the_op_and_values() -> None:
         T.zeros(3, dtype=pg.int32).rand_like()
     with pytest.raises(pg.DTypeError, match="linspace: needs a float or int dtype"):
         T.linspace(0, 1, 3, dtype=pg.bool)
+
+
+def test_module_level_functions_are_the_tensor_ones() -> None:
+    """`pg.zeros(...)` etc. as in torch: the same values as the Tensor classmethods."""
+    pg.manual_seed(3)
+    a = pg.rand(4, 5)
+    pg.manual_seed(3)
+    np.testing.assert_array_equal(a.numpy(), pg.Tensor.rand(4, 5).numpy())
+    np.testing.assert_array_equal(pg.zeros(2, 3).numpy(), np.zeros((2, 3), np.float32))
+    np.testing.assert_array_equal(pg.full_like(pg.ones(3, dtype=pg.int8), 7).numpy(),
+                                  np.full(3, 7, np.int8))
+    np.testing.assert_allclose(pg.linspace(-1, 1, 5).numpy(), np.linspace(-1, 1, 5))
+    assert pg.tensor([1.5]).dtype == pg.float32
+    r = pg.randint(2, 9, (100,)).numpy()
+    assert r.min() >= 2 and r.max() < 9

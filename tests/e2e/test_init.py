@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 
 import picograd as pg
-from picograd.frontend.creation import CreationOps
 from picograd.nn import init
 
 torch = pytest.importorskip("torch", reason="torch is the oracle of the init tests")
 
-# The creation mixin is one of Tensor's bases once tensor.py lists it; until then the tests
-# use a subclass that adds it.
-T: type = pg.Tensor if issubclass(pg.Tensor, CreationOps) else \
-    type("TensorWithCreation", (CreationOps, pg.Tensor), {"__slots__": ()})
+T = pg.Tensor
 
 NONLINEARITIES = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                   "conv_transpose2d", "conv_transpose3d", "sigmoid", "tanh", "relu",
