@@ -11,7 +11,8 @@ Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
 `_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages
 `picograd.nn` and `picograd.optim`, and the errors `PicogradError`, `ShapeError`,
-`DTypeError`, `DeviceError`, `CompileError`, `AutogradError`.
+`DTypeError`, `DeviceError`, `CompileError`, `AutogradError`, `JitError`, and the
+`jit` decorator (capture and replay a function's compiled programs, picograd/jit.py).
 
 The frontend is imported on first use of one of its names, so that tools that only need the
 dialects and passes (`opt-tool`) do not load the runtimes at start-up.
@@ -22,7 +23,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from picograd.errors import CompileError, DeviceError, DTypeError, PicogradError, ShapeError
+from picograd.errors import (
+    CompileError,
+    DeviceError,
+    DTypeError,
+    JitError,
+    PicogradError,
+    ShapeError,
+)
 
 if TYPE_CHECKING:
     from picograd import nn, optim
@@ -74,6 +82,7 @@ if TYPE_CHECKING:
     from picograd.frontend.ops_linalg import einsum
     from picograd.frontend.ops_shape import cat, stack
     from picograd.frontend.realize import realize
+    from picograd.jit import jit
 
 # torch-style creation functions (the Tensor classmethods / `_like` methods)
 _CREATION = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand",
@@ -94,6 +103,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "einsum": ("picograd.frontend.ops_linalg", "einsum"),
     "stack": ("picograd.frontend.ops_shape", "stack"),
     "realize": ("picograd.frontend.realize", "realize"),
+    "jit": ("picograd.jit", "jit"),
     **{name: ("picograd.frontend.autograd", name) for name in (
         "AutogradError", "enable_grad", "no_grad")},
     "nn": ("picograd.nn", ""),
@@ -122,6 +132,7 @@ __all__ = [
     "DType",
     "DTypeError",
     "DeviceError",
+    "JitError",
     "PicogradError",
     "ShapeError",
     "Tensor",
@@ -145,6 +156,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "jit",
     "linspace",
     "long",
     "manual_seed",

@@ -5,6 +5,7 @@
       DTypeError       an unknown dtype, or an op that is not defined on a dtype
       DeviceError      unknown device / renderer, bad buffers handed to a compiled program
         CompileError   a device compiler rejected the generated source
+      JitError         a `picograd.jit` function called with arguments its capture cannot take
 
 The frontend raises ShapeError and DTypeError at the op call (not at realize), and ends
 their message with the user's source line (`\n  at file.py:12`).
@@ -41,3 +42,8 @@ class CompileError(DeviceError):
         super().__init__("\n".join(details))
         self.log = log
         self.source_path = source_path
+
+
+class JitError(PicogradError):
+    """A `picograd.jit` call that cannot capture or replay: arguments that differ from the
+    capture (shape, dtype, device), arguments that alias, nothing captured, nested jits."""

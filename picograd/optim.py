@@ -1,12 +1,19 @@
 """Optimisers (SGD, Adam, AdamW) and learning-rate schedulers (StepLR, CosineAnnealingLR).
 
 `step()` builds every parameter's update lazily (under `no_grad`) and realizes, in one
-graph, the new parameters, the optimiser's state and the tensors `backward()` was called on
-since the last step — so a training step is one compiled program (forward, backward and
-update fused where the scheduler allows), compiled once and reused for every later step.
+graph, the new parameters, the optimiser's state, the gradients and the tensors `backward()`
+was called on since the last step — so a training step is one compiled program (forward,
+backward and update fused where the scheduler allows), compiled once and reused for every
+later step. Parameters and state are then updated in place (`Tensor.assign`): their nodes
+keep their identity, which is what lets `picograd.jit` replay a step. (A pending tensor
+built on a parameter before a step and realized after it sees the new value; the gradients
+are realized by the step for that reason.)
+
 Values that change from step to step (the learning rate, Adam's bias corrections) enter the
-graph as 0-d input tensors, never as constants, so the graph's structure — the compile cache
-key — stays the same.
+graph as 0-d buffers the optimiser owns and rewrites before each step (never as constants),
+so the graph's structure — the compile cache key — stays the same; under `picograd.jit` the
+same rewrite runs before each replayed step (`picograd.jit.on_replay`), so `steps` counts and
+an `lr` changed by a scheduler is honoured.
 
 The update formulas are torch's (`torch.optim.SGD`, `Adam`, `AdamW` with default flags).
 """
@@ -23,11 +30,7 @@ from picograd.frontend import autograd
 from picograd.frontend.autograd import no_grad
 from picograd.frontend.realize import realize
 from picograd.frontend.tensor import Tensor
-
-
-def _scalar(value: float, like: Tensor) -> Tensor:
-    """A 0-d float32 input tensor (a buffer leaf: its value is not part of the graph key)."""
-    return Tensor(np.float32(value), device=like.device)
+from picograd.jit import on_replay
 
 
 class Optimizer:
@@ -40,6 +43,7 @@ class Optimizer:
         self.param_groups = [{"params": self.params, **defaults}]
         self.state: dict[int, dict[str, Tensor]] = {}
         self.steps = 0
+        self._scalars: dict[tuple[str, str], Tensor] = {}  # (name, device) -> 0-d buffer
 
     @property
     def lr(self) -> float:
@@ -53,25 +57,66 @@ class Optimizer:
         for p in self.params:
             p.grad = None
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Tensor]) -> Tensor:
+    def _scalar_values(self) -> dict[str, float]:
+        """The per-step scalars of the update, for the current `steps`."""
+        return {"lr": self.lr}
+
+    def _scalar(self, name: str, like: Tensor) -> Tensor:
+        """The 0-d float32 buffer holding scalar `name` on `like`'s device (a buffer leaf:
+        its value is not part of the graph key)."""
+        key = (name, like.device)
+        if key not in self._scalars:
+            value = np.float32(self._scalar_values()[name])
+            self._scalars[key] = Tensor(value, device=like.device)
+        return self._scalars[key]
+
+    def _advance(self) -> None:
+        """Count a step and write this step's scalars into their buffers."""
+        self.steps += 1
+        values = self._scalar_values()
+        for (name, _), t in self._scalars.items():
+            buffer = t._node.buffer
+            assert buffer is not None
+            buffer[...] = values[name]
+
+    def _state(self, state: dict[str, Tensor], name: str, like: Tensor) -> Tensor:
+        """State `name` of a parameter: a zero buffer the first time."""
+        if name not in state:
+            state[name] = Tensor(np.zeros(like.shape, like.dtype.np), device=like.device)
+        return state[name]
+
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Tensor]
+                ) -> tuple[Tensor, dict[str, Tensor]]:
+        """The new parameter and the new values of its state (by name)."""
         raise NotImplementedError
 
     def step(self) -> None:
         """Update every parameter that has a gradient, realizing everything in one graph."""
-        self.steps += 1
+        self._advance()
+        on_replay(self._advance)
         with no_grad():
-            updated: list[tuple[Tensor, Tensor]] = []
+            writes: list[tuple[Tensor, Tensor]] = []
+            grads: list[Tensor] = []
             for p in self.params:
                 if p.grad is None:
                     continue
                 state = self.state.setdefault(id(p), {})
-                updated.append((p, self._update(p, p.grad, state)))
-            states = [t for s in self.state.values() for t in s.values()]
+                new_p, new_state = self._update(p, p.grad, state)
+                grads.append(p.grad)
+                writes.append((p, new_p))
+                writes.extend((self._state(state, k, p), v) for k, v in new_state.items())
             roots, autograd.pending_roots[:] = list(autograd.pending_roots), []
-            realize(*roots, *(new for _, new in updated), *states)
-        for p, new in updated:
-            p._node = new._node
-            p.grad = p.grad.detach()  # the gradient graph no longer records anything
+            buffer_writes, autograd.pending_writes[:] = list(autograd.pending_writes), []
+            realize(*roots, *grads, *(new for _, new in writes))
+            for target, new in writes:
+                target.assign(new)
+            for leaf, buffer in buffer_writes:  # e.g. BatchNorm's running statistics
+                value = Tensor._from_node(buffer._node)
+                buffer._node = leaf
+                buffer.assign(value)
+        for p in self.params:
+            if p.grad is not None:
+                p.grad = p.grad.detach()  # the gradient graph no longer records anything
 
 
 class SGD(Optimizer):
@@ -84,19 +129,21 @@ class SGD(Optimizer):
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
                                   "weight_decay": weight_decay, "nesterov": nesterov})
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Tensor]) -> Tensor:
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Tensor]
+                ) -> tuple[Tensor, dict[str, Tensor]]:
         group = self.param_groups[0]
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
         momentum = group["momentum"]
+        new_state: dict[str, Tensor] = {}
         if momentum:
             if "momentum_buffer" not in state:
                 buf = g  # torch starts the buffer at the first gradient
             else:
                 buf = state["momentum_buffer"] * momentum + g * (1 - group["dampening"])
-            state["momentum_buffer"] = buf
+            new_state["momentum_buffer"] = buf
             g = g + buf * momentum if group["nesterov"] else buf
-        return p - g * _scalar(self.lr, p)
+        return p - g * self._scalar("lr", p), new_state
 
 
 class Adam(Optimizer):
@@ -110,25 +157,27 @@ class Adam(Optimizer):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay})
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Tensor]) -> Tensor:
+    def _scalar_values(self) -> dict[str, float]:
+        group = self.param_groups[0]
+        b1, b2 = group["betas"]
+        t = self.steps
+        return {"lr": self.lr, "step_size": self.lr / (1 - b1**t),
+                "denominator_scale": 1 / math.sqrt(1 - b2**t),
+                "decay": 1 - self.lr * group["weight_decay"]}
+
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Tensor]
+                ) -> tuple[Tensor, dict[str, Tensor]]:
         group = self.param_groups[0]
         b1, b2 = group["betas"]
         wd = group["weight_decay"]
         if wd and not self.decoupled:
             g = g + p * wd
-        if "exp_avg" not in state:
-            state["exp_avg"] = Tensor.zeros(p.shape, device=p.device)
-            state["exp_avg_sq"] = Tensor.zeros(p.shape, device=p.device)
-        m = state["exp_avg"] * b1 + g * (1 - b1)
-        v = state["exp_avg_sq"] * b2 + g * g * (1 - b2)
-        state["exp_avg"], state["exp_avg_sq"] = m, v
-        t = self.steps
-        step_size = self.lr / (1 - b1**t)
-        denominator_scale = 1 / math.sqrt(1 - b2**t)
+        m = self._state(state, "exp_avg", p) * b1 + g * (1 - b1)
+        v = self._state(state, "exp_avg_sq", p) * b2 + g * g * (1 - b2)
         if wd and self.decoupled:
-            p = p * _scalar(1 - self.lr * wd, p)
-        update = m / ((v.sqrt() * _scalar(denominator_scale, p)) + group["eps"])
-        return p - update * _scalar(step_size, p)
+            p = p * self._scalar("decay", p)
+        update = m / ((v.sqrt() * self._scalar("denominator_scale", p)) + group["eps"])
+        return p - update * self._scalar("step_size", p), {"exp_avg": m, "exp_avg_sq": v}
 
 
 class AdamW(Adam):

@@ -122,3 +122,27 @@ def check_ptx_of_every_graph() -> Iterator[None]:
         yield
     finally:
         realize._compile = compile_graph
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_disk_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test session compiles into its own empty disk cache, never ~/.cache/picograd, so
+    a run depends on no state left by an earlier one."""
+    old = os.environ.get("PG_CACHE_DIR")
+    os.environ["PG_CACHE_DIR"] = str(tmp_path_factory.mktemp("pg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("PG_CACHE_DIR", None)
+    else:
+        os.environ["PG_CACHE_DIR"] = old
+
+
+@pytest.fixture(autouse=True)
+def no_pending_work_between_tests() -> Iterator[None]:
+    """Tensors a test left for "the next optimiser step" (`backward()` roots, BatchNorm
+    statistics) must not join another test's step graph."""
+    yield
+    from picograd.frontend import autograd
+
+    autograd.pending_roots.clear()
+    autograd.pending_writes.clear()

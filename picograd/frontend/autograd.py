@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from picograd.dialects.pg import BinaryKind, ReduceKind, UnaryKind
 from picograd.errors import PicogradError
-from picograd.frontend.lazy import user_location
+from picograd.frontend.lazy import LazyOp, user_location
 
 if TYPE_CHECKING:
     from picograd.frontend.tensor import Tensor
@@ -73,6 +73,12 @@ class Context:
 # realizes them together with the updated parameters, so `loss.item()` after a step costs
 # nothing and the forward pass is not computed twice.
 pending_roots: list[Tensor] = []
+
+# Buffers updated lazily by a forward pass (BatchNorm's running statistics), as (leaf node
+# the buffer lives in, tensor now pointing at the pending new value): `Optimizer.step`
+# realizes the values in its one graph and writes them back into those leaves with
+# `assign`, so node identity stays stable and `picograd.jit` replays the update.
+pending_writes: list[tuple[LazyOp, Tensor]] = []
 
 
 # ── the rules: (context, output, output gradient) -> one gradient per source ─

@@ -96,11 +96,23 @@ def _lowbias32(x: Any) -> Any:
     return x ^ _srl(x, 16)
 
 
+def _rekey_on_jit_replay(k0: Any, k1: Any) -> None:
+    """Under a `picograd.jit` capture, give each replay the next keys (written into the key
+    buffers in place), so a replayed step draws new numbers as the eager one would."""
+    from picograd.jit import on_replay  # late: jit imports the frontend
+
+    def rekey() -> None:
+        k0._node.buffer[...], k1._node.buffer[...] = _next_keys()
+
+    on_replay(rekey)
+
+
 def _words(cls: Any, count: int, device: str) -> Any:
     """`count` random int32 words (a flat tensor) from the next key."""
     if count >= 1 << 31:
         raise shape_error("rand", f"at most 2**31 - 1 random elements per call, got {count}")
     k0, k1 = (cls(np.int32(k), device=device) for k in _next_keys())  # 0-d input buffers
+    _rekey_on_jit_replay(k0, k1)
     counter = iota(cls, (count,), 0, k0.device)
     return _lowbias32(_lowbias32(counter ^ k0) ^ k1)
 

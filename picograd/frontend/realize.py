@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from picograd import debug as _debug
 from picograd.frontend.lazy import LazyOp
 from picograd.runtimes import Program, compile_module, get_device
 
@@ -54,6 +55,8 @@ class CompileStats:
 _STATS = CompileStats()
 _CACHE: dict[tuple, Program] = {}
 _GRAPH_IDS = itertools.count()
+# picograd.jit's recorder while it captures: called with each run program and its outputs
+capture_hook: Callable[[Program, list[LazyOp]], None] | None = None
 
 
 def compile_stats() -> CompileStats:
@@ -171,14 +174,28 @@ def _dumper(directory: str, key: tuple, module: ModuleOp, spec: str):
 def _compile(key: tuple, nodes: list[LazyOp], entries: list[tuple],
              outputs: tuple[int, ...], device: str) -> Program:
     from picograd.passes.pipelines import DEFAULT_PIPELINES, run_pipeline
+    from picograd.runtimes import disk_cache
 
-    renderer = get_device(device).renderer
+    runtime = get_device(device)
+    renderer = runtime.renderer
     spec = DEFAULT_PIPELINES[renderer]
-    module = build_module(nodes, entries, outputs)
     dump_dir = os.environ.get(DUMP_ENV)
+    trace = _debug.start_compile(device, entries, outputs)  # None unless DEBUG/VIZ
+    # a disk hit builds no IR (so PG_DUMP, which dumps the IR, bypasses the disk cache)
+    disk_key = (None if dump_dir or _debug.needs_ir() else
+                disk_cache.graph_key(key, spec, renderer, runtime))
+    program = disk_cache.load_program(disk_key, runtime)
+    if program is not None:
+        _debug.finish(trace, None, program)
+        return program
+    module = build_module(nodes, entries, outputs)
     after_pass = _dumper(dump_dir, key, module, spec) if dump_dir else None
+    after_pass = _debug.watch(trace, module, after_pass)
     run_pipeline(module, spec, after_pass=after_pass)
-    return compile_module(module, renderer)
+    program = compile_module(module, renderer)
+    _debug.finish(trace, module, program)
+    disk_cache.store_program(disk_key, program)
+    return program
 
 
 def _program(outputs: list[LazyOp], device: str) -> tuple[Program, list[np.ndarray]]:
@@ -197,6 +214,8 @@ def _program(outputs: list[LazyOp], device: str) -> tuple[Program, list[np.ndarr
 def _realize_nodes(outputs: list[LazyOp], device: str) -> None:
     program, buffers = _program(outputs, device)
     results = program.run(buffers)
+    if capture_hook is not None:  # before the outputs become leaves: it reads their graph
+        capture_hook(program, outputs)
     for node, flat in zip(outputs, results, strict=True):
         node.become_buffer(flat.reshape(node.shape))
 

@@ -196,6 +196,27 @@ class Tensor(CreationOps, MathOps, ShapeOps, StatsOps):
             return self
         return Tensor._leaf(self._data(), self.dtype, dev)
 
+    def assign(self, value: Tensor) -> Self:
+        """Write `value` (same shape, dtype, device; realized now) into this tensor in
+        place: its node keeps its identity and takes value's buffer, so every tensor sharing
+        the node sees it, and `picograd.jit` replays the write."""
+        from picograd.jit import record_assign
+
+        node = self._node
+        if not isinstance(value, Tensor) or value.shape != node.shape:
+            got = value.shape if isinstance(value, Tensor) else type(value).__name__
+            raise shape_error("assign", f"needs a tensor of shape {node.shape}, got {got}")
+        if value.dtype != node.dtype:
+            raise dtype_error("assign", f"needs a {node.dtype.name} tensor, got "
+                                        f"{value.dtype.name}")
+        if value.device != node.device:
+            raise DeviceError(f"assign: needs a tensor on {node.device}, got one on "
+                              f"{value.device}\n  at {user_location()}")
+        array = value._data()
+        record_assign(node, value._node)
+        node.become_buffer(array)
+        return self
+
     # ── autograd ────────────────────────────────────────────────────────────
 
     def requires_grad_(self, requires_grad: bool = True) -> Self:

@@ -109,7 +109,7 @@ def _update_running(running_mean: Tensor, running_var: Tensor, tracked: Tensor |
         realize(*pending)
     with autograd.no_grad():
         if tracked is not None:
-            tracked._node = (tracked + 1)._node
+            _write_later(tracked, tracked + 1)
         if momentum is None:
             if tracked is None:
                 raise shape_error("batch_norm", "momentum=None (a cumulative average) needs "
@@ -121,9 +121,18 @@ def _update_running(running_mean: Tensor, running_var: Tensor, tracked: Tensor |
         batch_var = var.detach().reshape(-1) * (count / max(count - 1, 1))
         new_mean = running_mean * (1.0 - factor) + batch_mean * factor
         new_var = running_var * (1.0 - factor) + batch_var * factor
-    running_mean._node, running_var._node = new_mean._node, new_var._node
-    autograd.pending_roots.extend(t for t in (running_mean, running_var, tracked)
-                                  if t is not None)
+    _write_later(running_mean, new_mean)
+    _write_later(running_var, new_var)
+
+
+def _write_later(buffer: Tensor, value: Tensor) -> None:
+    """Point `buffer` at `value` now (reads see the new statistics at once) and have the next
+    optimiser step write it back into the buffer's own leaf (see autograd.pending_writes)."""
+    leaf = buffer._node
+    buffer._node = value._node
+    if leaf.realized and all(b is not buffer for _, b in autograd.pending_writes):
+        autograd.pending_writes.append((leaf, buffer))
+    autograd.pending_roots.append(buffer)
 
 
 def layer_norm(x: Tensor, normalized_shape: Shape, weight: Tensor | None = None,

@@ -17,7 +17,11 @@ the element at the current output position is computed by walking back through t
   computes the input element and yields it: one accumulation, left to right in the
   row-major order of the reduced axes as listed, as stage 1 defines it. With no axis of
   size > 1 the element itself is the result (`0.0 + x` for a float sum, so -0.0 gives +0.0
-  as an accumulator that starts at 0.0 does);
+  as an accumulator that starts at 0.0 does). A reduce is emitted in the outermost loop
+  whose index its result index depends on (never above the outermost output loop): a
+  row-wise fused reduction (`kernel_grouping.py`) sits in the row loop, before the column
+  loops or the reduce that asked for it, so it runs once per row; its index expressions are
+  re-emitted there;
 * a read of a `pg_sched.load`ed tensor is a `pg_loop.load` at the row-major offset.
 
 The walk reuses what it already emitted for the same (value, index, mask) in the same or an
@@ -59,10 +63,59 @@ def _is_view_of_load(value: SSAValue) -> bool:
     return isinstance(value.owner, S.LoadOp)
 
 
+class _NestScopes(Scopes):
+    """The scopes of one loop nest, which can be cut back to an enclosing loop: while cut,
+    ops are added to that loop's body just before the op that opens the next scope (so they
+    run before it), and lookups do not see the inner scopes."""
+
+    def __init__(self, block: Block):
+        super().__init__(block)
+        self.anchors: list[Operation | None] = [None]  # where `add` inserts, per scope
+        self.depth_of: dict[SSAValue, int] = {}  # a loop index -> the scope it indexes
+
+    @property
+    def depth(self) -> int:
+        return len(self.anchors) - 1
+
+    def push(self, block: Block, index: SSAValue | None = None) -> None:
+        super().push(block)
+        self.anchors.append(None)
+        if index is not None:
+            self.depth_of[index] = self.depth
+
+    def pop(self) -> None:
+        super().pop()
+        self.anchors.pop()
+
+    def add(self, op: Operation) -> Operation:
+        block, _ = self._stack[-1]
+        anchor = self.anchors[-1]
+        if anchor is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, anchor)
+        return op
+
+    def cut(self, depth: int) -> tuple[list[tuple[Block, dict[Hashable, SSAValue]]],
+                                        list[Operation | None]]:
+        """Make scope `depth` the innermost; returns what `restore` needs."""
+        saved = (self._stack[depth + 1:], self.anchors[depth:])
+        opener = self._stack[depth + 1][0].parent_op()
+        del self._stack[depth + 1:]
+        self.anchors[depth:] = [opener]
+        return saved
+
+    def restore(self, saved: tuple[list[tuple[Block, dict[Hashable, SSAValue]]],
+                                   list[Operation | None]]) -> None:
+        inner, anchors = saved
+        self._stack.extend(inner)
+        self.anchors[-1:] = anchors  # the cut scope's own anchor, then the inner ones
+
+
 class _KernelLowering:
     """Emits the scalar computation of one store's value at an output index."""
 
-    def __init__(self, buffers: dict[SSAValue, SSAValue], scopes: Scopes):
+    def __init__(self, buffers: dict[SSAValue, SSAValue], scopes: _NestScopes):
         self.buffers = buffers  # pg_sched.kernel arguments -> pg_loop.kernel arguments
         self.scopes = scopes
         self.math = IndexMath(scopes)
@@ -123,6 +176,57 @@ class _KernelLowering:
         return self.add(U.WhereOp(pad_mask, inner, fill))
 
     def _reduce(self, op: T.ReduceOp, idx: Index, mask: SSAValue | None) -> SSAValue:
+        """The reduce's element at `idx`, emitted in the outermost scope that can compute it
+        (see the module docstring)."""
+        kept = [i for a, i in enumerate(idx) if a not in op.axis_list]
+        needed = self._needed_depth([*kept, *([] if mask is None else [mask])])
+        floor = min(1, self.scopes.depth)  # not above the outermost output loop
+        if needed is None or max(needed, floor) >= self.scopes.depth:
+            return self._reduce_here(op, idx, mask)
+        saved = self.scopes.cut(max(needed, floor))
+        try:
+            zero = self.math.const(0)
+            outer = tuple(zero if a in op.axis_list else self._reemit(i)
+                          for a, i in enumerate(idx))
+            return self.element(op.result, outer, None if mask is None else self._reemit(mask))
+        finally:
+            self.scopes.restore(saved)
+
+    def _needed_depth(self, values: list[SSAValue]) -> int | None:
+        """The deepest scope whose loop index `values` depend on, or None when they are not
+        plain index math (then the reduce stays where it is asked for)."""
+        depth, stack = 0, list(values)
+        while stack:
+            value = stack.pop()
+            owner = value.owner
+            if value in self.scopes.depth_of:
+                depth = max(depth, self.scopes.depth_of[value])
+            elif isinstance(owner, L.IndexOp | L.CmpOp | L.AndOp):
+                stack.extend(owner.operands)
+            elif not isinstance(owner, L.ConstOp):
+                return None
+        return depth
+
+    def _reemit(self, value: SSAValue) -> SSAValue:
+        """`value` (index math over loop indices visible in the current scopes) computed in
+        the current scopes: the same value when it is visible, else a copy."""
+        owner = value.owner
+        if value in self.scopes.depth_of:
+            return value
+        if isinstance(owner, L.ConstOp):
+            return self.math.const(owner.value.data)
+        if isinstance(owner, L.IndexOp):
+            return self.math.binary(owner.kind.data, self._reemit(owner.lhs),
+                                    self._reemit(owner.rhs))
+        if isinstance(owner, L.CmpOp):
+            return self.math.cmp(owner.kind.data, self._reemit(owner.lhs),
+                                 self._reemit(owner.rhs))
+        assert isinstance(owner, L.AndOp), "checked by _needed_depth"
+        both = self.math.both(self._reemit(owner.lhs), self._reemit(owner.rhs))
+        assert both is not None
+        return both
+
+    def _reduce_here(self, op: T.ReduceOp, idx: Index, mask: SSAValue | None) -> SSAValue:
         """One `pg_loop.reduce` over all reduced elements, in the row-major order of the
         reduced axes (as listed), so that a float sum accumulates in the order stage 1 does."""
         shape = shape_of(op.input)
@@ -142,7 +246,7 @@ class _KernelLowering:
         loop = L.ReduceOp(op.kind.data, 0, prod(sizes), t)
         loop.index.name_hint = f"r{axes[0]}"
         self.scopes.add(loop)
-        self.scopes.push(loop.body.block)
+        self.scopes.push(loop.body.block, loop.index)
         for a, i in zip(axes, self.math.delinear(loop.index, sizes), strict=True):
             src_idx[a] = i
         self.scopes.add(L.YieldOp(self.element(op.input, tuple(src_idx), mask)))
@@ -171,6 +275,7 @@ def _lower_store(store: S.StoreOp, kernel_block: Block,
     """Append the loop nest computing and writing `store`'s tensor to `kernel_block`."""
     shape = shape_of(store.value)
     block = kernel_block
+    scopes = _NestScopes(block)
     loop_index: dict[int, SSAValue] = {}
     for d, n in enumerate(shape):
         if n != 1:
@@ -178,8 +283,9 @@ def _lower_store(store: S.StoreOp, kernel_block: Block,
             loop.index.name_hint = f"i{d}"
             block.add_op(loop)
             block = loop.body.block
+            scopes.push(block, loop.index)
             loop_index[d] = loop.index
-    lowering = _KernelLowering(buffers, Scopes(block))
+    lowering = _KernelLowering(buffers, scopes)
     math = lowering.math
     idx = tuple(loop_index[d] if d in loop_index else math.const(0) for d in range(len(shape)))
     value = lowering.element(store.value, idx, None)

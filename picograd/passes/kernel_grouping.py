@@ -8,11 +8,11 @@ inside each kernel whose cone reaches it.
 A live value (one the graph results depend on) is materialised when it is
 
 * a graph result (unless it is directly a function argument, which is its own buffer);
-* a `pg_tensor.reduce` result that another op consumes (no epilogue fusion: the consumer
-  kernel loads the reduced buffer). The exception is a chain of bijective views (reshape,
-  permute, flip), each the single user of the one before: those only re-index the reduce's
-  output, so the chain stays in the reduce's kernel and its last value is the one
-  materialised (a matmul's final reshape from [M, N, 1] to [M, N] costs no kernel);
+* a `pg_tensor.reduce` result that another op consumes, unless it is fused row-wise (below).
+  A chain of bijective views (reshape, permute, flip), each the single user of the one
+  before, only re-indexes the reduce's output, so the chain stays in the reduce's kernel
+  and its last value is the one materialised (a matmul's final reshape from [M, N, 1] to
+  [M, N] costs no kernel);
 * shared too widely to recompute: more than `MAX_RECOMPUTED_USERS` distinct consumer ops
   and a recompute cost above `MAX_RECOMPUTE_COST`. The cost of a value is 1 plus the cost of
   its operands, where function arguments, constants and materialised values cost 0 (it
@@ -23,12 +23,33 @@ at most `limit - 1` buffers besides the one it writes: walking the live ops in p
 with the set of buffers each fused value reads, an op whose operands together read too many
 gets its widest-reading fused operand materialised (repeatedly), so every kernel fits.
 
-Constants and iotas are never read from a buffer: every kernel that uses one recreates it (a
-returned constant still gets a kernel that fills its result buffer). Because a
-consumed reduce is always materialised, recomputing a shared value never duplicates a
-reduction. Dead ops are ignored.
+Row-wise reduction fusion (softmax, log_softmax, layernorm, `sum / n`): a consumed reduce R,
+over axes A of an input of shape S (result shape S' = S with A set to 1), that exactly one
+kernel K reads, is computed inside K instead when K can evaluate it once per row:
 
-The analysis is one reverse walk (liveness) and one forward walk (costs), no fixpoint.
+* K's result has shape S' (a reduction epilogue: one output element per row), or shape S
+  with every kept axis of size > 1 before every reduced axis of size > 1 and at least one
+  kept axis (so the output loops are rows, then columns, and `convert-sched-to-loop` places
+  the row's reductions between them, see there);
+* every op of K's cone that depends on a fused reduce is an elementwise op of shape S or S',
+  a reduce over the same axes A of a shape-S input, or an expand from S' to S. Views of
+  anything else are free (they only re-index loads), but a view over a reduced value could
+  ask for it at an index that changes in the column loops, i.e. recompute it per element.
+
+Under these rules every fused reduce is evaluated at a row index (its kept axes, the reduced
+ones 0), which the lowering hoists to the row loop, so K computes each row's reductions once,
+in sequence, followed by the elementwise epilogue: softmax is one kernel (max, sum of exp,
+then exp / sum per element). Candidates are tried latest first, so that fusing a later
+reduce removes its kernel and leaves an earlier one read by a single kernel; a fusion that
+would exceed the buffer limit is not made.
+
+Constants and iotas are never read from a buffer: every kernel that uses one recreates it (a
+returned constant still gets a kernel that fills its result buffer). A fused reduce has one
+reading kernel, so recomputing a shared value never duplicates a reduction. Dead ops are
+ignored.
+
+The analysis is one reverse walk (liveness), one forward walk (costs) and one walk over the
+consumed reduces (row-wise fusion, recomputing the cones of the kernels it touches).
 """
 
 from __future__ import annotations
@@ -40,10 +61,12 @@ from xdsl.dialects import func
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from picograd.dialects import pg_tensor as T
+from picograd.dialects.pg_tensor import shape_of
 
 MAX_RECOMPUTED_USERS = 2
 MAX_RECOMPUTE_COST = 4
 BIJECTIVE_VIEWS = (T.ReshapeOp, T.PermuteOp, T.FlipOp)
+ELEMENTWISE = (T.UnaryOp, T.BinaryOp, T.CmpOp, T.WhereOp, T.CastOp, T.BitcastOp)
 
 
 @dataclass(frozen=True)
@@ -83,6 +106,9 @@ def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping
             chosen = set(materialised) | extra
             materialised = [op.results[0] for op in body if op.results[0] in chosen]
     position = {op: n for n, op in enumerate(body)}
+    max_reads = None if max_buffers is None else max_buffers - 1
+    materialised = _fuse_row_reductions(materialised, set(ret.operands), decide.is_buffer,
+                                        position, max_reads)
     kernels = tuple(_kernel(root, decide.is_buffer, position) for root in materialised)
     return Grouping(kernels, tuple(ret.operands))
 
@@ -179,3 +205,59 @@ def _kernel(root: SSAValue, is_buffer: set[SSAValue], position: dict[Operation, 
             if isinstance(x, BlockArgument) or x in is_buffer:
                 reads.setdefault(x)
     return KernelGroup(root, ordered, tuple(reads))
+
+
+def _fuse_row_reductions(roots: Sequence[SSAValue], returned: set[SSAValue],
+                         is_buffer: set[SSAValue], position: dict[Operation, int],
+                         max_reads: int | None) -> list[SSAValue]:
+    """The materialised values left once every consumed reduce that one kernel can compute
+    row by row is fused into that kernel (see the module docstring); updates `is_buffer`."""
+    kept = list(roots)
+    for candidate in reversed(roots):
+        reduce = candidate.owner
+        if candidate in returned or not isinstance(reduce, T.ReduceOp):
+            continue
+        readers = [root for root in kept
+                   if candidate in _kernel(root, is_buffer, position).reads]
+        if len(readers) != 1:
+            continue
+        is_buffer.discard(candidate)
+        fused = _kernel(readers[0], is_buffer, position)
+        if _row_wise(fused, reduce) and (max_reads is None or len(fused.reads) <= max_reads):
+            kept.remove(candidate)
+        else:
+            is_buffer.add(candidate)
+    return kept
+
+
+def _row_wise(kernel: KernelGroup, reduce: T.ReduceOp) -> bool:
+    """Whether `kernel` evaluates every reduce in its cone only at row indices of `reduce`'s
+    shape, so that each runs once per row (the rules in the module docstring)."""
+    full, rows = shape_of(reduce.input), shape_of(reduce.result)
+    axes = set(reduce.axis_list)
+    reduced = [a for a in axes if full[a] > 1]
+    kept = [d for d, n in enumerate(full) if d not in axes and n > 1]
+    if not reduced:
+        return False
+    out = shape_of(kernel.root)
+    if out == full:
+        if not kept or max(kept) > min(reduced):
+            return False  # the reductions would sit inside a column loop
+    elif out != rows:
+        return False
+    has_reduce: set[SSAValue] = set()  # cone values computed from a fused reduce
+    for op in kernel.cone:
+        value = op.results[0]
+        if isinstance(op, T.ReduceOp):
+            if shape_of(op.input) != full or set(op.axis_list) != axes:
+                return False
+        elif not any(x in has_reduce for x in op.operands):
+            continue  # reads buffers and constants only: any index is fine
+        elif isinstance(op, ELEMENTWISE):
+            if shape_of(value) not in (full, rows):
+                return False
+        elif not (isinstance(op, T.ExpandOp) and shape_of(op.input) == rows
+                  and shape_of(value) == full):
+            return False
+        has_reduce.add(value)
+    return True

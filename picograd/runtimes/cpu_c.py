@@ -1,22 +1,37 @@
-"""CPU runtime through C: the system C compiler builds the kernels' C source into a shared
-library, loaded with ctypes.
+"""CPU runtime through C: the system C compiler builds the kernels' C source into shared
+libraries, loaded with ctypes.
 
-    $CC -O2 -shared -fPIC -std=c11 -march=native -fno-tree-slp-vectorize -o kernels.so kernels.c -lm
+    $CC -O2 -shared -fPIC -std=c11 -march=native -fno-tree-slp-vectorize -o uN.so uN.c -lm
 
-`CC` defaults to `cc`. The source goes to a fresh temporary directory; on success the
-directory is removed once the library is loaded (the mapping outlives the file), on failure
-it is kept and `CompileError` names the source file and carries the compiler's message.
+`CC` defaults to `cc`. A source with several kernels is cut into translation units (the
+`#include` prelude plus a contiguous share of the kernels: one unit per idle core, at most
+`jobs`, at least `MIN_KERNELS_PER_UNIT` kernels each), compiled by that many compiler
+processes at once and loaded as one library each (`CLibraries`). The libraries of a source
+are kept together in the disk cache (`picograd/runtimes/disk_cache.py`) under the source
+text, the compiler, its version, the flags and the host CPU, so a warm compile runs no
+compiler, whatever split the cold compile chose.
+
+The sources go to a fresh temporary directory; on success the directory is removed once the
+libraries are loaded (the mappings outlive the files), on failure it is kept and
+`CompileError` names the source file and carries the compiler's message.
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
+import re
 import shutil
+import struct
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
 
 from picograd.errors import CompileError, DeviceError
+from picograd.runtimes import disk_cache
 from picograd.runtimes.base import HostRuntime, Kernel, Launch
 
 # -fno-tree-slp-vectorize: GCC 12's SLP vectoriser (with -march=native, F16C) folds the
@@ -25,18 +40,114 @@ from picograd.runtimes.base import HostRuntime, Kernel, Launch
 C_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-march=native", "-fno-tree-slp-vectorize")
 
 
-class CpuCRuntime(HostRuntime[ctypes.CDLL]):
+MIN_KERNELS_PER_UNIT = 4
+# A kernel definition as `module_to_c` prints it: at column 0, alone on its line.
+_KERNEL_START = re.compile(r"^void [A-Za-z_]\w*\(.*\) \{$")
+
+
+def split_units(source: str, parts: int) -> list[str]:
+    """`source` as at most `parts` translation units, each the prelude (what precedes the
+    first kernel) and a contiguous share of the kernels. One unit if the source has anything
+    but kernels after the prelude (a helper one kernel may need) or has no kernels."""
+    lines = source.split("\n")
+    starts = [i for i, line in enumerate(lines) if _KERNEL_START.match(line)]
+    if parts <= 1 or len(starts) <= 1:
+        return [source]
+    body = lines[starts[0]:]
+    if any(line and not line[0].isspace() and line != "}" and not _KERNEL_START.match(line)
+           for line in body):
+        return [source]
+    prelude = "\n".join(lines[:starts[0]])
+    kernels = ["\n".join(lines[a:b]) for a, b in zip(starts, [*starts[1:], len(lines)],
+                                                       strict=True)]
+    parts = min(parts, len(kernels))
+    share, extra = divmod(len(kernels), parts)
+    units, at = [], 0
+    for i in range(parts):
+        n = share + (i < extra)
+        units.append("\n".join([prelude, *kernels[at:at + n]]))
+        at += n
+    return units
+
+
+_COUNT, _LENGTH = struct.Struct("<I"), struct.Struct("<Q")
+
+
+def pack_libraries(paths: list[str]) -> bytes:
+    """The libraries at `paths` as one disk cache payload: count, lengths, contents."""
+    contents = []
+    for path in paths:
+        with open(path, "rb") as f:
+            contents.append(f.read())
+    return b"".join([_COUNT.pack(len(contents)), *(_LENGTH.pack(len(c)) for c in contents),
+                     *contents])
+
+
+def unpack_libraries(payload: bytes) -> list[bytes] | None:
+    """The libraries of a `pack_libraries` payload, or None if it does not add up."""
+    if len(payload) < _COUNT.size:
+        return None
+    (count,) = _COUNT.unpack_from(payload)
+    at = _COUNT.size + count * _LENGTH.size
+    if count == 0 or len(payload) < at:
+        return None
+    lengths = [_LENGTH.unpack_from(payload, _COUNT.size + i * _LENGTH.size)[0]
+               for i in range(count)]
+    if at + sum(lengths) != len(payload):
+        return None
+    libraries = []
+    for length in lengths:
+        libraries.append(payload[at:at + length])
+        at += length
+    return libraries
+
+
+@dataclass(frozen=True)
+class CLibraries:
+    """The loaded libraries of one compile; alive (mapped) as long as this object is."""
+
+    libraries: tuple[ctypes.CDLL, ...]
+
+    def symbol(self, name: str) -> Any:
+        for library in self.libraries:
+            try:
+                return getattr(library, name)
+            except AttributeError:
+                continue
+        return None
+
+
+class CpuCRuntime(HostRuntime[CLibraries]):
     renderer = "c"
 
-    def __init__(self, compiler: str | None = None):
+    def __init__(self, compiler: str | None = None, jobs: int | None = None):
         self.compiler = compiler or os.environ.get("CC", "cc")
+        self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
 
-    def compile(self, source: str) -> ctypes.CDLL:
-        workdir = tempfile.mkdtemp(prefix="picograd-c-")
-        src = os.path.join(workdir, "kernels.c")
-        lib = os.path.join(workdir, "kernels.so")
+    def _parts(self, source: str) -> int:
+        """How many translation units to cut `source` into: one per idle core (at most
+        `jobs`), with at least `MIN_KERNELS_PER_UNIT` kernels each. On a busy machine an
+        extra unit only adds the compiler's start-up and header parsing (~50 ms of CPU)."""
+        kernels = sum(1 for line in source.split("\n") if _KERNEL_START.match(line))
+        try:
+            idle = (os.cpu_count() or 1) - os.getloadavg()[0]
+        except OSError:
+            idle = 1.0
+        return max(1, min(self.jobs, int(idle + 0.5), kernels // MIN_KERNELS_PER_UNIT))
+
+    def _key(self, source: str) -> str | None:
+        if not disk_cache.enabled():
+            return None
+        return disk_cache.key_text("c-libraries", source, self.compiler, C_FLAGS,
+                                   disk_cache.toolchain("c", self.compiler),
+                                   disk_cache.picograd_version())
+
+    def _build(self, workdir: str, index: int, unit: str) -> str:
+        """Compile unit `index`; the path of its library."""
+        src = os.path.join(workdir, f"u{index}.c")
+        lib = os.path.join(workdir, f"u{index}.so")
         with open(src, "w") as f:
-            f.write(source)
+            f.write(unit)
         command = [self.compiler, *C_FLAGS, "-o", lib, src, "-lm"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -46,16 +157,39 @@ class CpuCRuntime(HostRuntime[ctypes.CDLL]):
         if done.returncode != 0:
             raise CompileError(f"{' '.join(command)} failed with exit status {done.returncode}",
                                log=done.stderr, source_path=src)
-        library = ctypes.CDLL(lib)
-        shutil.rmtree(workdir, ignore_errors=True)
-        return library
+        return lib
 
-    def load(self, binary: ctypes.CDLL, name: str, num_args: int, launch: Launch | None = None
+    def compile(self, source: str) -> CLibraries:
+        """The libraries of `source`: from the disk cache (all units of one source are one
+        entry, so how a cold compile split it does not matter), else compiled."""
+        workdir = tempfile.mkdtemp(prefix="picograd-c-")
+        key = self._key(source)
+        cached = disk_cache.read(disk_cache.KERNELS, key) if key else None
+        libraries = unpack_libraries(cached) if cached is not None else None
+        if libraries is not None:
+            paths = [os.path.join(workdir, f"u{i}.so") for i in range(len(libraries))]
+            for path, library in zip(paths, libraries, strict=True):
+                with open(path, "wb") as f:
+                    f.write(library)
+        else:
+            units = split_units(source, self._parts(source))
+            if len(units) == 1:
+                paths = [self._build(workdir, 0, units[0])]
+            else:  # the compilers run as processes: threads only wait for them
+                with ThreadPoolExecutor(max_workers=len(units)) as pool:
+                    paths = list(pool.map(self._build, itertools.repeat(workdir),
+                                          range(len(units)), units))
+            if key:
+                disk_cache.write(disk_cache.KERNELS, key, pack_libraries(paths))
+        loaded = CLibraries(tuple(ctypes.CDLL(path) for path in paths))
+        shutil.rmtree(workdir, ignore_errors=True)
+        return loaded
+
+    def load(self, binary: CLibraries, name: str, num_args: int, launch: Launch | None = None
              ) -> Kernel:
-        try:
-            symbol = getattr(binary, name)
-        except AttributeError:
-            raise DeviceError(f"no kernel {name!r} in the compiled C library") from None
+        symbol = binary.symbol(name)
+        if symbol is None:
+            raise DeviceError(f"no kernel {name!r} in the compiled C library")
         address = ctypes.cast(symbol, ctypes.c_void_p).value
         assert address is not None
         return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * num_args)(address)

@@ -1,9 +1,12 @@
 """CPU runtime through LLVM: llvmlite parses the kernels' LLVM IR, optimises it at -O3 for the
 host CPU (new pass manager) and JIT-compiles it with MCJIT.
 
-Each `compile` makes one MCJIT engine for one module; the returned `LlvmBinary` keeps the
-engine (and so the machine code) alive. A loaded kernel is a ctypes
-`CFUNCTYPE(None, c_void_p, ...)` over the function's address.
+Each `compile` optimises the module, emits its object code with the host target machine
+and loads that object into one MCJIT engine; the returned `LlvmBinary` keeps the engine (and
+so the machine code) alive. The object code is kept in the disk cache
+(`picograd/runtimes/disk_cache.py`) under the IR text, the optimisation level, the
+llvmlite/LLVM versions and the host CPU: a warm compile only loads it. A loaded kernel is a
+ctypes `CFUNCTYPE(None, c_void_p, ...)` over the function's address.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from functools import cache
 import llvmlite.binding as llvm
 
 from picograd.errors import CompileError, DeviceError
+from picograd.runtimes import disk_cache
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 
 OPT_LEVEL = 3
@@ -41,42 +45,64 @@ def _target_machine() -> llvm.TargetMachine:
                                               jit=True)
 
 
-@dataclass(frozen=True)
+@dataclass
 class LlvmBinary:
     """JIT-compiled kernels; alive as long as this object is."""
 
     engine: llvm.ExecutionEngine
-    module: llvm.ModuleRef  # the optimised module (owned by the engine), for inspection
+    source: str  # the LLVM IR it was compiled from
+    module: llvm.ModuleRef | None = None  # the optimised module (None: loaded from the cache)
 
     @property
     def optimized_ir(self) -> str:
-        return str(self.module)
+        return str(self._optimized())
 
     def assembly(self) -> str:
         """Host assembly of the optimised module (for tests and debugging)."""
-        return _target_machine().emit_assembly(self.module)
+        return _target_machine().emit_assembly(self._optimized())
+
+    def _optimized(self) -> llvm.ModuleRef:
+        if self.module is None:  # the machine code came from the disk cache: optimise again
+            self.module = _optimize(self.source)
+        return self.module
+
+
+def _optimize(source: str) -> llvm.ModuleRef:
+    """The parsed, verified and -O3 optimised module of `source`."""
+    _init_llvm()
+    try:
+        module = llvm.parse_assembly(source)
+        module.verify()
+    except RuntimeError as e:
+        raise CompileError("LLVM rejected the kernels' IR", log=str(e),
+                           source_path=write_failed_source(source, ".ll")) from e
+    tm = _target_machine()
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
+    pass_builder = llvm.create_pass_builder(tm, pto)
+    pass_builder.getModulePassManager().run(module, pass_builder)
+    return module
 
 
 class CpuLlvmRuntime(HostRuntime[LlvmBinary]):
     renderer = "llvm"
 
     def compile(self, source: str) -> LlvmBinary:
+        key = disk_cache.key_text("llvm-object", source, OPT_LEVEL, disk_cache.toolchain("llvm"),
+                                  disk_cache.picograd_version()) if disk_cache.enabled() else None
+        code = disk_cache.read(disk_cache.KERNELS, key) if key else None
+        module = None
+        if code is None:
+            module = _optimize(source)
+            code = _target_machine().emit_object(module)
+            if key:
+                disk_cache.write(disk_cache.KERNELS, key, code)
         _init_llvm()
-        try:
-            module = llvm.parse_assembly(source)
-            module.verify()
-        except RuntimeError as e:
-            raise CompileError("LLVM rejected the kernels' IR", log=str(e),
-                               source_path=write_failed_source(source, ".ll")) from e
-        tm = _target_machine()
-        module.triple = tm.triple
-        module.data_layout = str(tm.target_data)
-        pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
-        pass_builder = llvm.create_pass_builder(tm, pto)
-        pass_builder.getModulePassManager().run(module, pass_builder)
-        engine = llvm.create_mcjit_compiler(module, tm)
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
-        return LlvmBinary(engine, module)
+        return LlvmBinary(engine, source, module)
 
     def load(self, binary: LlvmBinary, name: str, num_args: int, launch: Launch | None = None
              ) -> Kernel:

@@ -29,11 +29,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr
 from xdsl.ir import Attribute, SSAValue
 
+from picograd import debug as _debug
 from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.dialects.pg_sched import AllocOp, LaunchOp
 from picograd.errors import DeviceError
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, Runtime, get_device
+from picograd.runtimes.memory_plan import MemoryPlan, distinct
 
 TARGET_DEVICES = {"llvm": "CPU:LLVM", "c": "CPU:C", "ptx": "CUDA", "wgsl": "WEBGPU"}
 
@@ -93,10 +95,23 @@ class Program:
         self._allocs = tuple((s.size, s.dtype) for s in allocs)
         self._launches = tuple(launches)
         self._results = tuple(results)
+        # (target source, kernels by name, GPU launch dims): what the disk cache saves
+        self.recipe: tuple[str, dict[str, Kernel], dict[str, Launch]] | None = None
+        # intermediates share memory by lifetime (picograd/runtimes/memory_plan.py)
+        self._memory = MemoryPlan(len(self._inputs), self._allocs,
+                                  [slots for _, slots in self._launches], self._results)
 
     @property
     def num_kernels(self) -> int:
         return len(self._launches)
+
+    @property
+    def peak_bytes(self) -> tuple[int, int]:
+        """(bytes of all intermediate buffers, bytes they take after memory planning)."""
+        plan = self._memory
+        if isinstance(self.runtime, HostRuntime):
+            return plan.peak_bytes
+        return plan.before_bytes, plan.group_bytes
 
     def _host_inputs(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(inputs) != len(self._inputs):
@@ -117,7 +132,7 @@ class Program:
         buffers = self._host_inputs(inputs)
         if not isinstance(self.runtime, HostRuntime):
             return self._run_on_device(buffers)
-        buffers.extend(np.empty(size, dtype) for size, dtype in self._allocs)
+        buffers.extend(self._memory.host_buffers())
         addresses = [_address(b) for b in buffers]
         for kernel, slots in self._launches:
             kernel(*[addresses[s] for s in slots])
@@ -133,7 +148,7 @@ class Program:
             for array in self._host_inputs(inputs):
                 buffers.append(runtime.allocate(array.size, array.dtype))
                 runtime.copy_in(buffers[-1], array)
-            buffers.extend(runtime.allocate(size, dtype) for size, dtype in self._allocs)
+            buffers.extend(self._memory.device_buffers(runtime))
             times = []
             for _ in range(repeats + 1):  # the first run warms caches and lazy state up
                 start = time.perf_counter()
@@ -143,7 +158,7 @@ class Program:
                 times.append(time.perf_counter() - start)
             return float(np.median(times[1:]))
         finally:
-            for buffer in buffers:
+            for buffer in distinct(buffers):
                 runtime.free(buffer)
 
     def _run_on_device(self, host_inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -153,13 +168,13 @@ class Program:
             for array in host_inputs:
                 buffers.append(runtime.allocate(array.size, array.dtype))
                 runtime.copy_in(buffers[-1], array)
-            buffers.extend(runtime.allocate(size, dtype) for size, dtype in self._allocs)
+            buffers.extend(self._memory.device_buffers(runtime))
             for kernel, slots in self._launches:
                 runtime.launch(kernel, [buffers[s] for s in slots])
             runtime.synchronize()
             return [runtime.copy_out(buffers[s]) for s in self._results]
         finally:
-            for buffer in buffers:
+            for buffer in distinct(buffers):
                 runtime.free(buffer)
 
 
@@ -195,7 +210,9 @@ def compile_module(module: ModuleOp, target: str) -> Program:
     plan `@main`."""
     runtime = get_device(TARGET_DEVICES[target])
     source = render(module, target, getattr(runtime, "arch", None))
+    _debug.lap("render")  # DEBUG=1's time per stage (a no-op unless DEBUG or VIZ is on)
     binary = runtime.compile(source)
+    _debug.lap("toolchain compile")
     dims = launch_dims(module)
     main = _main(module)
     block = main.body.block
@@ -218,4 +235,6 @@ def compile_module(module: ModuleOp, target: str) -> Program:
         else:
             raise DeviceError(f"@main may hold only pg_sched.alloc, pg_sched.launch and "
                               f"func.return, found {op.name}")
-    return Program(runtime, binary, [_slot(a) for a in block.args], allocs, launches, results)
+    program = Program(runtime, binary, [_slot(a) for a in block.args], allocs, launches, results)
+    program.recipe = (source, kernels, dims)
+    return program

@@ -8,6 +8,7 @@ passes and output formats.
     opt-tool in.mlir -p <stage-5 pipeline> -t llvm-ir       print LLVM IR (or -t c, ptx, wgsl)
     opt-tool --list-passes
     opt-tool in.mlir --emit=llvm --print-ir-after-all       IR after each pass, on stderr
+    opt-tool in.mlir --emit=llvm --time-passes              wall time per pass, on stderr
     opt-tool in.mlir --split-input-file --verify-diagnostics   one diagnostic per case
 
 Reads stdin when no file is given. Verification: the input and the final IR are verified
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable
 from typing import IO
 
@@ -32,6 +34,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from picograd.debug import pass_timing_report
 from picograd.dialects import register_dialects
 from picograd.errors import PicogradError
 from picograd.passes.pipelines import (
@@ -95,6 +98,7 @@ class PicogradOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         self.arg_parser = arg_parser
+        # xDSL's own --time-passes is kept: `process` prints a table per chunk for it.
         arg_parser.add_argument("--pass-pipeline", dest="passes", type=str,
                                 help="pipeline, flat (a,b{k=v}) or anchored "
                                      "(builtin.module(a,b{k=v})); same as -p")
@@ -179,6 +183,8 @@ class PicogradOptMain(xDSLOptMain):
         if verify:
             check("")
         done: list[ModulePass] = []
+        self._times: list[tuple[str, float]] = []
+        self._mark = time.perf_counter()
         try:
             run_pipeline(module, self.spec, ctx=self.ctx,
                          verify_each=verify and self.args.verify_each,
@@ -192,6 +198,9 @@ class PicogradOptMain(xDSLOptMain):
             raise ChunkError(f"error: pass '{self.passes[len(done)].name}' failed: {e}") from None
         if verify and self.passes:
             check(f"IR after pass '{self.passes[-1].name}' does not verify: ")
+        if self.args.time_passes:
+            sys.stdout.flush()
+            sys.stderr.write(pass_timing_report(self._times))
         try:
             return self.output_resulting_program(module)
         except (PicogradError, DiagnosticException) as e:
@@ -199,11 +208,14 @@ class PicogradOptMain(xDSLOptMain):
 
     def _after_pass(self, done: list[ModulePass]) -> Callable[[ModulePass, ModuleOp], None]:
         def after(pass_: ModulePass, module: ModuleOp) -> None:
+            # with --verify-each a pass's time includes verifying the IR before it
+            self._times.append((pass_.name, time.perf_counter() - self._mark))
             done.append(pass_)
             if self.args.print_ir_after_all:
                 sys.stdout.flush()  # keep stdout and stderr in order when both go to a pipe
                 print(DUMP_HEADER.format(pass_.name), file=sys.stderr)
                 print(module, file=sys.stderr, flush=True)
+            self._mark = time.perf_counter()  # printing is not the next pass's time
 
         return after
 

@@ -227,3 +227,63 @@ pg_sched.kernel @sum_unit(%a: !pg.buffer<1xf32>, %out: !pg.buffer<1xf32>) {
   %s = pg_tensor.reduce sum %x {axes = array<i64: 0>} : tensor<1xf32> -> tensor<1xf32>
   pg_sched.store %s, %out : tensor<1xf32>, !pg.buffer<1xf32>
 }
+
+// -----
+// A row-wise fused softmax: each reduce is emitted in the row loop (the outermost loop its
+// index depends on), before the column loop, so it runs once per row; the sum's body reads
+// the max, and the elementwise epilogue reads both.
+// CHECK-LABEL: pg_loop.kernel @softmax(
+// CHECK-NEXT:    pg_loop.range %i0 = 0 to 4 global {
+// CHECK-NEXT:      %[[M:.*]] = pg_loop.reduce max %r1 = 0 to 8 : f32 {
+// CHECK:             pg_loop.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[S:.*]] = pg_loop.reduce sum %[[R:.*]] = 0 to 8 : f32 {
+// CHECK:             %[[D:.*]] = pg_uop.binary sub %{{.*}}, %[[M]] : f32
+// CHECK-NEXT:        %[[E:.*]] = pg_uop.unary exp %[[D]] : f32
+// CHECK-NEXT:        pg_loop.yield %[[E]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pg_loop.range %i1 = 0 to 8 global {
+// CHECK:             %[[D1:.*]] = pg_uop.binary sub %{{.*}}, %[[M]] : f32
+// CHECK-NEXT:        %[[E1:.*]] = pg_uop.unary exp %[[D1]] : f32
+// CHECK-NEXT:        %[[Q:.*]] = pg_uop.binary div %[[E1]], %[[S]] : f32
+// CHECK-NEXT:        pg_loop.store %[[Q]], %out[%{{.*}}] : f32, !pg.buffer<32xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+pg_sched.kernel @softmax(%a: !pg.buffer<32xf32>, %out: !pg.buffer<32xf32>) {
+  %x = pg_sched.load %a : !pg.buffer<32xf32> -> tensor<4x8xf32>
+  %m = pg_tensor.reduce max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %me = pg_tensor.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d = pg_tensor.binary sub %x, %me : tensor<4x8xf32>
+  %e = pg_tensor.unary exp %d : tensor<4x8xf32>
+  %s = pg_tensor.reduce sum %e {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %se = pg_tensor.expand %s : tensor<4x1xf32> -> tensor<4x8xf32>
+  %r = pg_tensor.binary div %e, %se : tensor<4x8xf32>
+  pg_sched.store %r, %out : tensor<4x8xf32>, !pg.buffer<32xf32>
+}
+
+// -----
+// A reduce read inside another reduce's body at the row index (a variance): it is emitted
+// before that reduce, not in its body (which would recompute it per iteration).
+// CHECK-LABEL: pg_loop.kernel @variance(
+// CHECK-NEXT:    pg_loop.range %i0 = 0 to 4 global {
+// CHECK-NEXT:      %[[M:.*]] = pg_loop.reduce sum %r1 = 0 to 8 : f32 {
+// CHECK:             pg_loop.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[V:.*]] = pg_loop.reduce sum %{{.*}} = 0 to 8 : f32 {
+// CHECK-NOT:         pg_loop.reduce
+// CHECK:             pg_uop.binary sub %{{.*}}, %[[M]] : f32
+// CHECK:             pg_loop.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pg_loop.store %[[V]], %out[%i0] : f32, !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+pg_sched.kernel @variance(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
+  %x = pg_sched.load %a : !pg.buffer<32xf32> -> tensor<4x8xf32>
+  %m = pg_tensor.reduce sum %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %me = pg_tensor.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d = pg_tensor.binary sub %x, %me : tensor<4x8xf32>
+  %q = pg_tensor.binary mul %d, %d : tensor<4x8xf32>
+  %v = pg_tensor.reduce sum %q {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  pg_sched.store %v, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
+}

@@ -58,26 +58,20 @@ func.func @main(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x1xf32> {
 }
 
 // -----
-// Elementwise ops after a reduce: the reduce is materialised, a second kernel reads it.
+// Elementwise ops after a reduce over the last axis, at the reduce's input shape: the
+// reduce is fused row-wise into the consumer's kernel (one kernel, no intermediate buffer).
 // CHECK-LABEL: builtin.module {
-// CHECK-NEXT:    pg_sched.kernel @k0(%x: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK-NEXT:    pg_sched.kernel @k0(%x: !pg.buffer<32xf32>, %out: !pg.buffer<32xf32>) {
 // CHECK-NEXT:      %[[X:.*]] = pg_sched.load %x : !pg.buffer<32xf32> -> tensor<4x8xf32>
 // CHECK-NEXT:      %m = pg_tensor.reduce max %[[X]] {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
-// CHECK-NEXT:      pg_sched.store %m, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    pg_sched.kernel @k1(%m: !pg.buffer<4xf32>, %x: !pg.buffer<32xf32>, %out: !pg.buffer<32xf32>) {
-// CHECK-NEXT:      %[[M:.*]] = pg_sched.load %m : !pg.buffer<4xf32> -> tensor<4x1xf32>
-// CHECK-NEXT:      %[[X1:.*]] = pg_sched.load %x : !pg.buffer<32xf32> -> tensor<4x8xf32>
-// CHECK-NEXT:      %me = pg_tensor.expand %[[M]] : tensor<4x1xf32> -> tensor<4x8xf32>
-// CHECK-NEXT:      %d = pg_tensor.binary sub %[[X1]], %me : tensor<4x8xf32>
+// CHECK-NEXT:      %me = pg_tensor.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:      %d = pg_tensor.binary sub %[[X]], %me : tensor<4x8xf32>
 // CHECK-NEXT:      %e = pg_tensor.unary exp %d : tensor<4x8xf32>
 // CHECK-NEXT:      pg_sched.store %e, %out : tensor<4x8xf32>, !pg.buffer<32xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.func @main(%x: !pg.buffer<32xf32>) -> !pg.buffer<32xf32> {
-// CHECK-NEXT:      %m = pg_sched.alloc : !pg.buffer<4xf32>
-// CHECK-NEXT:      pg_sched.launch @k0(%x, %m) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
 // CHECK-NEXT:      %e = pg_sched.alloc : !pg.buffer<32xf32>
-// CHECK-NEXT:      pg_sched.launch @k1(%m, %x, %e) : !pg.buffer<4xf32>, !pg.buffer<32xf32>, !pg.buffer<32xf32>
+// CHECK-NEXT:      pg_sched.launch @k0(%x, %e) : !pg.buffer<32xf32>, !pg.buffer<32xf32>
 // CHECK-NEXT:      func.return %e : !pg.buffer<32xf32>
 // CHECK-NEXT:    }
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -86,6 +80,36 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %d = pg_tensor.binary sub %x, %me : tensor<4x8xf32>
   %e = pg_tensor.unary exp %d : tensor<4x8xf32>
   func.return %e : tensor<4x8xf32>
+}
+
+// -----
+// The same over the leading axis: the output's column loop would enclose the reduction, so
+// the reduce is materialised and a second kernel reads it.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%x: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK-NEXT:      %[[X:.*]] = pg_sched.load %x : !pg.buffer<32xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:      %m = pg_tensor.reduce max %[[X]] {axes = array<i64: 0>} : tensor<8x4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:      pg_sched.store %m, %out : tensor<1x4xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    pg_sched.kernel @k1(%m: !pg.buffer<4xf32>, %x: !pg.buffer<32xf32>, %out: !pg.buffer<32xf32>) {
+// CHECK-NEXT:      %[[M:.*]] = pg_sched.load %m : !pg.buffer<4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:      %[[X1:.*]] = pg_sched.load %x : !pg.buffer<32xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:      %me = pg_tensor.expand %[[M]] : tensor<1x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:      %d = pg_tensor.binary sub %[[X1]], %me : tensor<8x4xf32>
+// CHECK-NEXT:      pg_sched.store %d, %out : tensor<8x4xf32>, !pg.buffer<32xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main(%x: !pg.buffer<32xf32>) -> !pg.buffer<32xf32> {
+// CHECK-NEXT:      %m = pg_sched.alloc : !pg.buffer<4xf32>
+// CHECK-NEXT:      pg_sched.launch @k0(%x, %m) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:      %d = pg_sched.alloc : !pg.buffer<32xf32>
+// CHECK-NEXT:      pg_sched.launch @k1(%m, %x, %d) : !pg.buffer<4xf32>, !pg.buffer<32xf32>, !pg.buffer<32xf32>
+// CHECK-NEXT:      func.return %d : !pg.buffer<32xf32>
+// CHECK-NEXT:    }
+func.func @main(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %m = pg_tensor.reduce max %x {axes = array<i64: 0>} : tensor<8x4xf32> -> tensor<1x4xf32>
+  %me = pg_tensor.expand %m : tensor<1x4xf32> -> tensor<8x4xf32>
+  %d = pg_tensor.binary sub %x, %me : tensor<8x4xf32>
+  func.return %d : tensor<8x4xf32>
 }
 
 // -----

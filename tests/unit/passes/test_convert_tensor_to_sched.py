@@ -114,35 +114,30 @@ def test_matmul_is_one_kernel_with_the_final_reshape():
     assert ops.count("reduce") == 1 and ops[-1] == "reshape"
 
 
-def test_reduce_then_elementwise_is_two_kernels():
-    module = lower(REDUCE_THEN_ELEMENTWISE)
-    k0, k1 = kernels(module)
-    assert tensor_ops(k0) == ["reduce"]
-    assert tensor_ops(k1) == ["unary"]
-    # the second kernel reads the first one's buffer
-    launches = [op for op in main_of(module).body.block.ops if isinstance(op, S.LaunchOp)]
-    assert launches[0].args[-1] is launches[1].args[0]
+def test_reduce_then_elementwise_is_one_kernel():
+    (k,) = kernels(lower(REDUCE_THEN_ELEMENTWISE))
+    assert tensor_ops(k) == ["reduce", "unary"]  # the epilogue runs after each row's sum
 
 
-def test_softmax_is_three_kernels_recomputing_exp():
-    ks = kernels(lower(SOFTMAX))
-    assert [tensor_ops(k) for k in ks] == [
-        ["reduce"],
-        ["expand", "binary", "unary", "reduce"],
-        ["expand", "binary", "unary", "expand", "binary"],
-    ]
-    assert [k.sym_name.data for k in ks] == ["k0", "k1", "k2"]
+def test_softmax_is_one_kernel_with_both_reductions_per_row():
+    (k,) = kernels(lower(SOFTMAX))
+    assert tensor_ops(k) == ["reduce", "expand", "binary", "unary", "reduce", "expand",
+                             "binary"]
+    assert len(k.args) == 2  # x, out
 
 
 def test_main_is_only_alloc_launch_return():
-    module = lower(SOFTMAX)
+    module = lower(SHARED_REDUCE)
     main = main_of(module)
     names = [op.name for op in main.body.block.ops]
     assert names == ["pg_sched.alloc", "pg_sched.launch"] * 3 + ["func.return"]
-    assert str(main.function_type) == "(!pg.buffer<32xf32>) -> !pg.buffer<32xf32>"
+    assert str(main.function_type) == ("(!pg.buffer<32xf32>) -> (!pg.buffer<4xf32>, "
+                                       "!pg.buffer<4xf32>)")
     # the input is only read: it is never the last (written) argument of a launch
     launches = [op for op in main.body.block.ops if isinstance(op, S.LaunchOp)]
     assert all(launch.args[-1] is not main.body.block.args[0] for launch in launches)
+    # a kernel reads the buffer an earlier one wrote
+    assert launches[0].args[-1] is launches[1].args[0]
 
 
 def test_kernel_arguments_are_reads_in_first_use_order_then_output():
@@ -212,15 +207,17 @@ def test_widely_shared_expensive_value_is_materialised():
     assert [tensor_ops(k) for k in kernels(module)] == [["unary"] * 5] + [["unary"]] * 3
 
 
+SHARED_REDUCE = """
+func.func @main(%a: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<1x4xf32>) {
+  %s = pg_tensor.reduce sum %a {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %x = pg_tensor.unary exp %s : tensor<4x1xf32>
+  %y = pg_tensor.reshape %s : tensor<4x1xf32> -> tensor<1x4xf32>
+  func.return %x, %y : tensor<4x1xf32>, tensor<1x4xf32>
+}"""
+
+
 def test_shared_reduce_is_computed_once():
-    module = lower("""
-    func.func @main(%a: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<1x4xf32>) {
-      %s = pg_tensor.reduce sum %a {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
-      %x = pg_tensor.unary exp %s : tensor<4x1xf32>
-      %y = pg_tensor.reshape %s : tensor<4x1xf32> -> tensor<1x4xf32>
-      func.return %x, %y : tensor<4x1xf32>, tensor<1x4xf32>
-    }""")
-    ops = [tensor_ops(k) for k in kernels(module)]
+    ops = [tensor_ops(k) for k in kernels(lower(SHARED_REDUCE))]
     assert ops == [["reduce"], ["unary"], ["reshape"]]
 
 
@@ -304,3 +301,69 @@ def test_max_buffers_below_an_ops_operands_is_refused() -> None:
     module = Parser(ctx, _sum_of_inputs(3)).parse_module()
     with pytest.raises(ValueError, match="limit of 2"):
         ConvertTensorToSchedPass(max_buffers=2).apply(ctx, module)
+
+
+# ── row-wise reduction fusion: what is not fused ─────────────────────────────
+
+
+def _softmax(shape: str, axis: int, rows: str) -> str:
+    full, row = f"tensor<{shape}xf32>", f"tensor<{rows}xf32>"
+    return f"""
+    func.func @main(%x: tensor<{shape}xf32>) -> tensor<{shape}xf32> {{
+      %m = pg_tensor.reduce max %x {{axes = array<i64: {axis}>}} : {full} -> {row}
+      %me = pg_tensor.expand %m : tensor<{rows}xf32> -> tensor<{shape}xf32>
+      %d = pg_tensor.binary sub %x, %me : tensor<{shape}xf32>
+      %e = pg_tensor.unary exp %d : tensor<{shape}xf32>
+      %s = pg_tensor.reduce sum %e {{axes = array<i64: {axis}>}} : {full} -> {row}
+      %se = pg_tensor.expand %s : tensor<{rows}xf32> -> tensor<{shape}xf32>
+      %r = pg_tensor.binary div %e, %se : tensor<{shape}xf32>
+      func.return %r : tensor<{shape}xf32>
+    }}"""
+
+
+def test_a_reduction_over_a_leading_axis_is_not_fused_into_a_full_shape_kernel():
+    # the column loop would enclose the row's reductions: each would run once per element
+    assert len(kernels(lower(_softmax("8x4", 0, "1x4")))) == 3
+    assert len(kernels(lower(_softmax("4x8", 1, "4x1")))) == 1
+
+
+def test_a_view_of_a_fused_value_is_not_fused():
+    text = _softmax("4x4", 1, "4x1").replace(
+        "func.return %r : tensor<4x4xf32>",
+        "%t = pg_tensor.permute %r {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> "
+        "tensor<4x4xf32>\n      func.return %t : tensor<4x4xf32>")
+    ks = kernels(lower(text))  # the permute would ask for a row's sum in the column loop
+    assert [tensor_ops(k)[-1] for k in ks] == ["reduce", "reduce", "permute"]
+
+
+def test_a_reduce_read_by_two_kernels_or_returned_stays_a_buffer():
+    text = _softmax("4x8", 1, "4x1").replace(
+        "-> tensor<4x8xf32> {", "-> (tensor<4x8xf32>, tensor<4x1xf32>) {").replace(
+        "func.return %r : tensor<4x8xf32>",
+        "func.return %r, %m : tensor<4x8xf32>, tensor<4x1xf32>")
+    assert [tensor_ops(k)[-1] for k in kernels(lower(text))] == ["reduce", "binary"]
+
+
+def test_row_fusion_respects_the_buffer_limit():
+    args = ", ".join(f"%a{i}: tensor<4x8xf32>" for i in range(4))
+    adds = "\n".join(f"  %t{i} = pg_tensor.binary add %t{i - 1}, %a{i} : tensor<4x8xf32>"
+                      for i in range(1, 4))
+    text = f"""func.func @main(%x: tensor<4x8xf32>, {args}) -> tensor<4x8xf32> {{
+      %s = pg_tensor.reduce sum %x {{axes = array<i64: 1>}} : tensor<4x8xf32> -> tensor<4x1xf32>
+      %se = pg_tensor.expand %s : tensor<4x1xf32> -> tensor<4x8xf32>
+      %t0 = pg_tensor.binary add %se, %a0 : tensor<4x8xf32>
+    {adds}
+      func.return %t3 : tensor<4x8xf32>
+    }}"""
+    assert len(kernels(lower(text))) == 1  # reads x, a0..a3
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    ConvertTensorToSchedPass(max_buffers=6).apply(ctx, module)
+    assert len(kernels(module)) == 1
+    module = Parser(ctx, text).parse_module()
+    ConvertTensorToSchedPass(max_buffers=5).apply(ctx, module)
+    ks = kernels(module)  # the split kernel (x, a0..a2 -> t2) still fuses the sum
+    assert [len(k.args) for k in ks] == [5, 3] and tensor_ops(ks[0])[0] == "reduce"
+    module = Parser(ctx, text).parse_module()
+    ConvertTensorToSchedPass(max_buffers=3).apply(ctx, module)
+    assert all(len(k.args) <= 3 for k in kernels(module))

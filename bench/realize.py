@@ -1,0 +1,369 @@
+"""picograd next to numpy (and torch, tinygrad when installed) in one run, as a markdown table.
+
+    python bench/realize.py [--device CPU:LLVM] [--only matmul,elementwise,...] [--quick]
+
+Rows (`--only` picks groups by these names):
+
+    matmul       fp32 NxN @ NxN for N = 256, 512, 1024, 2048               GFLOP/s
+    elementwise  relu(a*b + c) on 16M floats (3 reads, 1 write)             GB/s
+    softmax      softmax over the last axis of (4096, 1024)                 ms and GB/s
+    conv         conv2d (32,16,32,32) with (32,16,3,3), no padding          ms and GFLOP/s
+    mlp          the 784-256-10 MLP Adam step at batch 128: the first step in a fresh
+                 process (cold and warm disk cache), steady steps without and with
+                 `picograd.jit` (skipped with a note when there is none)
+    realize      a cached realize of a tiny add (graph built outside the timer)  us
+    jit          a jit replay, per kernel it launches                        us
+
+Kernel rows time `Program.benchmark` (inputs already in memory, allocation outside the timed
+part; see bench/gpu.py) after checking the result against numpy; the others time the whole
+Python call. Each cell is a median. `--quick` uses small sizes (a smoke test, not a result).
+Numbers move with machine load: run it on an idle machine to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+# helpers of the neighbouring scripts (bench/ is on sys.path when a script there runs)
+from gpu import _torch_time
+from train_step import HIDDEN, IN, OUT, _data, _picograd_steps, bench_numpy, bench_torch
+
+import picograd as pg
+import picograd.nn.functional as F
+from picograd.frontend.realize import compiled
+
+GROUPS = ("matmul", "elementwise", "softmax", "conv", "mlp", "realize", "jit")
+TARGETS = {"realize": "<= 100 us", "jit": "<= 20 us/kernel", "first": "<= 0.8 s",
+           "steady jit": "<= torch"}
+
+
+@dataclass
+class Row:
+    name: str
+    unit: str
+    picograd: float | None
+    numpy: float | None = None
+    torch: float | None = None
+    tinygrad: float | None = None
+    target: str = ""
+    note: str = ""
+
+
+def _median_time(fn: Callable[[], object], repeat: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _tinygrad_time(build: Callable[..., object], arrays: list[np.ndarray], repeat: int
+                   ) -> float | None:
+    """Median seconds of `build(*tinygrad tensors).realize()`, None without tinygrad."""
+    try:
+        from tinygrad import Tensor  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        return None
+    tensors = [Tensor(a).realize() for a in arrays]
+    return _median_time(lambda: build(*tensors).realize(), repeat)  # pyright: ignore
+
+
+def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callable[[], np.ndarray],
+                torch_fn: Callable[..., object] | None, tiny_fn: Callable[..., object] | None,
+                arrays: list[np.ndarray], repeat: int, per_ms: bool = False) -> list[Row]:
+    """Time the program that realizes `out`, numpy's `want`, torch's and tinygrad's
+    `fn(*arrays)`; `work` is FLOPs or bytes per run."""
+    program, inputs = compiled(out)
+    expected = want()
+    got = program.run(inputs)[0].reshape(expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=2e-3, atol=2e-3)
+    times: dict[str, float | None] = {"picograd": program.benchmark(inputs, repeat),
+                                      "numpy": _median_time(want, repeat)}
+    torch = _torch()
+    if torch is not None and torch_fn is not None:
+        tensors = [torch.from_numpy(a) for a in arrays]
+        times["torch"] = _torch_time(lambda: torch_fn(*tensors), "cpu", repeat)
+    if tiny_fn is not None:
+        times["tinygrad"] = _tinygrad_time(tiny_fn, arrays, repeat)
+
+    def rate(key: str) -> float | None:
+        t = times.get(key)
+        return work / t / 1e9 if t else None
+
+    rows = [Row(name, unit, rate("picograd"), rate("numpy"), rate("torch"), rate("tinygrad"))]
+    if per_ms:
+        ms = {k: (t * 1e3 if t else None) for k, t in times.items()}
+        rows.insert(0, Row(name, "ms", ms["picograd"], ms["numpy"], ms.get("torch"),
+                           ms.get("tinygrad")))
+    return rows
+
+
+def bench_matmul(device: str, quick: bool, repeat: int) -> list[Row]:
+    rows = []
+    for n in (64, 128) if quick else (256, 512, 1024, 2048):
+        rng = np.random.default_rng(n)
+        a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+        out = pg.Tensor(a, device=device) @ pg.Tensor(b, device=device)
+        rows += _kernel_row(f"matmul {n}x{n} fp32", "GFLOP/s", 2 * n**3, out,
+                            lambda a=a, b=b: a @ b,
+                            lambda x, y: x @ y, lambda x, y: x @ y, [a, b],
+                            repeat if n < 2048 else max(3, repeat // 3))
+    return rows
+
+
+def bench_elementwise(device: str, quick: bool, repeat: int) -> list[Row]:
+    n = (1 << 20) if quick else (16 << 20)
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
+    ta, tb, tc = (pg.Tensor(x, device=device) for x in (a, b, c))
+    torch = _torch()
+    return _kernel_row(f"relu(a*b+c) {n >> 20}M fp32", "GB/s", 16 * n, (ta * tb + tc).relu(),
+                       lambda: np.maximum(a * b + c, 0),
+                       (lambda x, y, z: torch.relu(x * y + z)) if torch else None,
+                       lambda x, y, z: (x * y + z).relu(), [a, b, c], repeat)
+
+
+def _np_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def bench_softmax(device: str, quick: bool, repeat: int) -> list[Row]:
+    shape = (512, 1024) if quick else (4096, 1024)
+    x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
+    torch = _torch()
+    return _kernel_row(f"softmax {shape[0]}x{shape[1]}", "GB/s", 8 * x.size,
+                       pg.Tensor(x, device=device).softmax(-1), lambda: _np_softmax(x),
+                       (lambda t: torch.softmax(t, -1)) if torch else None,
+                       lambda t: t.softmax(-1), [x], repeat, per_ms=True)
+
+
+def _np_conv2d(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    kh, kw = w.shape[2:]
+    windows = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
+    return np.einsum("nchwij,ocij->nohw", windows, w, optimize=True)
+
+
+def bench_conv(device: str, quick: bool, repeat: int) -> list[Row]:
+    n, c, hw, o = (4, 8, 16, 8) if quick else (32, 16, 32, 32)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, hw, hw), dtype=np.float32)
+    w = rng.standard_normal((o, c, 3, 3), dtype=np.float32)
+    flops = 2 * n * o * (hw - 2) ** 2 * c * 9
+    torch = _torch()
+    out = F.conv2d(pg.Tensor(x, device=device), pg.Tensor(w, device=device))
+    return _kernel_row(f"conv2d ({n},{c},{hw},{hw})x({o},{c},3,3)", "GFLOP/s", flops, out,
+                       lambda: _np_conv2d(x, w),
+                       (lambda a, b: torch.nn.functional.conv2d(a, b)) if torch else None,
+                       lambda a, b: a.conv2d(b), [x, w], repeat, per_ms=True)
+
+
+# ── the MLP training step ────────────────────────────────────────────────────
+
+
+def _mlp(device: str):
+    import picograd.nn as nn
+
+    pg.manual_seed(0)
+    return nn.Sequential(nn.Linear(IN, HIDDEN, device=device), nn.ReLU(),
+                         nn.Linear(HIDDEN, OUT, device=device))
+
+
+def first_step_child(device: str) -> None:
+    """In a fresh process (no in-memory caches): print the first step's seconds as JSON."""
+    data = _data(1)
+    model = _mlp(device)
+    start = time.perf_counter()
+    _picograd_steps(model, device, data)
+    print(json.dumps({"first_s": time.perf_counter() - start}))
+
+
+def _first_step(device: str, cache_dir: str | None) -> float:
+    env = dict(os.environ)
+    if cache_dir is None:
+        env["PG_CACHE"] = "0"
+    else:
+        env["PG_CACHE_DIR"] = cache_dir
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--first-step-child",
+                          "--device", device], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])["first_s"]
+
+
+def _jit_steady(device: str, data) -> tuple[float | None, str]:
+    jit = getattr(pg, "jit", None)
+    if jit is None:
+        return None, "picograd.jit does not exist (yet): row skipped"
+    model = _mlp(device)
+    opt = pg.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step(x: pg.Tensor, y: pg.Tensor) -> pg.Tensor:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    jitted = jit(step)
+    times = []
+    try:
+        for x, y in data:
+            start = time.perf_counter()
+            jitted(pg.Tensor(x, device=device), pg.Tensor(y, device=device)).item()
+            times.append(time.perf_counter() - start)
+    except Exception as e:  # a jit that cannot capture the step yet: say so, do not fail
+        return None, f"jit of the step failed: {type(e).__name__}: {e}"[:160]
+    return statistics.median(times[2:]), ""
+
+
+def bench_mlp(device: str, quick: bool, repeat: int) -> list[Row]:
+    steps = 6 if quick else 30
+    data = _data(steps)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="picograd-bench-cache-") as cache:
+        cold, warm = _first_step(device, cache), _first_step(device, cache)
+    off = _first_step(device, None)
+    rows.append(Row("MLP first step, fresh process, empty disk cache", "s", cold,
+                    target=TARGETS["first"], note="one run each"))
+    rows.append(Row("MLP first step, fresh process, warm disk cache", "s", warm))
+    rows.append(Row("MLP first step, fresh process, PG_CACHE=0", "s", off))
+    model = _mlp(device)
+    steady = statistics.median(_picograd_steps(model, device, data)[2:])
+    np_first, np_steady = bench_numpy(data)
+    theirs = bench_torch(data)
+    torch_steady = theirs[1] if theirs else None
+    rows.append(Row("MLP steady step, no jit", "ms", steady * 1e3, np_steady * 1e3,
+                    torch_steady * 1e3 if torch_steady else None))
+    jit_steady, note = _jit_steady(device, data)
+    rows.append(Row("MLP steady step, jit", "ms", jit_steady * 1e3 if jit_steady else None,
+                    np_steady * 1e3, torch_steady * 1e3 if torch_steady else None,
+                    target=TARGETS["steady jit"], note=note))
+    del np_first
+    return rows
+
+
+# ── dispatch overhead ────────────────────────────────────────────────────────
+
+
+def bench_realize(device: str, quick: bool, repeat: int) -> list[Row]:
+    a = pg.Tensor(np.ones(4, np.float32), device=device)
+    b = pg.Tensor(np.ones(4, np.float32), device=device)
+    (a + b).realize()  # compiles once
+    times = []
+    for _ in range(50 if quick else 500):
+        c = a + b  # the graph is built outside the timer
+        start = time.perf_counter()
+        c.realize()
+        times.append(time.perf_counter() - start)
+    return [Row("cached realize of a tiny add", "us", statistics.median(times) * 1e6,
+                target=TARGETS["realize"], note="graph built outside the timer")]
+
+
+def bench_jit_replay(device: str, quick: bool, repeat: int) -> list[Row]:
+    jit = getattr(pg, "jit", None)
+    name = "jit replay per kernel"
+    if jit is None:
+        return [Row(name, "us", None, target=TARGETS["jit"],
+                    note="picograd.jit does not exist (yet): row skipped")]
+    rng = np.random.default_rng(0)
+    w = pg.Tensor(rng.standard_normal((8, 8), dtype=np.float32) / 3, device=device)
+
+    def chain(x: pg.Tensor) -> pg.Tensor:
+        for _ in range(8):  # each matmul reads the previous result: one kernel each
+            x = (x @ w).relu()
+        return x
+
+    x0 = pg.Tensor(rng.standard_normal((8, 8), dtype=np.float32), device=device)
+    kernels = compiled(chain(x0))[0].num_kernels
+    jitted = jit(chain)
+    try:
+        inputs = [pg.Tensor(rng.standard_normal((8, 8), dtype=np.float32), device=device)
+                  for _ in range(8)]
+        for x in inputs[:3]:  # capture and settle
+            jitted(x).realize()
+        times = []
+        for _ in range(20 if quick else 200):
+            x = inputs[len(times) % len(inputs)]
+            start = time.perf_counter()
+            jitted(x).realize()
+            times.append(time.perf_counter() - start)
+    except Exception as e:
+        return [Row(name, "us", None, target=TARGETS["jit"],
+                    note=f"jit failed: {type(e).__name__}: {e}"[:160])]
+    return [Row(name, "us", statistics.median(times) / kernels * 1e6, target=TARGETS["jit"],
+                note=f"{kernels} kernels per replay")]
+
+
+BENCHES = {"matmul": bench_matmul, "elementwise": bench_elementwise, "softmax": bench_softmax,
+           "conv": bench_conv, "mlp": bench_mlp, "realize": bench_realize,
+           "jit": bench_jit_replay}
+
+
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def markdown(rows: list[Row], device: str) -> str:
+    lines = [f"| benchmark ({device}) | unit | picograd | numpy | torch | tinygrad | target | "
+             "note |", "|---|---|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.name} | {r.unit} | {_cell(r.picograd)} | {_cell(r.numpy)} | "
+                     f"{_cell(r.torch)} | {_cell(r.tinygrad)} | {r.target} | {r.note} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    assert __doc__
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="CPU:LLVM")
+    parser.add_argument("--only", default=",".join(GROUPS),
+                        help=f"comma-separated subset of {', '.join(GROUPS)}")
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--first-step-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.first_step_child:
+        first_step_child(args.device)
+        return
+    chosen = [g.strip() for g in args.only.split(",") if g.strip()]
+    unknown = sorted(set(chosen) - set(GROUPS))
+    if unknown:
+        parser.error(f"unknown --only groups {unknown}; choose from {', '.join(GROUPS)}")
+    pg.Tensor([1.0], device=args.device).exp().numpy()  # imports and JIT set-up not counted
+    repeat = 3 if args.quick else args.repeat
+    rows: list[Row] = []
+    for group in chosen:
+        try:
+            rows += BENCHES[group](args.device, args.quick, repeat)
+        except Exception as e:  # one broken group must not lose the others' numbers
+            rows.append(Row(group, "", None, note=f"failed: {type(e).__name__}: {e}"[:160]))
+    print(markdown(rows, args.device))
+    print(f"\n(medians; {os.cpu_count()} CPUs; numbers move with machine load"
+          f"{'; --quick sizes' if args.quick else ''})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,386 @@
+"""`@picograd.jit`: capture the compiled programs a function launches, then replay them.
+
+    @picograd.jit
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for x, y in batches:
+        loss = train_step(x, y)      # call 1: eager (compiles), call 2: captured, 3+: replayed
+
+Call 1 runs the function as it is (its realizes compile their programs). Call 2 runs it again
+while recording every realize: the `Program`, where each of its input buffers comes from (the
+function's tensor argument i, an output of an earlier recorded realize, or any other leaf
+node — a parameter, optimiser state — whose *current* buffer is read at replay), and where
+its outputs go (`Tensor.assign` into a node, inputs of later realizes, the tensors the
+function returns: a Tensor or a tuple / list / dict of them; pending returned tensors are
+realized inside the capture). Calls 3+ replay: the function is not called, no graph is built
+and no cache key computed; the recorded programs run on the new arguments' buffers, the
+assigns are redone and the returned arrays come back as new realized tensors.
+
+What a replay does NOT redo (the function's Python does not run):
+  - Python side effects: prints, counters, appends, `.numpy()` / `.item()` reads;
+  - host values baked into the capture: python scalars and tensors made from host data
+    inside the function (`Tensor(np_array)`, `.to(device)`) keep their call-2 values;
+  - random tensors made inside the function (`rand`, `randn`, dropout): their keys are
+    host values, so every replay draws the capture's numbers again;
+  - rebinding a tensor's node (`t._node = ...`, BatchNorm's running statistics today,
+    `load_checkpoint` replacing an optimiser's state): only `Tensor.assign` writes are
+    replayed, so make a new jit after such a change (or after changing momentum, betas,
+    weight decay: they are constants of the captured programs).
+  Objects that must update host state per call register a callback with `on_replay(fn)`
+  during the capture (the optimisers do: step count, learning rate, bias corrections are
+  refreshed into their 0-d buffers before the step's program runs), so an `lr` changed by a
+  scheduler between calls is honoured.
+
+Non-tensor arguments (hashable) are part of the capture key: a call with new values starts a
+new warm-up / capture for them (so a value that changes on every call never replays — pass
+it as a tensor instead). Tensor arguments must keep the capture's shape, dtype and device, and
+no two may share a node or buffer; otherwise `JitError` names the argument. A jit called while
+another jit runs, and a function that realized nothing during the capture, are JitErrors.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from picograd.errors import JitError
+from picograd.frontend import realize as realize_module
+from picograd.frontend.lazy import LazyOp
+from picograd.frontend.realize import linearize, realize
+from picograd.frontend.tensor import Tensor
+
+if TYPE_CHECKING:
+    from picograd.runtimes import Program
+
+_TENSOR = object()  # stands for a tensor argument in a capture key
+_active: list[str] = []  # the name of the jitted function being run (nesting is refused)
+_capture: list[_Capture] = []  # the capture in progress, if any
+
+
+def on_replay(callback: Callable[[], None]) -> None:
+    """During a capture, run `callback` at this point of every later replay (before the
+    programs realized after it); outside a capture, do nothing."""
+    if _capture:
+        _capture[0].steps.append(_Hook(callback))
+
+
+def record_assign(target: LazyOp, value: LazyOp) -> None:
+    """`Tensor.assign` tells the capture in progress that `value`'s buffer became
+    `target`'s."""
+    if _capture:
+        _capture[0].assign(target, value)
+
+
+# ── replay steps ─────────────────────────────────────────────────────────────
+
+
+class _Run:
+    """One recorded realize: `program` on inputs (an int is a slot, a LazyOp a node whose
+    current buffer is read), outputs into `out_slots` (reshaped to `shapes`)."""
+
+    __slots__ = ("inputs", "out_slots", "program", "shapes")
+
+    def __init__(self, program: Program, inputs: list[int | LazyOp], out_slots: list[int],
+                 shapes: list[tuple[int, ...]]):
+        self.program, self.inputs, self.out_slots, self.shapes = (
+            program, inputs, out_slots, shapes)
+
+    def replay(self, slots: list[Any], args: list[Tensor]) -> None:
+        buffers: list[Any] = [slots[r] if r.__class__ is int else r.buffer  # type: ignore
+                              for r in self.inputs]
+        results = self.program.run(buffers)
+        for slot, flat, shape in zip(self.out_slots, results, self.shapes, strict=True):
+            slots[slot] = flat.reshape(shape)
+
+
+class _Assign:
+    """`target.assign(value)`: target is a node, or an argument's index (its node at replay);
+    `slot` is the target's slot when later reads look it up by slot, else -1."""
+
+    __slots__ = ("arg", "slot", "source", "target")
+
+    def __init__(self, target: LazyOp | None, arg: int, slot: int, source: int | LazyOp):
+        self.target, self.arg, self.slot, self.source = target, arg, slot, source
+
+    def replay(self, slots: list[Any], args: list[Tensor]) -> None:
+        source = self.source
+        array: Any = slots[source] if source.__class__ is int else source.buffer  # type: ignore
+        target = self.target if self.arg < 0 else args[self.arg]._node
+        assert target is not None
+        target.become_buffer(array)
+        if self.slot >= 0:
+            slots[self.slot] = array
+
+
+class _Hook:
+    __slots__ = ("callback",)
+
+    def __init__(self, callback: Callable[[], None]):
+        self.callback = callback
+
+    def replay(self, slots: list[Any], args: list[Tensor]) -> None:
+        self.callback()
+
+
+# ── capture ──────────────────────────────────────────────────────────────────
+
+
+class _Capture:
+    """Records the realizes of one call (installed as `realize.capture_hook`)."""
+
+    def __init__(self, args: list[Tensor]):
+        self.slot_of: dict[LazyOp, int] = {}
+        for i, t in enumerate(args):
+            self.slot_of[t._node] = i
+        self.arg_nodes = {t._node: i for i, t in enumerate(args)}
+        self.num_slots = len(args)
+        self.steps: list[_Run | _Assign | _Hook] = []
+        self.launched = False
+
+    def _ref(self, node: LazyOp) -> int | LazyOp:
+        return self.slot_of.get(node, node)
+
+    def record(self, program: Program, outputs: list[LazyOp]) -> None:
+        nodes = linearize(outputs)[0]
+        inputs = [self._ref(n) for n in nodes if n.buffer is not None]
+        out_slots = []
+        for node in outputs:
+            self.slot_of[node] = self.num_slots
+            out_slots.append(self.num_slots)
+            self.num_slots += 1
+        self.steps.append(_Run(program, inputs, out_slots, [n.shape for n in outputs]))
+        self.launched = True
+
+    def assign(self, target: LazyOp, value: LazyOp) -> None:
+        arg = self.arg_nodes.get(target, -1)
+        slot = self.slot_of.get(target, -1)
+        self.steps.append(_Assign(None if arg >= 0 else target, arg, slot, self._ref(value)))
+
+
+# ── the decorator ────────────────────────────────────────────────────────────
+
+
+class _Plan:
+    """A finished capture: the argument specs, the steps, how to build the return value."""
+
+    __slots__ = ("num_slots", "rebuild", "specs", "steps")
+
+    def __init__(self, specs: list[tuple], steps: list, num_slots: int,
+                 rebuild: Callable[[list[Any]], Any]):
+        self.specs, self.steps, self.num_slots, self.rebuild = specs, steps, num_slots, rebuild
+
+
+class Jit:
+    """A jitted function (see the module docstring); `jit(fn)` makes one."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        self._name: str = getattr(fn, "__qualname__", repr(fn))
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        self._param_names = [p.name for p in params
+                             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._warm: set[tuple] = set()  # keys whose warm-up call ran
+        self._plans: dict[tuple, _Plan] = {}
+
+    # ── naming arguments in errors ──────────────────────────────────────────
+
+    def _label(self, position: int, keys: tuple[str, ...], num_positional: int) -> str:
+        if position >= num_positional:
+            return f"argument {keys[position - num_positional]!r}"
+        if position < len(self._param_names):
+            return f"argument {position} ({self._param_names[position]!r})"
+        return f"argument {position}"
+
+    def _error(self, message: str) -> JitError:
+        return JitError(f"jit {self._name}: {message}")
+
+    # ── calling ─────────────────────────────────────────────────────────────
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _active:
+            raise self._error(f"called while jit {_active[0]} runs; nested jit is not "
+                              "supported (call the inner function undecorated)")
+        flat = (*args, *kwargs.values()) if kwargs else args
+        tensors: list[Tensor] = []
+        positions: list[int] = []
+        shape: list[Any] = []
+        for i, a in enumerate(flat):
+            if isinstance(a, Tensor):
+                tensors.append(a)
+                positions.append(i)
+                shape.append(_TENSOR)
+            else:
+                shape.append(a)
+        key = (tuple(kwargs), tuple(shape))
+        try:
+            plan = self._plans.get(key)
+        except TypeError:
+            bad = next(i for i, a in enumerate(flat)
+                       if not isinstance(a, Tensor) and not _hashable(a))
+            raise self._error(f"{self._label(bad, key[0], len(args))} is a non-tensor "
+                              f"argument of type {type(flat[bad]).__name__}, which is not "
+                              "hashable (non-tensor arguments are part of the capture key)"
+                              ) from None
+        for t in tensors:
+            if t._node.buffer is None:  # pending arguments: realize them, together
+                realize(*tensors)
+                break
+        if plan is not None:
+            return self._replay(plan, tensors, positions, key[0], len(args))
+        self._check_aliasing(tensors, positions, key[0], len(args))
+        _active.append(self._name)
+        try:
+            if key not in self._warm:
+                out = self.fn(*args, **kwargs)
+                self._warm.add(key)
+                return out
+            return self._capture(key, args, kwargs, tensors)
+        finally:
+            _active.pop()
+
+    def _check_aliasing(self, tensors: list[Tensor], positions: list[int],
+                        keys: tuple[str, ...], num_positional: int) -> None:
+        seen: dict[int, int] = {}
+        for t, position in zip(tensors, positions, strict=True):
+            for ident in (id(t._node), id(t._node.buffer)):
+                if ident in seen:
+                    first = self._label(seen[ident], keys, num_positional)
+                    raise self._error(f"{self._label(position, keys, num_positional)} aliases "
+                                      f"{first} (the same tensor or buffer); pass distinct "
+                                      "tensors")
+            seen[id(t._node)] = seen[id(t._node.buffer)] = position
+
+    def _capture(self, key: tuple, args: tuple, kwargs: dict, tensors: list[Tensor]) -> Any:
+        capture = _Capture(tensors)
+        _capture.append(capture)
+        realize_module.capture_hook = capture.record
+        try:
+            out = self.fn(*args, **kwargs)
+            returned = _returned_tensors(out)
+            realize(*returned)  # a pending returned tensor becomes a recorded output
+        finally:
+            realize_module.capture_hook = None
+            _capture.pop()
+        if not capture.launched:
+            raise self._error("nothing was captured: the function realized no tensors")
+        specs = [(t._node.shape, t._node.dtype, t._node.device) for t in tensors]
+        self._plans[key] = _Plan(specs, capture.steps, capture.num_slots,
+                                 _rebuilder(out, capture))
+        return out
+
+    def _replay(self, plan: _Plan, tensors: list[Tensor], positions: list[int],
+                keys: tuple[str, ...], num_positional: int) -> Any:
+        slots: list[Any] = [None] * plan.num_slots
+        specs = plan.specs
+        for i, t in enumerate(tensors):
+            node = t._node
+            if (node.shape, node.dtype, node.device) != specs[i]:
+                raise self._mismatch(self._label(positions[i], keys, num_positional), node,
+                                     specs[i])
+            slots[i] = node.buffer
+        if len({id(b) for b in slots[:len(tensors)]}) != len(tensors):
+            self._check_aliasing(tensors, positions, keys, num_positional)
+        _active.append(self._name)
+        try:
+            for step in plan.steps:
+                step.replay(slots, tensors)
+        finally:
+            _active.pop()
+        return plan.rebuild(slots)
+
+    def _mismatch(self, label: str, node: LazyOp, spec: tuple) -> JitError:
+        shape, dtype, device = spec
+        got, want = [], []
+        for what, now, then in (("shape", node.shape, shape), ("dtype", node.dtype.name,
+                                dtype.name), ("device", node.device, device)):
+            if now != then:
+                got.append(f"{what} {now}")
+                want.append(f"{what} {then}")
+        return self._error(f"{label} has {', '.join(got)}; the capture was made with "
+                           f"{', '.join(want)} (use a new jit for other inputs)")
+
+
+def jit(fn: Callable[..., Any]) -> Jit:
+    """Capture the programs `fn` launches on its second call and replay them from the third
+    on (see `picograd.jit`'s module docstring for what is and is not replayed)."""
+    return Jit(fn)
+
+
+# ── return values ────────────────────────────────────────────────────────────
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _returned_tensors(out: Any) -> list[Tensor]:
+    """The tensors in `out`: a Tensor, or tuples / lists / dicts of them, nested."""
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, tuple | list):
+        return [t for v in out for t in _returned_tensors(v)]
+    if isinstance(out, dict):
+        return [t for v in out.values() for t in _returned_tensors(v)]
+    return []
+
+
+def _rebuilder(out: Any, capture: _Capture) -> Callable[[list[Any]], Any]:
+    """A function of the replay's slots that rebuilds `out` with new tensors: a Tensor or
+    tuples / lists / dicts of them (other values are returned as they were at the capture)."""
+    if isinstance(out, Tensor):
+        node = out._node
+        ref = capture.slot_of.get(node, node)
+        dtype, device = node.dtype, node.device
+        if isinstance(ref, LazyOp):  # a node the function did not compute (a parameter)
+            return lambda slots: Tensor._from_node(ref)
+        shape = node.shape
+        sig = ("buffer", None, shape, dtype.name)
+
+        def leaf(slots: list[Any]) -> Tensor:
+            # LazyOp.leaf without its checks (the capture made this node once already)
+            new = object.__new__(LazyOp)
+            new.op, new.src, new.arg, new.shape, new.dtype, new.device = (
+                "buffer", (), None, shape, dtype, device)
+            new.buffer, new.sig = slots[ref], sig
+            return Tensor._from_node(new)
+
+        return leaf
+    if isinstance(out, tuple | list):
+        parts = [_rebuilder(v, capture) for v in out]
+        kind = type(out)
+        return lambda slots: kind([p(slots) for p in parts])
+    if isinstance(out, dict):
+        items = [(k, _rebuilder(v, capture)) for k, v in out.items()]
+        return lambda slots: {k: p(slots) for k, p in items}
+    return lambda slots: out
+
+
+class _CallableModule(types.ModuleType):
+    """This module calls `jit`: importing `picograd.jit` makes the package attribute
+    `picograd.jit` this module (Python's import binds it), and `@picograd.jit` must still
+    work."""
+
+    def __call__(self, fn: Callable[..., Any]) -> Jit:
+        return jit(fn)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+__all__ = ["Jit", "JitError", "jit", "on_replay", "record_assign"]
