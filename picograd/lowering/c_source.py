@@ -6,7 +6,13 @@ Each `pg_c` op is one line of C, printed in block order (see `picograd/dialects/
 other ops of the module (the `func.func @main` schedule) are skipped. The functions follow
 the kernel ABI of docs/design.md:
 
-    void k0(float* restrict p0, uint8_t* restrict p1)   one pointer per buffer argument
+    void k0(float* restrict p0, uint8_t* restrict p1, int64_t start, int64_t end)
+
+one pointer per buffer argument, then the bounds of the outer loop: a function with a
+`pg.outer` attribute (its outermost global range may run in chunks on several threads, see
+`picograd/passes/uop_outer_range.py`) runs iterations `[start, end)` of its first top-level
+`for` and exports `const int64_t k0_pg_outer[2] = {trip, work};` (printed before the first
+kernel, for `picograd/runtimes/cpu_c.py`); other functions ignore `start`/`end`.
 
 * `index` is `int64_t`; a bool value is `bool`, a bool buffer `uint8_t*` holding 0/1 (loaded
   with `!= 0`, stored as 0/1).
@@ -36,6 +42,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     Signedness,
@@ -47,8 +54,23 @@ from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned
 from picograd.dialects.pg import BufferType
 from picograd.dialects.syntax import scalar_value
 from picograd.lowering.kernel_source import KernelSource
+from picograd.passes.uop_outer_range import (
+    END_NAME,
+    OUTER_ATTR,
+    START_NAME,
+    WORK_ATTR,
+    outer_symbol,
+)
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
+
+# A split kernel whose outer loop is its only loop (elementwise) has that innermost loop over
+# runtime bounds (start, end): GCC's -O2 vectoriser cost model ("very-cheap") only takes loops
+# whose trip count is a known multiple of the vector width, which left such kernels scalar
+# (~8x slower). Its declaration asks for the "cheap" model (a scalar epilogue, still no
+# runtime alias checks); only there, as it slows the register tiles of other kernels down.
+# Other compilers ignore the attribute.
+_CHEAP_VECTORIZE = '__attribute__((optimize("vect-cost-model=cheap")))'
 
 class CSourceError(ValueError):
     """The module holds something `module_to_c` cannot print (a malformed pg_c.func)."""
@@ -222,6 +244,11 @@ class _FuncPrinter(KernelSource):
     def __init__(self, func: pg_c.FuncOp):
         super().__init__(func.sym_name.data)
         self.func = func
+        # the loop bounded by (start, end): the first (so top-level) for of a split kernel
+        self.outer = None
+        if OUTER_ATTR in func.attributes:
+            self.outer = next((op for op in func.body.block.ops if isinstance(op, pg_c.ForOp)),
+                              None)
 
     def run(self) -> str:
         restrict = " restrict" if self.func.restrict is not None else ""
@@ -230,7 +257,8 @@ class _FuncPrinter(KernelSource):
             assert isinstance(arg.type, BufferType)
             self.names[arg] = f"p{i}"
             params.append(f"{_storage_type(arg.type.element_type)}*{restrict} p{i}")
-        header = f"void {self.kernel}({', '.join(params) or 'void'}) {{"
+        params += [f"int64_t {START_NAME}", f"int64_t {END_NAME}"]
+        header = f"void {self.kernel}({', '.join(params)}) {{"
         for op in self.func.body.block.ops:
             self._statement(op)
         return "\n".join([header, *self.lines, "}"]) + "\n"
@@ -238,8 +266,11 @@ class _FuncPrinter(KernelSource):
     def _statement(self, op: Operation) -> None:
         if isinstance(op, pg_c.ForOp):
             i = self.define(op.result, "i")
-            self.open_block(f"for (int64_t {i} = {op.start.data}; {i} < {op.end.data}; {i}++) {{",
-                            [op.result])
+            first, end = str(op.start.data), str(op.end.data)
+            if op is self.outer:
+                offset = f" + {op.start.data}" if op.start.data else ""
+                first, end = START_NAME + offset, END_NAME + offset
+            self.open_block(f"for (int64_t {i} = {first}; {i} < {end}; {i}++) {{", [op.result])
             return
         if isinstance(op, pg_c.EndForOp):
             self.close_block()  # C scoping: what the loop declared ends with it
@@ -269,5 +300,22 @@ def func_to_c(func: pg_c.FuncOp) -> str:
 
 def module_to_c(module: ModuleOp) -> str:
     """Every `pg_c.func` of `module`, in order, as one C translation unit."""
-    funcs = [func_to_c(op) for op in module.ops if isinstance(op, pg_c.FuncOp)]
-    return "\n".join([PRELUDE, *funcs])
+    funcs = [op for op in module.ops if isinstance(op, pg_c.FuncOp)]
+    texts = [func_to_c(op) for op in funcs]
+    exports = [_outer_export(op) for op in funcs if OUTER_ATTR in op.attributes]
+    # declarations in the prelude (before the first kernel, so every unit gets them)
+    declarations = [f"{_CHEAP_VECTORIZE} {text.split(chr(10), 1)[0][:-2]};"
+                    for op, text in zip(funcs, texts, strict=True)
+                    if OUTER_ATTR in op.attributes
+                    and sum(isinstance(o, pg_c.ForOp) for o in op.body.block.ops) == 1]
+    return "\n".join([PRELUDE, *exports, *declarations, *texts])
+
+
+def _outer_export(func: pg_c.FuncOp) -> str:
+    """`const int64_t k0_pg_outer[2] = {trip, work};` of a kernel that may run in chunks."""
+    trip, work = func.attributes[OUTER_ATTR], func.attributes.get(WORK_ATTR)
+    if not isinstance(trip, IntegerAttr) or not isinstance(work, IntegerAttr):
+        raise CSourceError(f"@{func.sym_name.data}: {OUTER_ATTR} and {WORK_ATTR} must be "
+                           f"integers")
+    name = outer_symbol(func.sym_name.data)
+    return f"const int64_t {name}[2] = {{{trip.value.data}, {work.value.data}}};"

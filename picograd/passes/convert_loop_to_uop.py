@@ -24,6 +24,10 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
   non-negative modulo while `pg_uop.binary` truncates: they agree on the non-negative
   indices that index math produces where it is used (docs/design.md; a negative index only
   occurs under a false mask, whose load is not performed).
+* An `upcast` range nest (see `loop-upcast`) is emitted once per lane with the lane index
+  as a constant. When the innermost body is straight-line code with reduces, each reduce
+  becomes one loop with one accumulator per lane (lanes are independent, so the lane loop
+  moves inside the reduce); otherwise the body is repeated per lane.
 * With `hoist` (the default), a pure op that depends on no index of an enclosing loop is
   placed before that loop (loop-invariant code motion). Loads, accumulators and ops inside
   a statically empty range stay where they are.
@@ -31,6 +35,7 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,6 +144,8 @@ class _Linearizer:
     def _op(self, op: Operation) -> None:
         v = self.values
         match op:
+            case pg_loop.RangeOp() if op.kind.data == RangeKind.UPCAST:
+                self._lanes(op)
             case pg_loop.RangeOp():
                 range_op = self._open(op.start.data, op.end.data, op.kind.data, op.index)
                 self._block(op.body.block)
@@ -162,12 +169,84 @@ class _Linearizer:
             case pg_loop.StoreOp():
                 self._place(pg_uop.StoreOp(v[op.value], v[op.buffer], v[op.index]), op)
             case _ if isinstance(op, pg_uop.ALU_OPS):
-                # already a pg_uop op: move it, pointing its operands at the new values
-                op.detach()
-                op.operands = [v[x] for x in op.operands]
-                self._place(op, op, pure=True)
+                # already a pg_uop op: copy it (an upcast body is emitted once per lane),
+                # pointing its operands at the new values
+                new = op.clone()
+                new.operands = [v[x] for x in op.operands]
+                self._place(new, op, pure=True)
             case _:
                 raise self._fail(f"{op.name} cannot be linearised")
+
+    # ── upcast lanes ────────────────────────────────────────────────────────
+
+    def _lane_const(self, value: int) -> SSAValue:
+        # one per use (cse merges them): a cached one could sit in a range closed since
+        const = pg_uop.ConstOp(value, IndexType())
+        self._place(const, pure=True)
+        return const.result
+
+    def _lanes(self, op: pg_loop.RangeOp) -> None:
+        """Emit a nest of `upcast` ranges once per lane, the lane indices as constants.
+
+        Lanes are independent, so when the innermost body is straight-line code and reduces,
+        the lane loop is interchanged into each reduce: one loop, one accumulator per lane.
+        Otherwise the whole body is simply repeated per lane.
+        """
+        nest = [op]
+        while (len(ops := list(nest[-1].body.block.ops)) == 1
+               and isinstance(ops[0], pg_loop.RangeOp) and ops[0].kind.data == RangeKind.UPCAST):
+            nest.append(ops[0])
+        body = nest[-1].body.block
+        base = self.values
+        envs: list[dict[SSAValue, SSAValue]] = []
+        for lane in itertools.product(*(range(r.start.data, r.end.data) for r in nest)):
+            env = dict(base)
+            for r, value in zip(nest, lane, strict=True):
+                env[r.index] = self._lane_const(value)
+            envs.append(env)
+        interleave = (any(isinstance(x, pg_loop.ReduceOp) for x in body.ops)
+                      and not any(isinstance(x, pg_loop.RangeOp) for x in body.ops))
+        if not interleave:
+            for env in envs:
+                self.values = env
+                self._block(body)
+        else:
+            for x in body.ops:
+                if isinstance(x, pg_loop.ReduceOp):
+                    self._reduce_lanes(x, envs)
+                    continue
+                for env in envs:
+                    self.values = env
+                    self._op(x)
+        self.values = base
+
+    def _reduce_lanes(self, op: pg_loop.ReduceOp, envs: list[dict[SSAValue, SSAValue]]
+                      ) -> None:
+        """One reduce loop for every lane of `envs`, one accumulator each."""
+        t = op.result.type
+        kind = op.kind.data
+        combine = (_BOOL_COMBINE if is_bool(t) else _COMBINE)[kind]
+        accs: list[pg_uop.AccOp] = []
+        for lane in range(len(envs)):
+            acc = pg_uop.AccOp(reduce_identity(kind, t), t)
+            self._place(acc)
+            acc.result.name_hint = f"{op.result.name_hint or 'red'}_acc{lane}"
+            accs.append(acc)
+        range_op = self._open(op.start.data, op.end.data, op.range_kind.data, op.index)
+        yielded = op.body.block.last_op
+        assert isinstance(yielded, pg_loop.YieldOp)  # the reduce verifier guarantees it
+        for env, acc in zip(envs, accs, strict=True):
+            self.values = env
+            env[op.index] = range_op.result
+            self._block(op.body.block)
+            old = pg_uop.AccLoadOp(acc.result)
+            new = pg_uop.BinaryOp(combine, old, env[yielded.value])
+            for step in (old, new, pg_uop.AccStoreOp(acc.result, new.result)):
+                self._place(step)
+        self._close(range_op)
+        for env, acc in zip(envs, accs, strict=True):
+            self.values = env
+            self._place(pg_uop.AccLoadOp(acc.result), op)
 
     def _reduce(self, op: pg_loop.ReduceOp) -> None:
         t = op.result.type

@@ -24,6 +24,10 @@ Guarantee: no `pg_uop` op remains; every function verifies and prints as C
   computed and read back where it is used out of scope.
 * Pointers are `restrict` when every launch of the kernel in `@main` passes distinct
   buffers (as `noalias` on the LLVM target).
+* A kernel whose outermost global range may run in chunks on several threads
+  (`picograd/passes/uop_outer_range.py`) gets `pg.outer` (trip count) and `pg.work`
+  attributes; `module_to_c` then bounds its first top-level `pg_c.for` by the function's
+  trailing `start`/`end` arguments, which every CPU kernel takes (others ignore them).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from picograd.dialects.dtypes import is_bool, is_float
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
 from picograd.passes.uop_kernels import replace_kernels
+from picograd.passes.uop_outer_range import outer_split
 
 _BINARY = {BinaryKind.ADD: "+", BinaryKind.SUB: "-", BinaryKind.MUL: "*", BinaryKind.DIV: "/",
            BinaryKind.MOD: "%", BinaryKind.AND: "&", BinaryKind.OR: "|", BinaryKind.XOR: "^",
@@ -112,6 +117,8 @@ class _FuncLowering:
                 self.declare_before[inside[depth]].append(result)
 
     def run(self) -> pg_c.FuncOp:
+        if (split := outer_split(self.kernel)) is not None:
+            split.mark(self.func)
         for op in self.kernel.body.block.ops:
             operands = [self._operand(v, op) for v in op.operands]
             if isinstance(op, pg_uop.RangeOp):

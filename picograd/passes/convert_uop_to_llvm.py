@@ -4,23 +4,36 @@ Input dialects: `pg_uop` kernels next to `func.func @main` (a `pg_sched` schedul
 Output dialects: `llvm.func` kernels (same symbol names) next to the untouched `@main`.
 Guarantee: no `pg_uop` op remains; `@main` is left as it is.
 
-The function follows the kernel ABI of docs/design.md: `void kN(ptr p0, ptr p1, ...)`, one
-generic (address space 0) pointer per buffer argument, `index` is `i64`, a bool buffer holds
-one byte per element (load `i8` then `!= 0`; store `zext i1 -> i8`).
+The function follows the kernel ABI of docs/design.md: `void kN(ptr p0, ptr p1, ..., i64
+start, i64 end)`, one generic (address space 0) pointer per buffer argument, `index` is
+`i64`, a bool buffer holds one byte per element (load `i8` then `!= 0`; store `zext i1 ->
+i8`). `start`/`end` bound the outermost global range of a kernel that may run in chunks on
+several threads (`picograd/passes/uop_outer_range.py`: its `pg.outer` / `pg.work` attributes
+record the trip count and the work); other kernels ignore them.
 
-    pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {   llvm.func @k(%a: !llvm.ptr {llvm.noalias}) {
-      %i = pg_uop.range 0 to 4 global              llvm.br ^body(%c0 : i64)
-      ...                                        ^body(%i: i64):
-      pg_uop.end %i                                ...
-    }                                              %n = llvm.add %i, %c1 overflow<nsw,nuw> : i64
-                                                   %more = llvm.icmp "slt" %n, %c4 : i64
-                                                   llvm.cond_br %more, ^body(%n : i64), ^exit
-                                                 ^exit:
-                                                   llvm.return
-                                                 }
+    pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
+      %i = pg_uop.range 0 to 4 global
+      ...
+      pg_uop.end %i
+    }
+->
+    llvm.func @k(%a: !llvm.ptr {llvm.noalias}, %start: i64, %end: i64)
+        attributes {pg.outer = 4 : i64, pg.work = ...} {
+      %any = llvm.icmp "slt" %start, %end : i64
+      llvm.cond_br %any, ^body(%start : i64), ^exit
+    ^body(%i: i64):
+      ...
+      %n = llvm.add %i, %c1 overflow<nsw,nuw> : i64
+      %more = llvm.icmp "slt" %n, %end : i64
+      llvm.cond_br %more, ^body(%n : i64), ^exit
+    ^exit:
+      llvm.return
+    }
 
 * A range is a rotated loop: the body block takes the induction variable as a block argument
   (a phi), the latch at `end` increments it and branches back while it is below the bound.
+  The bounds are constants, except for the split outer range (`start`/`end`, which may be
+  an empty chunk: it is tested before the first iteration).
   Rotated rather than header-first because the kernel is one flat block: any value defined
   before a use in that block (CSE merges equal pure ops across `end`) must dominate the
   use, and here every block dominates all blocks after it. Ranges are never empty (buffers
@@ -60,6 +73,7 @@ from picograd.dialects import pg_uop
 from picograd.dialects.dtypes import is_bool
 from picograd.dialects.pg import BufferType
 from picograd.passes.uop_kernels import replace_kernels
+from picograd.passes.uop_outer_range import END_NAME, START_NAME, outer_split
 from picograd.passes.uop_to_llvm_alu import (
     Emitter,
     const,
@@ -86,8 +100,9 @@ class _KernelLowering:
     def __init__(self, kernel: pg_uop.KernelOp, noalias: bool):
         self.kernel = kernel
         self.noalias = noalias
-        self.arg_types = [llvm.LLVMPointerType()] * len(kernel.args)
-        self.entry = Block(arg_types=self.arg_types)
+        self.arg_types: list[Attribute] = [llvm.LLVMPointerType()] * len(kernel.args)
+        self.entry = Block(arg_types=[*self.arg_types, i64, i64])  # + (start, end)
+        self.split = outer_split(kernel)
         self.region = Region(self.entry)
         self.emit = Emitter(self.entry)
         self.values: dict[SSAValue, SSAValue] = {}  # pg_uop value -> llvm value
@@ -96,9 +111,10 @@ class _KernelLowering:
         self.alloca_anchor: Operation | None = None  # the last entry-block alloca
 
     def run(self) -> llvm.FuncOp:
-        for arg, new in zip(self.kernel.args, self.entry.args, strict=True):
+        for arg, new in zip(self.kernel.args, self.entry.args, strict=False):
             self.values[arg] = new
             new.name_hint = arg.name_hint
+        self.entry.args[-2].name_hint, self.entry.args[-1].name_hint = START_NAME, END_NAME
         if any(isinstance(op, pg_uop.AccOp) for op in self.kernel.body.block.ops):
             self.alloca_size = self.alloca_anchor = self.emit(
                 llvm.ConstantOp(IntegerAttr(1, i32), i32))
@@ -108,14 +124,18 @@ class _KernelLowering:
         props: dict[str, Attribute | None] = {}
         if self.noalias and self.arg_types:
             noalias = DictionaryAttr({"llvm.noalias": UnitAttr()})
-            props["arg_attrs"] = ArrayAttr([noalias] * len(self.arg_types))
-        return llvm.FuncOp(
+            props["arg_attrs"] = ArrayAttr([noalias] * len(self.arg_types)
+                                           + [DictionaryAttr({})] * 2)
+        func = llvm.FuncOp(
             self.kernel.sym_name.data,
-            llvm.LLVMFunctionType(self.arg_types, llvm.LLVMVoidType()),
+            llvm.LLVMFunctionType([*self.arg_types, i64, i64], llvm.LLVMVoidType()),
             linkage=llvm.LinkageAttr("external"),
             body=self.region,
             other_props=props,
         )
+        if self.split is not None:
+            self.split.mark(func)
+        return func
 
     # ── dispatch ────────────────────────────────────────────────────────────
 
@@ -142,14 +162,31 @@ class _KernelLowering:
     # ── loops ───────────────────────────────────────────────────────────────
 
     def _range(self, op: pg_uop.RangeOp) -> None:
-        start, end = self._const(op.start.data), self._const(op.end.data)
-        step = self._const(1)
         body, exit_ = Block(arg_types=[i64]), Block()
-        self.region.add_block(body)
-        self.emit(llvm.BrOp(body, start) if op.start.data < op.end.data else llvm.BrOp(exit_))
+        if self.split is not None and op is self.split.range:
+            start, end, step = self._bounds_from_args(op)
+            self.region.add_block(body)
+            # the chunk may be empty: test before the first iteration
+            self.emit(llvm.CondBrOp(icmp(self.emit, "slt", start, end), body, [start], exit_, []))
+        else:
+            start, end = self._const(op.start.data), self._const(op.end.data)
+            step = self._const(1)
+            self.region.add_block(body)
+            self.emit(llvm.BrOp(body, start) if op.start.data < op.end.data
+                      else llvm.BrOp(exit_))
         self.emit.block = body
         self.loops[op.result] = _Loop(body, exit_, end, step)
         self.values[op.result] = body.args[0]
+
+    def _bounds_from_args(self, op: pg_uop.RangeOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """(first, end, step) of the split outer range: iterations `[start, end)` of it, the
+        trailing arguments, shifted by the range's own start."""
+        start, end = self.entry.args[-2], self.entry.args[-1]
+        if op.start.data != 0:
+            offset = self._const(op.start.data)
+            start = self.emit.value(llvm.AddOp(start, offset, overflow=_NO_WRAP))
+            end = self.emit.value(llvm.AddOp(end, offset, overflow=_NO_WRAP))
+        return start, end, self._const(1)
 
     def _end(self, op: pg_uop.EndOp) -> None:
         loop = self.loops.pop(op.range)

@@ -33,10 +33,12 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from picograd.errors import PicogradError
 from picograd.passes.registry import PassGetter, all_passes
 
-CPU_LLVM = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-llvm"  # noqa: E501
-CPU_C = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-c"  # noqa: E501
-# GPU targets share the CPU pipeline up to `cse` (WebGPU's kernels are split to fit its 8
-# storage-buffer bindings, `capabilities("wgsl").max_buffers`), then map the global ranges
+CPU_LLVM = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,loop-upcast,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-llvm"  # noqa: E501
+CPU_C = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,loop-upcast,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-c"  # noqa: E501
+# `loop-upcast` (CPU only) tiles reduce kernels into register blocks that the C and LLVM
+# compilers vectorise. GPU targets share the rest of the CPU pipeline up to `cse` (WebGPU's
+# kernels are split to fit its 8 storage-buffer bindings,
+# `capabilities("wgsl").max_buffers`), then map the global ranges
 # onto work groups and work items and legalise for the target's capabilities. No `cse` after
 # the mapping: it could merge an op under a guard (`pg_uop.if`) with one after its `endif`.
 GPU_PTX = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=ptx},uop-legalize{target=ptx},uop-simplify,convert-uop-to-ptx"  # noqa: E501
@@ -252,7 +254,8 @@ def stage_pipeline(stage: str) -> str:
     """The default pipeline up to the end of `stage` (one of `STAGES`), as a flat string.
 
     A target stage gives that target's whole pipeline; an earlier stage cuts CPU_LLVM's
-    (every pipeline agrees with it up to the end of "uop", GPU mapping aside).
+    (every pipeline agrees with it up to the end of "uop", but for the CPU-only
+    `loop-upcast` and the GPU mapping).
     """
     if stage not in STAGES:
         raise PipelineError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")

@@ -25,6 +25,7 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
         "picograd.passes.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
     "convert-sched-to-loop": ("picograd.passes.convert_sched_to_loop", "ConvertSchedToLoopPass"),
     "loop-simplify": ("picograd.passes.loop.simplify", "LoopSimplifyPass"),
+    "loop-upcast": ("picograd.passes.loop.upcast", "LoopUpcastPass"),
     "convert-loop-to-uop": ("picograd.passes.convert_loop_to_uop", "ConvertLoopToUopPass"),
     "uop-simplify": ("picograd.passes.uop.simplify", "UopSimplifyPass"),
     "convert-uop-to-llvm": ("picograd.passes.convert_uop_to_llvm", "ConvertUopToLlvmPass"),

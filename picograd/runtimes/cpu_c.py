@@ -1,7 +1,7 @@
 """CPU runtime through C: the system C compiler builds the kernels' C source into shared
 libraries, loaded with ctypes.
 
-    $CC -O2 -shared -fPIC -std=c11 -march=native -fno-tree-slp-vectorize -o uN.so uN.c -lm
+    $CC -O2 -shared -fPIC -std=c11 -march=native [-fno-tree-slp-vectorize] -o uN.so uN.c -lm
 
 `CC` defaults to `cc`. A source with several kernels is cut into translation units (the
 `#include` prelude plus a contiguous share of the kernels: one unit per idle core, at most
@@ -10,6 +10,10 @@ processes at once and loaded as one library each (`CLibraries`). The libraries o
 are kept together in the disk cache (`picograd/runtimes/disk_cache.py`) under the source
 text, the compiler, its version, the flags and the host CPU, so a warm compile runs no
 compiler, whatever split the cold compile chose.
+
+A loaded kernel is called through `picograd/runtimes/parallel.py`: one call with its
+trailing `(start, end)`, or chunks of its outer range on a thread pool when the source exports
+`{name}_pg_outer` (a splittable kernel) and its work is large.
 
 The sources go to a fresh temporary directory; on success the directory is removed once the
 libraries are loaded (the mappings outlive the files), on failure it is kept and
@@ -31,13 +35,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from picograd.errors import CompileError, DeviceError
-from picograd.runtimes import disk_cache
+from picograd.passes.uop_outer_range import outer_symbol
+from picograd.runtimes import disk_cache, parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch
 
-# -fno-tree-slp-vectorize: GCC 12's SLP vectoriser (with -march=native, F16C) folds the
-# rounding `float -> _Float16 -> float` into the identity (2049.0 stays 2049.0 instead of
-# rounding to 2048.0); loop vectorisation is kept.
-C_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-march=native", "-fno-tree-slp-vectorize")
+C_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-march=native")
+# GCC 12's SLP vectoriser (with -march=native, F16C) folds the rounding
+# `float -> _Float16 -> float` into the identity (2049.0 stays 2049.0 instead of rounding to
+# 2048.0): it is turned off for units that use float16. Elsewhere it turns the register
+# tiles of `loop-upcast` into vector code (loop vectorisation stays on everywhere).
+F16_FLAGS = ("-fno-tree-slp-vectorize",)
+
+
+def unit_flags(unit: str) -> tuple[str, ...]:
+    """The compiler flags for one C unit: `C_FLAGS`, plus `F16_FLAGS` if it uses float16."""
+    return C_FLAGS + F16_FLAGS if "_Float16" in unit else C_FLAGS
 
 
 MIN_KERNELS_PER_UNIT = 4
@@ -138,7 +150,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
     def _key(self, source: str) -> str | None:
         if not disk_cache.enabled():
             return None
-        return disk_cache.key_text("c-libraries", source, self.compiler, C_FLAGS,
+        return disk_cache.key_text("c-libraries", source, self.compiler, unit_flags(source),
                                    disk_cache.toolchain("c", self.compiler),
                                    disk_cache.picograd_version())
 
@@ -148,7 +160,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
         lib = os.path.join(workdir, f"u{index}.so")
         with open(src, "w") as f:
             f.write(unit)
-        command = [self.compiler, *C_FLAGS, "-o", lib, src, "-lm"]
+        command = [self.compiler, *unit_flags(unit), "-o", lib, src, "-lm"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, check=False)
         except OSError as e:
@@ -192,4 +204,6 @@ class CpuCRuntime(HostRuntime[CLibraries]):
             raise DeviceError(f"no kernel {name!r} in the compiled C library")
         address = ctypes.cast(symbol, ctypes.c_void_p).value
         assert address is not None
-        return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * num_args)(address)
+        outer = binary.symbol(outer_symbol(name))  # exported by a kernel that may be split
+        outer_address = ctypes.cast(outer, ctypes.c_void_p).value if outer is not None else None
+        return parallel.c_kernel(address, num_args, parallel.read_outer(outer_address))

@@ -6,22 +6,27 @@ and loads that object into one MCJIT engine; the returned `LlvmBinary` keeps the
 so the machine code) alive. The object code is kept in the disk cache
 (`picograd/runtimes/disk_cache.py`) under the IR text, the optimisation level, the
 llvmlite/LLVM versions and the host CPU: a warm compile only loads it. A loaded kernel is a
-ctypes `CFUNCTYPE(None, c_void_p, ...)` over the function's address.
+ctypes `CFUNCTYPE(None, c_void_p, ..., c_int64, c_int64)` over the function's address,
+called through `picograd/runtimes/parallel.py` (one call, or chunks of the outer range on a
+thread pool for a large splittable kernel, read from its exported `{name}_pg_outer`).
 """
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 from functools import cache
 
 import llvmlite.binding as llvm
 
 from picograd.errors import CompileError, DeviceError
-from picograd.runtimes import disk_cache
+from picograd.passes.uop_outer_range import outer_symbol
+from picograd.runtimes import disk_cache, parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 
 OPT_LEVEL = 3
+# llvmlite leaves the SLP vectoriser off by default; loop-upcast's register tiles (straight-line
+# code, one accumulator per lane) only become vector FMAs with it.
+SLP_VECTORIZE = True
 
 
 @cache
@@ -80,6 +85,7 @@ def _optimize(source: str) -> llvm.ModuleRef:
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
+    pto.slp_vectorization = SLP_VECTORIZE
     pass_builder = llvm.create_pass_builder(tm, pto)
     pass_builder.getModulePassManager().run(module, pass_builder)
     return module
@@ -89,8 +95,9 @@ class CpuLlvmRuntime(HostRuntime[LlvmBinary]):
     renderer = "llvm"
 
     def compile(self, source: str) -> LlvmBinary:
-        key = disk_cache.key_text("llvm-object", source, OPT_LEVEL, disk_cache.toolchain("llvm"),
-                                  disk_cache.picograd_version()) if disk_cache.enabled() else None
+        key = disk_cache.key_text(
+            "llvm-object", source, OPT_LEVEL, SLP_VECTORIZE, disk_cache.toolchain("llvm"),
+            disk_cache.picograd_version()) if disk_cache.enabled() else None
         code = disk_cache.read(disk_cache.KERNELS, key) if key else None
         module = None
         if code is None:
@@ -109,4 +116,5 @@ class CpuLlvmRuntime(HostRuntime[LlvmBinary]):
         address = binary.engine.get_function_address(name)
         if not address:
             raise DeviceError(f"no kernel @{name} in the compiled LLVM module")
-        return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * num_args)(address)
+        outer = parallel.read_outer(binary.engine.get_global_value_address(outer_symbol(name)))
+        return parallel.c_kernel(address, num_args, outer)

@@ -167,12 +167,36 @@ def _discard(path: str) -> None:
         os.unlink(path)
 
 
+@dataclasses.dataclass
+class CacheStats:
+    """Look-ups of this process (graph and kernel entries together); DEBUG=1 prints them."""
+
+    hits: int = 0
+    misses: int = 0  # missing, or a bad entry that was deleted
+
+
+_STATS = CacheStats()
+
+
+def stats() -> CacheStats:
+    """A snapshot of the disk cache's hit and miss counts."""
+    return dataclasses.replace(_STATS)
+
+
 def read(kind: str, key: str) -> bytes | None:
     """The payload stored under `key`, or None (off, missing, or a bad entry, now deleted)."""
     where = _entry_path(kind, key)
     if where is None:
         return None
-    path = where[1]
+    payload = _read_entry(where[1], key)
+    if payload is None:
+        _STATS.misses += 1
+    else:
+        _STATS.hits += 1
+    return payload
+
+
+def _read_entry(path: str, key: str) -> bytes | None:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:

@@ -31,7 +31,7 @@ from picograd.capabilities import TRANSCENDENTALS
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects import pg_uop as pu
 from picograd.dialects.dtypes import is_float
-from picograd.dialects.pg import BinaryKind, BufferType, UnaryKind
+from picograd.dialects.pg import BinaryKind, BufferType, RangeKind, UnaryKind
 from picograd.interpreter import run
 from picograd.passes.pipelines import run_pipeline, stage_pipeline
 
@@ -151,6 +151,41 @@ def reduction_programs(draw) -> Program:
     return Program(text, inputs)
 
 
+@st.composite
+def fused_row_programs(draw) -> Program:
+    """Fused row kernels (softmax- and layernorm-like): per row, one or two reductions over
+    the columns, the second maybe of the input minus the first's result, then an
+    elementwise epilogue of every column with the last result, which the scheduler fuses
+    into the reductions' kernel as a column loop."""
+    dtype = draw(st.sampled_from(("f32", "f64", "i32", "i8")))
+    rows, cols = draw(st.sampled_from((2, 3, 4))), draw(st.sampled_from((3, 5, 8, 9)))
+    shape, reduced = (rows, cols), (rows, 1)
+    b = ElementwiseBuilder(draw, "pg_tensor")
+    x = Value("%in0", dtype, shape)
+    b.values.append(x)
+    kinds = ("sum", "max", "min")
+    combines = ("add", "sub", "mul", "max", "min")
+
+    def reduce_and_expand(v: Value) -> Value:
+        kind = draw(st.sampled_from(kinds))
+        r = b.emit(f"pg_tensor.reduce {kind} {v.name} {{axes = array<i64: 1>}} : {v.type} "
+                   f"-> {ttype(dtype, reduced)}", dtype, reduced)
+        return b.emit(f"pg_tensor.expand {r.name} : {r.type} -> {ttype(dtype, shape)}",
+                      dtype, shape)
+
+    row = reduce_and_expand(x)
+    if draw(st.booleans()):
+        x = b.emit(f"pg_tensor.binary sub {x.name}, {row.name} : {x.type}", dtype, shape)
+        row = reduce_and_expand(x)
+    y = b.emit(f"pg_tensor.binary {draw(st.sampled_from(combines))} {x.name}, {row.name} : "
+               f"{x.type}", dtype, shape)
+    text = "\n".join([f"func.func @main(%in0: {ttype(dtype, shape)}) -> ({y.type}) {{",
+                      *b.lines, f"  func.return {y.name} : {y.type}", "}"])
+    inputs = [np.array(draw(st.lists(nice_scalars(dtype), min_size=rows * cols,
+                                     max_size=rows * cols)), dtype=NP[dtype]).reshape(shape)]
+    return Program(text, inputs)
+
+
 def nice_scalars(dtype: str) -> st.SearchStrategy:
     if dtype == "i1":
         return st.booleans()
@@ -179,6 +214,9 @@ def check_mapping(program: Program, target: str, local: int, threshold: int) -> 
         event("float group reduction, compared exactly")
     if any(isinstance(op, pu.BarrierOp) for op in module.walk()):
         event("group reduction")
+        if any(isinstance(op, pu.RangeOp) and op.kind.data == RangeKind.LOOP
+               and (op.result.name_hint or "").endswith("_step") for op in module.walk()):
+            event("epilogue loop spread over the group")  # named by emit_strided
     if any(isinstance(op, pu.IfOp) for op in module.walk()):
         event("guarded")
     agree(expected, interpret(module, program.inputs), spec, exact)
@@ -203,6 +241,14 @@ def test_gpu_map_preserves_semantics(program: Program, target: str, local: int,
 @given(reduction_programs(), TARGETS, LOCAL_SIZES, THRESHOLDS)
 def test_group_reductions_preserve_semantics(program: Program, target: str, local: int,
                                              threshold: int):
+    check_mapping(program, target, local, threshold)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fused_row_programs(), TARGETS, LOCAL_SIZES, THRESHOLDS)
+def test_fused_row_kernels_preserve_semantics(program: Program, target: str, local: int,
+                                              threshold: int):
+    """The epilogue loop after a row's last group reduction runs on the whole work group."""
     check_mapping(program, target, local, threshold)
 
 

@@ -43,8 +43,14 @@ How a kernel is mapped:
   1 (P the power of two >= L), threads with `l < s` (and `l + s < L`) set `shared[l] =
   shared[l] op shared[l + s]`, a barrier after each step. A reduction followed by another
   distributed one broadcasts its result (every thread reads `shared[0]` back into its
-  accumulator, then a barrier); after the last one, only `local_id 0` reads `shared[0]`
-  and runs the rest of the body (the store). Float sums and products may then differ from
+  accumulator, then a barrier). After the last one, when the rest of the body is pure ops,
+  loads, stores, and at least one *independent* loop (`_Epilogue`: a range whose body is
+  pure ops, loads and stores at an index `j * c + invariant`, c != 0, of its variable j,
+  and no buffer of the rest both stored and loaded, nor stored twice), the result is
+  broadcast too and each such loop is spread over the group: `for jo < ceil(N / L): j = jo
+  * L + local_id; if (j < N) body` (a fused softmax or layernorm writes its row with the
+  whole group); the rest's other stores run in `local_id 0`. Otherwise only `local_id 0`
+  reads `shared[0]` and runs the rest of the body. Float sums and products may differ from
   the sequential order by rounding; integers and bools are exact. One shared buffer per
   element type, L elements, counted at 4 bytes or more each against
   `shared_memory_bytes` (over it, the kernel keeps sequential reductions). Stores before a
@@ -184,6 +190,100 @@ class _Layout:
                 self.close[open_ifs.pop()] = i
 
 
+@dataclass
+class _Loop:
+    """A range of a body (with its end and the ops between) whose iterations are independent."""
+
+    range: pu.RangeOp
+    end: pu.EndOp
+    interior: list[Operation]
+
+
+@dataclass
+class _Epilogue:
+    """What follows a body's last group reduction, when its loops can be spread over the
+    work group: pure ops, loads, stores, and at least one independent loop (keyed by its
+    range). A loop is independent when its body is pure ops, loads and stores, nothing it
+    computes is read after it, and each store's index is `j * c + invariant` (c != 0) of
+    its variable j: its iterations write distinct addresses. So that no order of the work
+    items changes a result, no buffer is both stored and loaded by the ops, nor stored by
+    two stores."""
+
+    ops: list[Operation]
+    loops: dict[Operation, _Loop]
+
+    @staticmethod
+    def of(ops: list[Operation], layout: _Layout) -> _Epilogue | None:
+        loops: dict[Operation, _Loop] = {}
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            if isinstance(op, pu.RangeOp):
+                begin = layout.pos[op]
+                end = layout.ops[layout.close[begin]]
+                assert isinstance(end, pu.EndOp)
+                loop = _Loop(op, end, layout.ops[begin + 1:layout.close[begin]])
+                if not _independent(loop):
+                    return None
+                loops[op] = loop
+                i += len(loop.interior) + 2
+            elif isinstance(op, (*pu.ALU_OPS, pu.LoadOp, pu.AccLoadOp, pu.StoreOp)):
+                i += 1
+            else:
+                return None
+        stored = [x.buffer for x in ops if isinstance(x, pu.StoreOp)]
+        loaded = {x.buffer for x in ops if isinstance(x, pu.LoadOp)}
+        if not loops or len(set(stored)) != len(stored) or loaded.intersection(stored):
+            return None
+        return _Epilogue(ops, loops)
+
+
+def _independent(loop: _Loop) -> bool:
+    """Whether the loop's iterations may run on different work items (see `_Epilogue`)."""
+    inside = set(loop.interior)
+    if not all(isinstance(x, (*pu.ALU_OPS, pu.LoadOp, pu.StoreOp)) for x in loop.interior):
+        return False
+    if any(use.operation not in inside for x in loop.interior for r in x.results
+           for use in r.uses):
+        return False
+    stores = [x for x in loop.interior if isinstance(x, pu.StoreOp)]
+    memo: dict[SSAValue, int | None] = {}
+    return all(_coefficient(x.index, loop.range.result, inside, memo) not in (0, None)
+               for x in stores)
+
+
+def _coefficient(value: SSAValue, var: SSAValue, inside: set[Operation],
+                 memo: dict[SSAValue, int | None]) -> int | None:
+    """c when `value` is `var * c + (a value that does not change with var)`, else None."""
+    if value is var:
+        return 1
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner not in inside:
+        return 0  # defined before the loop
+    if value in memo:
+        return memo[value]
+    parts = [_coefficient(x, var, inside, memo) for x in owner.operands]
+    coefficient: int | None = None
+    if None in parts:
+        pass
+    elif all(c == 0 for c in parts):
+        coefficient = 0
+    elif isinstance(owner, pu.BinaryOp) and isinstance(value.type, IndexType):
+        a, b = parts
+        assert a is not None and b is not None
+        kind = owner.kind.data
+        if kind == BinaryKind.ADD:
+            coefficient = a + b
+        elif kind == BinaryKind.SUB:
+            coefficient = a - b
+        elif kind == BinaryKind.MUL:
+            factor = owner.rhs.owner if b == 0 else owner.lhs.owner
+            if isinstance(factor, pu.ConstOp):
+                coefficient = (a or b) * int(factor.scalar)
+    memo[value] = coefficient
+    return coefficient
+
+
 # ── the pass ─────────────────────────────────────────────────────────────────
 
 
@@ -242,6 +342,7 @@ class _KernelMapper:
         self.fixed: set[Operation] = set()  # ops that stand for a range index: not hoisted
         self.shared: dict[Attribute, SSAValue] = {}
         self.ids: dict[str, SSAValue] = {}
+        self.grouped_left = 0  # group-reduced nests not emitted yet (they reuse `shared`)
         # the launch, set by `plan`
         self.block_size = 1
         self.groups = (1, 1)
@@ -571,6 +672,7 @@ class _KernelMapper:
 
     def emit_kernel(self, items: Sequence[_Nest | Operation | list[Operation]]) -> None:
         serial: list[Operation] = []  # top-level work that one work item does
+        self.grouped_left = sum(isinstance(x, _Nest) and bool(x.reductions) for x in items)
         for item in items:
             if isinstance(item, _Nest):
                 self.emit_serial(serial)
@@ -609,6 +711,7 @@ class _KernelMapper:
 
     def emit_nest(self, nest: _Nest) -> None:
         grouped = bool(nest.reductions)
+        self.grouped_left -= grouped
         ident = self.group_flat() if grouped else self.flat()
         g0, g1 = self.groups
         items = g0 * g1 * (1 if grouped else self.block_size)
@@ -646,21 +749,45 @@ class _KernelMapper:
     def emit_grouped_body(self, nest: _Nest) -> None:
         pos = {op: i for i, op in enumerate(nest.body)}
         i = 0
+        rest = _Epilogue.of(nest.body[pos[nest.reductions[-1].end] + 1:], self.layout)
         for n, reduction in enumerate(nest.reductions):
             last = n == len(nest.reductions) - 1
             self.out.extend(nest.body[i:pos[reduction.range]])
-            self.emit_strided(reduction)
-            self.emit_tree(reduction, last)
+            self.emit_strided(reduction.range, reduction.end, reduction.interior,
+                              RangeKind.REDUCE)
+            self.emit_tree(reduction, last, broadcast=not last or rest is not None)
             i = pos[reduction.end] + 1
-        self.out.extend(nest.body[i:])
-        self.put(pu.EndIfOp())  # closes the `local_id == 0` guard of the last reduction
+        if rest is None:
+            self.out.extend(nest.body[i:])
+            self.put(pu.EndIfOp())  # closes the `local_id == 0` guard of the last reduction
+        else:
+            self.emit_epilogue(rest)
 
-    def emit_strided(self, reduction: _Reduction) -> None:
-        """This thread's share of the reduction: iterations lid, lid + L, ..."""
-        old, local = reduction.range, self.block_size
+    def emit_epilogue(self, rest: _Epilogue) -> None:
+        """The rest of a body after its broadcast reductions: its independent loops spread
+        over the group, its other stores in local_id 0, its pure ops and loads in all."""
+        i = 0
+        while i < len(rest.ops):
+            op = rest.ops[i]
+            loop = rest.loops.get(op)
+            if loop is not None:
+                self.emit_strided(loop.range, loop.end, loop.interior, RangeKind.LOOP)
+                i += len(loop.interior) + 2
+                continue
+            if isinstance(op, pu.StoreOp):
+                self.open_guard(self.local_id(), CmpKind.EQ, 0)
+                self.put(op, pu.EndIfOp())
+            else:
+                self.put(op)
+            i += 1
+
+    def emit_strided(self, old: pu.RangeOp, old_end: pu.EndOp, interior: list[Operation],
+                     kind: RangeKind) -> None:
+        """This thread's share of a range's iterations: lid, lid + L, ... (below the end)."""
+        local = self.block_size
         extent = old.end.data - old.start.data
         trips = -(-extent // local)
-        step = self.emit(pu.RangeOp(0, trips, RangeKind.REDUCE))
+        step = self.emit(pu.RangeOp(0, trips, kind))
         step.name_hint = f"{old.result.name_hint or 'r'}_step"
         lid = self.local_id()
         first = lid if trips == 1 else self.binary(
@@ -674,15 +801,17 @@ class _KernelMapper:
         ragged = extent % local != 0
         if ragged:
             self.open_guard(first, CmpKind.LT, extent)
-        self.out.extend(reduction.interior)
+        self.out.extend(interior)
         if ragged:
             self.put(pu.EndIfOp())
         self.put(pu.EndOp(step))
-        self.dead.extend([reduction.end, reduction.range])
+        self.dead.extend([old_end, old])
 
-    def emit_tree(self, reduction: _Reduction, last: bool) -> None:
+    def emit_tree(self, reduction: _Reduction, last: bool, broadcast: bool) -> None:
         """Combine the threads' partials in shared memory; leave the result in the register
-        of every thread (`last`: of local_id 0 only, which then runs the rest)."""
+        of every thread (`broadcast` false: of local_id 0 only, which then runs the rest).
+        After the `last` reduction of the last group-reduced nest, shared memory is not
+        reused: no barrier follows."""
         shared, lid, local = self.shared_buffer(reduction.dtype), self.local_id(), self.block_size
         partial = self.emit(pu.AccLoadOp(reduction.acc))
         self.put(pu.StoreOp(partial, shared, lid))
@@ -701,14 +830,14 @@ class _KernelMapper:
             self.put(pu.StoreOp(self.emit(pu.BinaryOp(reduction.kind, mine, theirs)),
                                 shared, lid))
             self.put(pu.EndIfOp())
-            if not (last and stride == 1):
+            if broadcast or stride > 1:
                 self.put(pu.BarrierOp())
             stride //= 2
-        if last:
+        if not broadcast:
             self.open_guard(lid, CmpKind.EQ, 0)  # closed after the rest of the body
         total = self.emit(pu.LoadOp(shared, self.const(0)))
         self.put(pu.AccStoreOp(reduction.acc, total))
-        if not last:
+        if not last or (broadcast and self.grouped_left):
             self.put(pu.BarrierOp())  # everyone has read shared[0] before it is reused
 
     # ── clean-up ────────────────────────────────────────────────────────────

@@ -3,10 +3,15 @@
 // integers and bools, the six comparisons, where, casts among f32 / i32 / i1 (float -> int
 // truncates, -> bool is != 0), bool buffers as bytes (loaded != 0, stored as uint8_t),
 // masked loads, `restrict` from the launches in @main, and a value used after its loop.
+// A kernel that is one top-level global range may run in chunks on several threads: it
+// gets `pg.outer` (trip count) / `pg.work` (ops) attributes, exports them as
+// `<name>_pg_outer`, and its outer `for` runs over the trailing `start`/`end` arguments that
+// every kernel takes (@escape, whose outer loop is a reduction, ignores them). A split kernel
+// whose only loop is that outer loop is declared with GCC's "cheap" vectoriser cost model.
 // RUN: opt-tool %s -p convert-uop-to-c | filecheck %s
 // RUN: opt-tool %s -p convert-uop-to-c -t c | filecheck %s --check-prefix=C
 
-// CHECK-LABEL: pg_c.func @float_alu(%a: !pg.buffer<4xf32>, %b: !pg.buffer<4xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK-LABEL: pg_c.func @float_alu(%a: !pg.buffer<4xf32>, %b: !pg.buffer<4xf32>, %out: !pg.buffer<4xf32>) attributes {pg.outer = 4 : i64, pg.work = 64 : i64} {
 // CHECK-NEXT:    %d = pg_c.const 2.5 : f64
 // CHECK-NEXT:    %i = pg_c.for 0 to 4
 // CHECK-NEXT:    %x = pg_c.load %a[%i] : !pg.buffer<4xf32> -> f32
@@ -29,9 +34,13 @@
 // CHECK-NEXT:    pg_c.end_for %i
 // CHECK-NEXT:  }
 
-// C-LABEL: void float_alu(float* p0, float* p1, float* p2) {
+// C:         const int64_t float_alu_pg_outer[2] = {4, 64};
+// C-NEXT:    const int64_t int_alu_pg_outer[2] = {4, 60};
+// C-NOT:     escape_pg_outer
+// C:         __attribute__((optimize("vect-cost-model=cheap"))) void float_alu(float* p0, float* p1, float* p2, int64_t start, int64_t end);
+// C-LABEL: void float_alu(float* p0, float* p1, float* p2, int64_t start, int64_t end) {
 // C-NEXT:    double {{v[0-9]+_d}} = 2.5;
-// C-NEXT:    for (int64_t [[I:i[0-9]+_i]] = 0; [[I]] < 4; [[I]]++) {
+// C-NEXT:    for (int64_t [[I:i[0-9]+_i]] = start; [[I]] < end; [[I]]++) {
 // C-NEXT:      float [[X:v[0-9]+_x]] = p0[[[I]]];
 // C-NEXT:      float [[Y:v[0-9]+_y]] = p1[[[I]]];
 // C-NEXT:      float [[ADD:v[0-9]+_add]] = [[X]] + [[Y]];
@@ -89,7 +98,7 @@ pg_uop.kernel @float_alu(%a: !pg.buffer<4xf32>, %b: !pg.buffer<4xf32>, %out: !pg
 // CHECK-NEXT:    %neg = pg_c.unary "-" %min : i32
 // CHECK-NEXT:    %not = pg_c.unary "~" %neg : i32
 
-// C-LABEL: void int_alu(int32_t* p0, int32_t* p1, int32_t* p2) {
+// C-LABEL: void int_alu(int32_t* p0, int32_t* p1, int32_t* p2, int64_t start, int64_t end) {
 // C:         int32_t [[ADD:v[0-9]+_add]] = (int32_t)((uint32_t)[[X:v[0-9]+_x]] + (uint32_t)[[Y:v[0-9]+_y]]);
 // C-NEXT:    int32_t [[SUB:v[0-9]+_sub]] = (int32_t)((uint32_t)[[ADD]] - (uint32_t)[[Y]]);
 // C-NEXT:    int32_t [[MUL:v[0-9]+_mul]] = (int32_t)((uint32_t)[[SUB]] * (uint32_t)[[Y]]);
@@ -141,7 +150,7 @@ pg_uop.kernel @int_alu(%a: !pg.buffer<4xi32>, %b: !pg.buffer<4xi32>, %out: !pg.b
 // CHECK-NEXT:    pg_c.store %r, %out[%i] : i1, !pg.buffer<4xi1>
 // CHECK-NEXT:    %w = pg_c.select %r, %x, %z : f32
 
-// C-LABEL: void bool_alu(uint8_t* p0, float* p1, uint8_t* p2, float* p3) {
+// C-LABEL: void bool_alu(uint8_t* p0, float* p1, uint8_t* p2, float* p3, int64_t start, int64_t end) {
 // C:         bool [[P:v[0-9]+_p]] = (p0[[[I:i[0-9]+_i]]] != 0);
 // C:         bool {{v[0-9]+_lt}} = [[X:v[0-9]+_x]] < [[Z:v[0-9]+_z]];
 // C-NEXT:    bool {{v[0-9]+_le}} = [[X]] <= [[Z]];
@@ -218,7 +227,7 @@ pg_uop.kernel @casts(%a: !pg.buffer<4xf32>, %b: !pg.buffer<4xi32>, %c: !pg.buffe
 
 // Masked loads keep mask and other value; a masked bool load compares the byte with 0 only
 // where the mask holds. Every launch of @masked passes distinct buffers: restrict.
-// CHECK-LABEL: pg_c.func @masked(%a: !pg.buffer<4xf32>, %c: !pg.buffer<4xi1>, %out: !pg.buffer<6xf32>, %o2: !pg.buffer<6xi1>) restrict {
+// CHECK-LABEL: pg_c.func @masked(%a: !pg.buffer<4xf32>, %c: !pg.buffer<4xi1>, %out: !pg.buffer<6xf32>, %o2: !pg.buffer<6xi1>) restrict attributes {pg.outer = 6 : i64, pg.work = 36 : i64} {
 // CHECK-NEXT:    %c2 = pg_c.const 2 : index
 // CHECK-NEXT:    %i = pg_c.for 0 to 6
 // CHECK-NEXT:    %src = pg_c.binary "-" %i, %c2 : index
@@ -230,7 +239,7 @@ pg_uop.kernel @casts(%a: !pg.buffer<4xf32>, %b: !pg.buffer<4xi32>, %c: !pg.buffe
 // CHECK-NEXT:    pg_c.end_for %i
 // CHECK-NEXT:  }
 
-// C-LABEL: void masked(float* restrict p0, uint8_t* restrict p1, float* restrict p2, uint8_t* restrict p3) {
+// C-LABEL: void masked(float* restrict p0, uint8_t* restrict p1, float* restrict p2, uint8_t* restrict p3, int64_t start, int64_t end) {
 // C:         float [[V:v[0-9]+_v]] = [[M:v[0-9]+_m]] ? p0[[[SRC:v[0-9]+_src]]] : -1.5f;
 // C:         bool [[P:v[0-9]+_p]] = [[M]] ? (p1[[[SRC]]] != 0) : true;
 // C-NEXT:    p3[{{.*}}] = (uint8_t)[[P]];
@@ -288,6 +297,34 @@ pg_uop.kernel @escape(%a: !pg.buffer<4xf32>, %out: !pg.buffer<2xf32>) {
   pg_uop.store %e, %out[%c0] : f32, !pg.buffer<2xf32>
   %s = pg_uop.acc_load %acc : f32
   pg_uop.store %s, %out[%c1] : f32, !pg.buffer<2xf32>
+}
+
+// A global range that starts at 2 runs iterations [start, end) shifted by 2; a kernel with
+// two top-level loops is never split (no attributes, its loops keep their constant bounds).
+// CHECK-LABEL: pg_c.func @offset(%out: !pg.buffer<6xf32>) attributes {pg.outer = 4 : i64, pg.work = 8 : i64} {
+// CHECK-LABEL: pg_c.func @two_loops(%out: !pg.buffer<6xf32>) {
+// C-LABEL: void offset(float* p0, int64_t start, int64_t end) {
+// C-NEXT:    float {{v[0-9]+_one}} = 1.0f;
+// C-NEXT:    for (int64_t [[I:i[0-9]+_i]] = start + 2; [[I]] < end + 2; [[I]]++) {
+// C-LABEL: void two_loops(float* p0, int64_t start, int64_t end) {
+// C:         for (int64_t [[I:i[0-9]+_i]] = 0; [[I]] < 3; [[I]]++) {
+// C:         for (int64_t [[J:i[0-9]+_j]] = 3; [[J]] < 6; [[J]]++) {
+pg_uop.kernel @offset(%out: !pg.buffer<6xf32>) {
+  %one = pg_uop.const 1.0 : f32
+  %i = pg_uop.range 2 to 6 global
+  %two = pg_uop.binary add %one, %one : f32
+  pg_uop.store %two, %out[%i] : f32, !pg.buffer<6xf32>
+  pg_uop.end %i
+}
+
+pg_uop.kernel @two_loops(%out: !pg.buffer<6xf32>) {
+  %one = pg_uop.const 1.0 : f32
+  %i = pg_uop.range 0 to 3 global
+  pg_uop.store %one, %out[%i] : f32, !pg.buffer<6xf32>
+  pg_uop.end %i
+  %j = pg_uop.range 3 to 6 global
+  pg_uop.store %one, %out[%j] : f32, !pg.buffer<6xf32>
+  pg_uop.end %j
 }
 
 func.func @main(%a: !pg.buffer<4xf32>, %c: !pg.buffer<4xi1>) -> (!pg.buffer<6xf32>, !pg.buffer<6xi1>) {

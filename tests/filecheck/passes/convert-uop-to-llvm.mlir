@@ -2,15 +2,17 @@
 
 // A reduction: an entry-block alloca for the accumulator, ranges as rotated loops (the
 // induction variable is the body block's argument; the latch increments and branches back),
-// addresses through getelementptr.
+// addresses through getelementptr. Every kernel takes two trailing i64 (start, end); a kernel
+// that is one top-level global range (here @k0) runs that range over [start, end) (tested
+// before the first iteration, as a chunk may be empty) and records its trip count and work
+// as `pg.outer` / `pg.work` (picograd/passes/uop_outer_range.py).
 
-// CHECK-LABEL: llvm.func @k0(%a: !llvm.ptr {llvm.noalias}, %out: !llvm.ptr {llvm.noalias}) {
+// CHECK-LABEL: llvm.func @k0(%a: !llvm.ptr {llvm.noalias}, %out: !llvm.ptr {llvm.noalias}, %start: i64, %end: i64) attributes {pg.outer = 4 : i64, pg.work = 236 : i64} {
 // CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %acc = llvm.alloca %[[ONE]] x f32 {alignment = 4 : i64} : (i32) -> !llvm.ptr
-// CHECK-NEXT:    %[[I0:.*]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT:    %[[IN:.*]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:    %[[ISTEP:.*]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT:    llvm.br ^[[IBODY:.*]](%[[I0]] : i64)
+// CHECK-NEXT:    %[[ANY:.*]] = llvm.icmp "slt" %start, %end : i64
+// CHECK-NEXT:    llvm.cond_br %[[ANY]], ^[[IBODY:.*]](%start : i64), ^[[IEXIT:.*]]
 // CHECK-NEXT:  ^[[IBODY]](%i: i64):
 // CHECK-NEXT:    %[[INIT:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
 // CHECK-NEXT:    llvm.store %[[INIT]], %acc : f32, !llvm.ptr
@@ -35,8 +37,8 @@
 // CHECK-NEXT:    %[[Q:.*]] = llvm.getelementptr inbounds %out[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    llvm.store %r, %[[Q]] : f32, !llvm.ptr
 // CHECK-NEXT:    %[[INEXT:.*]] = llvm.add %i, %[[ISTEP]] overflow<nsw,nuw> : i64
-// CHECK-NEXT:    %[[IMORE:.*]] = llvm.icmp "slt" %[[INEXT]], %[[IN]] : i64
-// CHECK-NEXT:    llvm.cond_br %[[IMORE]], ^[[IBODY]](%[[INEXT]] : i64), ^[[IEXIT:.*]]
+// CHECK-NEXT:    %[[IMORE:.*]] = llvm.icmp "slt" %[[INEXT]], %end : i64
+// CHECK-NEXT:    llvm.cond_br %[[IMORE]], ^[[IBODY]](%[[INEXT]] : i64), ^[[IEXIT]]
 // CHECK-NEXT:  ^[[IEXIT]]:
 // CHECK-NEXT:    llvm.return
 // CHECK-NEXT:  }
@@ -60,7 +62,7 @@ pg_uop.kernel @k0(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
 // A masked load (select the index, then the value), NaN-propagating max, a float->int cast
 // through the saturating intrinsic, C division, and a bool stored as a byte.
 
-// CHECK-LABEL: llvm.func @k1(%x: !llvm.ptr {llvm.noalias}, %b: !llvm.ptr {llvm.noalias}, %q: !llvm.ptr {llvm.noalias}) {
+// CHECK-LABEL: llvm.func @k1(%x: !llvm.ptr {llvm.noalias}, %b: !llvm.ptr {llvm.noalias}, %q: !llvm.ptr {llvm.noalias}, %start_1: i64, %end_1: i64) attributes {pg.outer = 6 : i64, pg.work = 78 : i64} {
 // CHECK:         %m = llvm.icmp "slt" %{{.*}}, %c4 : i64
 // CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT:    %[[SAFE:.*]] = llvm.select %m, %{{.*}}, %[[ZERO]] : i1, i64
@@ -102,7 +104,7 @@ pg_uop.kernel @k1(%x: !pg.buffer<6xf32>, %b: !pg.buffer<6xi1>, %q: !pg.buffer<6x
 // A bool load is a byte compared with 0. @k2 is launched once with one buffer twice, so its
 // pointers get no noalias.
 
-// CHECK-LABEL: llvm.func @k2(%src: !llvm.ptr, %dst: !llvm.ptr) {
+// CHECK-LABEL: llvm.func @k2(%src: !llvm.ptr, %dst: !llvm.ptr, %start_2: i64, %end_2: i64) attributes {pg.outer = 6 : i64, pg.work = 18 : i64} {
 // CHECK:         %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
 // CHECK-NEXT:    %[[B0:.*]] = llvm.mlir.constant(0 : i8) : i8
 // CHECK-NEXT:    %f = llvm.icmp "ne" %[[B]], %[[B0]] : i8
@@ -118,6 +120,27 @@ pg_uop.kernel @k2(%src: !pg.buffer<6xi1>, %dst: !pg.buffer<6xi1>) {
 }
 
 // The schedule is left exactly as it was.
+
+// A sum into a scalar (an accumulator outside the loop, a store after it) is never split: no
+// attributes, and the loop keeps its constant bounds.
+// CHECK-LABEL: llvm.func @sum(%a{{.*}}: !llvm.ptr, %out{{.*}}: !llvm.ptr, %start_3: i64, %end_3: i64) {
+// CHECK:         llvm.store %{{.*}}, %acc{{.*}} : f32, !llvm.ptr
+// CHECK-NEXT:    %[[S0:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[SN:.*]] = llvm.mlir.constant(8) : i64
+// CHECK-NEXT:    %[[SSTEP:.*]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    llvm.br ^[[SBODY:.*]](%[[S0]] : i64)
+pg_uop.kernel @sum(%a: !pg.buffer<8xf32>, %out: !pg.buffer<1xf32>) {
+  %c0 = pg_uop.const 0 : index
+  %acc = pg_uop.acc 0.0 : f32
+  %i = pg_uop.range 0 to 8 reduce
+  %v = pg_uop.load %a[%i] : !pg.buffer<8xf32> -> f32
+  %old = pg_uop.acc_load %acc : f32
+  %new = pg_uop.binary add %old, %v : f32
+  pg_uop.acc_store %acc, %new : f32
+  pg_uop.end %i
+  %r = pg_uop.acc_load %acc : f32
+  pg_uop.store %r, %out[%c0] : f32, !pg.buffer<1xf32>
+}
 
 // CHECK-LABEL: func.func @main(
 // CHECK-NEXT:    %t = pg_sched.alloc : !pg.buffer<4xf32>

@@ -268,3 +268,65 @@ pg_uop.kernel @scalar(%a: !pg.buffer<1xf32>, %out: !pg.buffer<1xf32>) {
   %v = pg_uop.load %a[%c0] : !pg.buffer<1xf32> -> f32
   pg_uop.store %v, %out[%c0] : f32, !pg.buffer<1xf32>
 }
+
+
+// A fused row kernel (a row sum, then the loop that divides the row by it): after the last
+// group reduction every thread reads the total back (a barrier after the last tree step,
+// no `local_id == 0` guard) and the independent column loop is spread over the group:
+// columns lid, lid + 4, lid + 8, the ragged end guarded. Without group-reduce both loops
+// stay sequential in the row's work item.
+// CHECK-LABEL: pg_uop.kernel @row_epilogue(
+// CHECK-NEXT:    %[[G:.*]] = pg_uop.special group_id 0 size 3
+// CHECK-NEXT:    %[[L:.*]] = pg_uop.special local_id 0 size 4
+// CHECK-NEXT:    %[[C10:.*]] = pg_uop.const 10 : index
+// CHECK-NEXT:    %[[C4:.*]] = pg_uop.const 4 : index
+// CHECK-NEXT:    %[[SH:.*]] = pg_uop.shared : !pg.buffer<4xf32>
+// CHECK-NEXT:    pg_uop.const 2 : index
+// CHECK-NEXT:    %[[C1:.*]] = pg_uop.const 1 : index
+// CHECK-NEXT:    %[[C0:.*]] = pg_uop.const 0 : index
+// CHECK-NEXT:    %[[BASE:.*]] = pg_uop.binary mul %[[G]], %[[C10]] : index
+// CHECK-NEXT:    %[[ACC:.*]] = pg_uop.acc 0.0 : f32
+// CHECK-NEXT:    pg_uop.range 0 to 3 reduce
+// CHECK:         pg_uop.cmp lt %[[L]], %[[C1]] : index
+// CHECK:         pg_uop.endif
+// CHECK-NEXT:    pg_uop.barrier
+// CHECK-NEXT:    %[[TOT:.*]] = pg_uop.load %[[SH]][%[[C0]]]
+// CHECK-NEXT:    pg_uop.acc_store %[[ACC]], %[[TOT]] : f32
+// CHECK-NEXT:    %[[S:.*]] = pg_uop.acc_load %[[ACC]] : f32
+// CHECK-NEXT:    %[[T:.*]] = pg_uop.range 0 to 3 loop
+// CHECK-NEXT:    %[[TL:.*]] = pg_uop.binary mul %[[T]], %[[C4]] : index
+// CHECK-NEXT:    %[[J:.*]] = pg_uop.binary add %[[TL]], %[[L]] : index
+// CHECK-NEXT:    %[[OK:.*]] = pg_uop.cmp lt %[[J]], %[[C10]] : index
+// CHECK-NEXT:    pg_uop.if %[[OK]]
+// CHECK-NEXT:    %[[AT:.*]] = pg_uop.binary add %[[BASE]], %[[J]] : index
+// CHECK-NEXT:    %[[W:.*]] = pg_uop.load %{{.*}}[%[[AT]]]
+// CHECK-NEXT:    %[[Y:.*]] = pg_uop.binary div %[[W]], %[[S]] : f32
+// CHECK-NEXT:    pg_uop.store %[[Y]], %{{.*}}[%[[AT]]]
+// CHECK-NEXT:    pg_uop.endif
+// CHECK-NEXT:    pg_uop.end %[[T]]
+// CHECK-NEXT:  }
+// SEQ-LABEL: pg_uop.kernel @row_epilogue(
+// SEQ-NOT:     pg_uop.shared
+// SEQ:         pg_uop.range 0 to 10 reduce
+// SEQ:         pg_uop.range 0 to 10 loop
+pg_uop.kernel @row_epilogue(%a: !pg.buffer<30xf32>, %out: !pg.buffer<30xf32>) {
+  %c10 = pg_uop.const 10 : index
+  %i = pg_uop.range 0 to 3 global
+  %base = pg_uop.binary mul %i, %c10 : index
+  %acc = pg_uop.acc 0.0 : f32
+  %r = pg_uop.range 0 to 10 reduce
+  %idx = pg_uop.binary add %base, %r : index
+  %v = pg_uop.load %a[%idx] : !pg.buffer<30xf32> -> f32
+  %old = pg_uop.acc_load %acc : f32
+  %new = pg_uop.binary add %old, %v : f32
+  pg_uop.acc_store %acc, %new : f32
+  pg_uop.end %r
+  %s = pg_uop.acc_load %acc : f32
+  %j = pg_uop.range 0 to 10 global
+  %at = pg_uop.binary add %base, %j : index
+  %w = pg_uop.load %a[%at] : !pg.buffer<30xf32> -> f32
+  %y = pg_uop.binary div %w, %s : f32
+  pg_uop.store %y, %out[%at] : f32, !pg.buffer<30xf32>
+  pg_uop.end %j
+  pg_uop.end %i
+}

@@ -6,6 +6,7 @@
 // CHECK-NEXT:   convert-tensor-to-sched  {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-sched-to-loop    {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-simplify            {{[A-Za-z`].+}}
+// CHECK-NEXT:   loop-upcast              {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-loop-to-uop      {{[A-Za-z`].+}}
 // CHECK-NEXT:   uop-simplify             {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-uop-to-llvm      {{[A-Za-z`].+}}

@@ -12,6 +12,7 @@
 // CHECK-NEXT:   {{.*}}  convert-tensor-to-sched
 // CHECK-NEXT:   {{.*}}  convert-sched-to-loop
 // CHECK-NEXT:   {{.*}}  loop-simplify
+// CHECK-NEXT:   {{.*}}  loop-upcast
 // CHECK-NEXT:   {{.*}}  convert-loop-to-uop
 // CHECK-NEXT:   {{.*}}  uop-simplify
 // CHECK-NEXT:   {{.*}}  cse

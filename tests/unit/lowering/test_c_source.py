@@ -220,5 +220,5 @@ def test_module_to_c_prints_every_function_after_the_prelude() -> None:
     ConvertUopToCPass().apply(ctx, module)
     source = module_to_c(module)
     assert source.startswith("#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n")
-    assert "void k(float* restrict p0, float* restrict p1) {" in source
+    assert "void k(float* restrict p0, float* restrict p1, int64_t start, int64_t end) {" in source
     assert source.count("void ") == 1

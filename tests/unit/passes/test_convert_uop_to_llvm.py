@@ -67,7 +67,8 @@ def test_kernel_becomes_llvm_func_and_main_is_untouched():
     module = lower(REDUCE)
     assert not [op.name for op in module.walk() if op.name.startswith("pg_uop.")]
     f = the_func(module)
-    assert [str(t) for t in f.function_type.inputs] == ["!llvm.ptr", "!llvm.ptr"]
+    assert [str(t) for t in f.function_type.inputs] == ["!llvm.ptr", "!llvm.ptr", "i64",
+                                                             "i64"]  # + (start, end)
     assert isinstance(f.function_type.output, llvm.LLVMVoidType)
     assert f.linkage.linkage.data == "external"
     main_after = next(op for op in module.ops if isinstance(op, func.FuncOp))
@@ -81,7 +82,9 @@ def test_loops_are_rotated_blocks_with_phis_and_allocas_sit_in_the_entry_block()
     assert len(blocks) == 5
     bodies = [b for b in blocks if len(b.args) == 1 and b is not blocks[0]]
     assert len(bodies) == 2
-    latches = [b for b in blocks if isinstance(b.last_op, llvm.CondBrOp)]
+    # the entry block tests the split outer range's (start, end) before its first iteration
+    assert isinstance(blocks[0].last_op, llvm.CondBrOp)
+    latches = [b for b in blocks[1:] if isinstance(b.last_op, llvm.CondBrOp)]
     assert len(latches) == 2
     for latch in latches:  # add nsw nuw; icmp slt; cond_br back to the body
         add, cmp, br = list(latch.ops)[-3:]
@@ -146,7 +149,9 @@ func.func @main(%a: !pg.buffer<4xf32>) -> !pg.buffer<4xf32> {
     assert the_func(lower(text)).arg_attrs is None
     distinct = text.replace("pg_sched.launch @k0(%t, %t)", "pg_sched.launch @k0(%a, %t)")
     attrs = the_func(lower(distinct)).arg_attrs
-    assert attrs is not None and all("llvm.noalias" in a.data for a in attrs)
+    # every pointer is noalias; the trailing (start, end) integers have no attributes
+    assert attrs is not None and all("llvm.noalias" in a.data for a in attrs.data[:-2])
+    assert [a.data for a in attrs.data[-2:]] == [{}, {}]
     assert "ptr noalias" in llvm_accepts(lower(distinct))
 
 

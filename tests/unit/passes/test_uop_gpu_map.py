@@ -5,6 +5,7 @@ the same results as the sequential kernels."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import warnings
 
 import numpy as np
@@ -26,18 +27,19 @@ from picograd.passes.uop import gpu_map
 from picograd.passes.uop.gpu_map import combine_identity
 
 
-def module_of(kernel: str) -> ModuleOp:
-    """`kernel` (named @k, every argument an input, the last one also the output) under a
-    `@main` that launches it."""
+def module_of(kernel: str, outputs: int = 1) -> ModuleOp:
+    """`kernel` (named @k, every argument an input, the last `outputs` ones also the
+    outputs) under a `@main` that launches it."""
     module = Parser(make_context(), kernel).parse_module()
     k = next(op for op in module.ops if isinstance(op, pu.KernelOp))
     types = [a.type for a in k.args]
     params = ", ".join(f"%a{n}: {t}" for n, t in enumerate(types))
     names = ", ".join(f"%a{n}" for n in range(len(types)))
+    outs = range(len(types) - outputs, len(types))
     text = f"""{kernel}
-func.func @main({params}) -> {types[-1]} {{
+func.func @main({params}) -> ({", ".join(str(types[n]) for n in outs)}) {{
   pg_sched.launch @k({names}) : {", ".join(map(str, types))}
-  func.return %a{len(types) - 1} : {types[-1]}
+  func.return {", ".join(f"%a{n}" for n in outs)} : {", ".join(str(types[n]) for n in outs)}
 }}"""
     module = Parser(make_context(), text).parse_module()
     module.verify()
@@ -61,10 +63,10 @@ def interpret(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
         return interpreter.run(module, inputs)
 
 
-def mapped(kernel: str, spec: str = "uop-gpu-map{local-size=4}", exact: bool = True
-           ) -> pu.KernelOp:
+def mapped(kernel: str, spec: str = "uop-gpu-map{local-size=4}", exact: bool = True,
+           outputs: int = 1) -> pu.KernelOp:
     """Map `kernel`, check it against the sequential one, return the mapped kernel."""
-    module = module_of(kernel)
+    module = module_of(kernel, outputs)
     inputs = inputs_for(module)
     want = interpret(module, inputs)
     run_pipeline(module, spec, verify_each=True)
@@ -359,6 +361,130 @@ def test_a_kernel_without_global_ranges_reduces_in_one_group() -> None:
     assert count(kernel, pu.BarrierOp) == 6  # log2(64) steps, none after the last
 
 
+# A fused row kernel (softmax-like): per row, m = max over 10 columns, then a column loop
+# that writes x - m for each column (the epilogue).
+ROW_EPILOGUE = """
+pg_uop.kernel @k(%a: !pg.buffer<30xi32>, %out: !pg.buffer<30xi32>) {
+  %c10 = pg_uop.const 10 : index
+  %i = pg_uop.range 0 to 3 global
+  %base = pg_uop.binary mul %i, %c10 : index
+  %mx = pg_uop.acc -2147483648 : i32
+  %r = pg_uop.range 0 to 10 reduce
+  %idx = pg_uop.binary add %base, %r : index
+  %v = pg_uop.load %a[%idx] : !pg.buffer<30xi32> -> i32
+  %old = pg_uop.acc_load %mx : i32
+  %new = pg_uop.binary max %v, %old : i32
+  pg_uop.acc_store %mx, %new : i32
+  pg_uop.end %r
+  %m = pg_uop.acc_load %mx : i32
+  %j = pg_uop.range 0 to 10 global
+  %at = pg_uop.binary add %base, %j : index
+  %w = pg_uop.load %a[%at] : !pg.buffer<30xi32> -> i32
+  %d = pg_uop.binary sub %w, %m : i32
+  pg_uop.store %d, %out[%at] : i32, !pg.buffer<30xi32>
+  pg_uop.end %j
+  pg_uop.end %i
+}"""
+ROW_SPEC = "uop-gpu-map{local-size=4 reduce-threshold=8}"
+
+
+def loops(kernel: pu.KernelOp) -> list[tuple[int, RangeKind]]:
+    return [(op.end.data, op.kind.data) for op in kernel.body.block.ops
+            if isinstance(op, pu.RangeOp)]
+
+
+def lid0_guards(kernel: pu.KernelOp) -> int:
+    """How many `if (local_id == 0)` guards the kernel has."""
+    return sum(isinstance(op, pu.IfOp) and isinstance(op.cond.owner, pu.CmpOp)
+               and op.cond.owner.kind.data.value == "eq"
+               and isinstance(op.cond.owner.lhs.owner, pu.SpecialOp)
+               for op in kernel.body.block.ops)
+
+
+@pytest.mark.parametrize("local", [2, 3, 4, 5, 10, 16])
+def test_an_epilogue_loop_after_the_last_group_reduction_is_spread_over_the_group(
+        local: int) -> None:
+    kernel = mapped(ROW_EPILOGUE, f"uop-gpu-map{{local-size={local} reduce-threshold=8}}")
+    trips = -(-10 // local)
+    assert loops(kernel) == [(trips, RangeKind.REDUCE), (trips, RangeKind.LOOP)]
+    assert lid0_guards(kernel) == 0  # every thread reads the total back and stores a share
+    tree = (local - 1).bit_length()
+    assert count(kernel, pu.BarrierOp) == 1 + tree  # a barrier after every tree step
+    # ragged: a guard skips the columns past the end in the strided reduction and loop
+    assert count(kernel, pu.IfOp) == tree + 2 * (10 % local != 0)
+
+
+def test_an_epilogue_with_other_stores_spreads_the_loop_and_stores_the_rest_in_item_0(
+        ) -> None:
+    text = ROW_EPILOGUE.replace("%out: !pg.buffer<30xi32>)",
+                                "%stats: !pg.buffer<3xi32>, %out: !pg.buffer<30xi32>)")
+    text = text.replace("%m = pg_uop.acc_load %mx : i32\n",
+                        "%m = pg_uop.acc_load %mx : i32\n"
+                        "  pg_uop.store %m, %stats[%i] : i32, !pg.buffer<3xi32>\n")
+    kernel = mapped(text, ROW_SPEC, outputs=2)
+    assert loops(kernel) == [(3, RangeKind.REDUCE), (3, RangeKind.LOOP)]
+    assert lid0_guards(kernel) == 1
+
+
+def test_a_softmax_like_kernel_with_two_reductions_spreads_its_epilogue() -> None:
+    text = ROW_EPILOGUE.replace("%d = pg_uop.binary sub %w, %m : i32", """\
+%e = pg_uop.binary sub %w, %m : i32
+  %d = pg_uop.binary sub %e, %t : i32""").replace("%j = pg_uop.range", """\
+%sum = pg_uop.acc 0 : i32
+  %s = pg_uop.range 0 to 10 reduce
+  %idx2 = pg_uop.binary add %base, %s : index
+  %x = pg_uop.load %a[%idx2] : !pg.buffer<30xi32> -> i32
+  %old2 = pg_uop.acc_load %sum : i32
+  %new2 = pg_uop.binary add %old2, %x : i32
+  pg_uop.acc_store %sum, %new2 : i32
+  pg_uop.end %s
+  %t = pg_uop.acc_load %sum : i32
+  %j = pg_uop.range""")
+    kernel = mapped(text, ROW_SPEC)
+    assert loops(kernel) == [(3, RangeKind.REDUCE)] * 2 + [(3, RangeKind.LOOP)]
+    assert count(kernel, pu.BarrierOp) == 2 * (1 + 2) + 1  # two trees and a broadcast
+    assert lid0_guards(kernel) == 0
+
+
+def test_a_broadcast_before_another_group_reduced_nest_waits_for_every_reader() -> None:
+    # two row kernels in one kernel share the shared buffer: everyone must have read the
+    # first nest's total before the second nest's partials overwrite it
+    lines = ROW_EPILOGUE.strip().splitlines()
+    body = "\n".join(lines[1:-1])
+    second = re.sub(r"%(\w+)", lambda m: m.group(0) if m.group(1) == "a"
+                    else f"%{m.group(1)}_2", body)
+    text = (lines[0].replace(")", ", %out_2: !pg.buffer<30xi32>)", 1)
+            + f"\n{body}\n{second}\n}}")
+    kernel = mapped(text, ROW_SPEC, outputs=2)
+    assert lid0_guards(kernel) == 0
+    assert count(kernel, pu.BarrierOp) == 2 * (1 + 2) + 1
+
+
+@pytest.mark.parametrize("change", [
+    # every iteration writes one address: the last one must win
+    ("pg_uop.store %d, %out[%at]", "pg_uop.store %d, %out[%i]"),
+    # an address that is not `j * c + invariant`
+    ("pg_uop.store %d, %out[%at]", "%jj = pg_uop.binary mul %j, %j : index\n"
+     "  %at2 = pg_uop.binary mod %jj, %c10 : index\n  pg_uop.store %d, %out[%at2]"),
+    # reads a buffer the loop writes: an iteration may see another one's store
+    ("%a[%at]", "%out[%at]"),
+    # two stores to one buffer
+    ("pg_uop.end %j", "pg_uop.store %w, %out[%at] : i32, !pg.buffer<30xi32>\n"
+     "  pg_uop.end %j"),
+    # a register in the loop
+    ("%j = pg_uop.range", "%cnt = pg_uop.acc 0 : i32\n  %j = pg_uop.range"),
+])
+def test_epilogues_that_cannot_be_spread_run_in_item_0(change: tuple[str, str]) -> None:
+    text = ROW_EPILOGUE.replace(*change)
+    if "%cnt" in text:
+        text = text.replace("pg_uop.store %d,", "pg_uop.acc_store %cnt, %d : i32\n"
+                            "  pg_uop.store %d,")
+    assert text != ROW_EPILOGUE
+    kernel = mapped(text, ROW_SPEC)
+    assert (10, RangeKind.LOOP) in loops(kernel)
+    assert lid0_guards(kernel) == 1
+
+
 def test_default_gpu_pipeline_prefix_on_a_frontend_graph() -> None:
     # A softmax-like graph: row max and row sum of exp over 300 columns (group reductions
     # with the default threshold), then the elementwise division.
@@ -380,6 +506,8 @@ def test_default_gpu_pipeline_prefix_on_a_frontend_graph() -> None:
         run_pipeline(module, f"{stage_pipeline('uop')},uop-gpu-map{{target={target}}},"
                      "uop-simplify", verify_each=True)
         assert any(isinstance(op, pu.BarrierOp) for op in module.walk())
+        kernel = next(op for op in module.ops if isinstance(op, pu.KernelOp))
+        assert lid0_guards(kernel) == 0  # the division loop is spread over the group too
         (y,) = interpret(module, [x])
         np.testing.assert_allclose(y.reshape(3, 300), e / e.sum(axis=1, keepdims=True),
                                    rtol=1e-5)

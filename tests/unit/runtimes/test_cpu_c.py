@@ -64,7 +64,7 @@ def test_missing_compiler_and_missing_kernel():
 
 def test_a_float16_round_trip_rounds() -> None:
     """float32 -> float16 -> float32 must round (2049 -> 2048): GCC 12's SLP vectoriser used
-    to fold the pair away under -march=native (see C_FLAGS)."""
+    to fold the pair away under -march=native (see F16_FLAGS)."""
     import numpy as np
     from xdsl.parser import Parser
 

@@ -339,3 +339,16 @@ def test_one_unit_per_idle_core_with_enough_kernels_each(cache: str,
     assert out[0] == 25.0
     monkeypatch.setattr(cpu_c_mod.os, "getloadavg", lambda: (15.8, 0.0, 0.0))
     assert CpuCRuntime(jobs=16)._parts(source) == 1  # a busy machine: no extra units
+
+
+def test_stats_count_hits_and_misses(tmp_path: os.PathLike[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """DEBUG=1's summary reads these counters: a missing entry is a miss, a stored one a hit."""
+    monkeypatch.setenv("PG_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PG_CACHE", raising=False)
+    before = disk_cache.stats()
+    assert disk_cache.read("graphs", "k" * 64) is None
+    disk_cache.write("graphs", "k" * 64, b"payload")
+    assert disk_cache.read("graphs", "k" * 64) == b"payload"
+    after = disk_cache.stats()
+    assert (after.hits - before.hits, after.misses - before.misses) == (1, 1)

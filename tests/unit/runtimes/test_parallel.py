@@ -1,0 +1,219 @@
+"""Large CPU kernels run their outer range in chunks on a thread pool
+(picograd/runtimes/parallel.py): the chunking, the policy (`MIN_WORK`, `PG_THREADS`), the
+exported `{name}_pg_outer` constant on both CPU targets, the splittability rule
+(picograd/passes/uop_outer_range.py) and the results of split kernels against numpy."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from picograd.dialects import make_context, pg_uop
+from picograd.passes.uop_outer_range import outer_split
+from picograd.runtimes import parallel
+
+CPU_DEVICES = ("CPU:LLVM", "CPU:C")
+
+
+def test_chunks_cover_the_range_contiguously_and_evenly() -> None:
+    assert parallel.chunks(10, 3) == [(0, 4), (4, 7), (7, 10)]
+    assert parallel.chunks(2, 8) == [(0, 1), (1, 2)]  # never an empty chunk
+    assert parallel.chunks(5, 1) == [(0, 5)]
+    for trip in range(1, 40):
+        for parts in range(1, 9):
+            bounds = parallel.chunks(trip, parts)
+            assert bounds[0][0] == 0 and bounds[-1][1] == trip
+            assert all(a < b for a, b in bounds)
+            assert all(b == c for (_, b), (c, _) in itertools.pairwise(bounds))
+            sizes = [b - a for a, b in bounds]
+            assert max(sizes) - min(sizes) <= 1
+
+
+def test_threads_reads_pg_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PG_THREADS", "3")
+    assert parallel.threads() == 3
+    for text in ("", "0", "-2", "many"):
+        monkeypatch.setenv("PG_THREADS", text)
+        assert parallel.threads() >= 1
+
+
+def _recorder() -> tuple[list[tuple[int, int, int]], object]:
+    calls: list[tuple[int, int, int]] = []
+    lock = threading.Lock()
+
+    def function(address: int, start: int, end: int) -> None:
+        with lock:
+            calls.append((address, start, end))
+
+    return calls, function
+
+
+def test_small_or_unsplittable_kernels_are_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PG_THREADS", "4")
+    calls, function = _recorder()
+    parallel.host_kernel(function, (100, parallel.MIN_WORK - 1))(7)  # type: ignore[arg-type]
+    parallel.host_kernel(function, None)(8)  # type: ignore[arg-type]
+    assert calls == [(7, 0, 100), (8, 0, 0)]
+
+
+def test_large_kernels_are_split_into_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PG_THREADS", "4")
+    calls, function = _recorder()
+    parallel.host_kernel(function, (10, parallel.MIN_WORK))(5)  # type: ignore[arg-type]
+    assert sorted(calls) == [(5, 0, 3), (5, 3, 6), (5, 6, 8), (5, 8, 10)]
+
+
+def test_pg_threads_1_turns_splitting_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PG_THREADS", "1")
+    calls, function = _recorder()
+    parallel.host_kernel(function, (10, 1 << 40))(5)  # type: ignore[arg-type]
+    assert calls == [(5, 0, 10)]
+
+
+def test_a_failing_chunk_raises_after_all_chunks_finish() -> None:
+    done: list[int] = []
+
+    def function(address: int, start: int, end: int) -> None:
+        if start == 0:
+            raise RuntimeError("chunk failed")
+        done.append(start)
+
+    with pytest.raises(RuntimeError, match="chunk failed"):
+        parallel.host_kernel(function, (4, 1), parts=4)(0)
+    assert sorted(done) == [1, 2, 3]
+
+
+def _kernel(text: str) -> pg_uop.KernelOp:
+    module = Parser(make_context(), text).parse_module()
+    (kernel,) = [op for op in module.ops if isinstance(op, pg_uop.KernelOp)]
+    return kernel
+
+
+def test_only_one_top_level_global_range_is_splittable() -> None:
+    split = outer_split(_kernel("""
+pg_uop.kernel @k(%a: !pg.buffer<12xf32>) {
+  %one = pg_uop.const 1.0 : f32
+  %i = pg_uop.range 0 to 3 global
+  %j = pg_uop.range 0 to 4 reduce
+  %two = pg_uop.binary add %one, %one : f32
+  pg_uop.end %j
+  pg_uop.store %one, %a[%i] : f32, !pg.buffer<12xf32>
+  pg_uop.end %i
+}"""))
+    assert split is not None and split.trip == 3
+    assert split.work == 3 * 4 + 3  # the add 12 times, the store 3 times
+    for body in [
+        # a store after the loop
+        "%i = pg_uop.range 0 to 3 global\n pg_uop.end %i\n"
+        " pg_uop.store %one, %a[%c0] : f32, !pg.buffer<12xf32>",
+        # two top-level loops
+        "%i = pg_uop.range 0 to 3 global\n pg_uop.end %i\n %j = pg_uop.range 0 to 3 global\n"
+        " pg_uop.end %j",
+        # an outer loop that is not global
+        "%i = pg_uop.range 0 to 3 reduce\n pg_uop.end %i",
+        # no loop at all
+        "pg_uop.store %one, %a[%c0] : f32, !pg.buffer<12xf32>",
+    ]:
+        text = ("pg_uop.kernel @k(%a: !pg.buffer<12xf32>) {\n %one = pg_uop.const 1.0 : f32\n"
+                f" %c0 = pg_uop.const 0 : index\n {body}\n}}")
+        assert outer_split(_kernel(text)) is None, body
+
+
+@pytest.fixture
+def always_split(monkeypatch: pytest.MonkeyPatch):
+    """Every splittable kernel loaded from here on runs as 3 chunks."""
+    from picograd.frontend import realize
+
+    monkeypatch.setattr(parallel, "MIN_WORK", 0)
+    monkeypatch.setenv("PG_THREADS", "3")
+    realize.clear_cache()
+    yield
+    realize.clear_cache()
+
+
+@pytest.mark.parametrize("device", CPU_DEVICES)
+def test_split_kernels_give_numpy_results(device: str, always_split: None,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from picograd import Tensor
+
+    splits: list[int] = []
+    original = parallel.chunks
+
+    def counting(trip: int, parts: int) -> list[tuple[int, int]]:
+        splits.append(parts)
+        return original(trip, parts)
+
+    monkeypatch.setattr(parallel, "chunks", counting)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((37, 19)).astype(np.float32)
+    b = rng.standard_normal((19, 23)).astype(np.float32)
+    ta, tb = Tensor(a, device=device), Tensor(b, device=device)
+    np.testing.assert_allclose((ta @ tb).numpy(), a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose((ta * 2 + 1).relu().numpy(), np.maximum(a * 2 + 1, 0))
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(ta.softmax(1).numpy(), e / e.sum(1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ta.sum().numpy(), a.sum(), rtol=1e-5)
+    assert splits and all(parts == 3 for parts in splits)
+
+
+@pytest.mark.parametrize("device", CPU_DEVICES)
+def test_the_pg_outer_constant_is_exported(device: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime reads (trip, work) of a splittable kernel from the compiled code."""
+    from picograd.passes.convert_uop_to_c import ConvertUopToCPass
+    from picograd.passes.convert_uop_to_llvm import ConvertUopToLlvmPass
+    from picograd.runtimes.program import compile_module
+
+    text = """
+pg_uop.kernel @k0(%a: !pg.buffer<6xf32>) {
+  %one = pg_uop.const 1.0 : f32
+  %i = pg_uop.range 0 to 6 global
+  pg_uop.store %one, %a[%i] : f32, !pg.buffer<6xf32>
+  pg_uop.end %i
+}
+func.func @main() -> !pg.buffer<6xf32> {
+  %a = pg_sched.alloc : !pg.buffer<6xf32>
+  pg_sched.launch @k0(%a) : !pg.buffer<6xf32>
+  func.return %a : !pg.buffer<6xf32>
+}"""
+    module = Parser(make_context(), text).parse_module()
+    target = "llvm" if device == "CPU:LLVM" else "c"
+    lowering = ConvertUopToLlvmPass() if target == "llvm" else ConvertUopToCPass()
+    lowering.apply(make_context(), module)
+    seen: list[tuple[int, int] | None] = []
+    original = parallel.host_kernel
+
+    def spy(function, outer, parts=None):  # type: ignore[no-untyped-def]
+        seen.append(outer)
+        return original(function, outer, parts)
+
+    monkeypatch.setattr(parallel, "host_kernel", spy)
+    program = compile_module(module, target)
+    assert seen == [(6, 6)]
+    (out,) = program.run([])
+    np.testing.assert_array_equal(out, np.ones(6, np.float32))
+
+
+def test_chunks_run_at_the_same_time() -> None:
+    """ctypes releases the GIL during the foreign call: four chunks of a "kernel" that
+    sleeps 50 ms in C (libc `usleep`, its first argument the microseconds; the trailing
+    start/end are ignored) take about 50 ms, not 200."""
+    import ctypes
+    import time
+
+    libc = ctypes.CDLL(None)
+    address = ctypes.cast(libc.usleep, ctypes.c_void_p).value
+    assert address is not None
+    kernel = parallel.c_kernel(address, 1, None)
+    sleeper = parallel.host_kernel(
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p, *parallel.KERNEL_ARGS)(address), (4, 1), parts=4)
+    start = time.perf_counter()
+    sleeper(50_000)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.15, elapsed
+    kernel(1)  # the unsplit launcher calls the same function once
