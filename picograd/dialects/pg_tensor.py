@@ -282,14 +282,10 @@ class WhereOp(TensorOp):
             )
 
 
-@irdl_op_definition
-class CastOp(TensorOp):
-    """Elementwise conversion of the element type (C conversion rules; float to int truncates).
+class _ElementTypeChange(TensorOp):
+    """An elementwise op from one element type to another, of the same shape (cast, bitcast).
+    Not an op itself: the subclasses name it."""
 
-    %r = pg_tensor.cast %x : tensor<4xf32> to tensor<4xi32>
-    """
-
-    name = "pg_tensor.cast"
     input = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = traits_def(Pure())
@@ -304,6 +300,16 @@ class CastOp(TensorOp):
             raise _fail(
                 self, f"shape changes from {shape_of(self.input)} to {shape_of(self.result)}"
             )
+
+
+@irdl_op_definition
+class CastOp(_ElementTypeChange):
+    """Elementwise conversion of the element type (C conversion rules; float to int truncates).
+
+    %r = pg_tensor.cast %x : tensor<4xf32> to tensor<4xi32>
+    """
+
+    name = "pg_tensor.cast"
 
 
 @irdl_op_definition
@@ -337,7 +343,7 @@ class IotaOp(TensorOp):
 
 
 @irdl_op_definition
-class BitcastOp(TensorOp):
+class BitcastOp(_ElementTypeChange):
     """Elementwise reinterpretation of the bits as another element type of the same width
     (no bool, no conversion: f32 1.0 is i32 1065353216).
 
@@ -345,20 +351,9 @@ class BitcastOp(TensorOp):
     """
 
     name = "pg_tensor.bitcast"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
-
-    def __init__(self, x: SSAValue | Operation, dtype: Attribute):
-        x = SSAValue.get(x)
-        super().__init__(operands=[x], result_types=[tensor(shape_of(x), dtype)])
 
     def verify_shapes(self) -> None:
-        if shape_of(self.input) != shape_of(self.result):
-            raise _fail(
-                self, f"shape changes from {shape_of(self.input)} to {shape_of(self.result)}"
-            )
+        super().verify_shapes()
         check_bitcast(self, dtype_of(self.input), dtype_of(self.result))
 
 

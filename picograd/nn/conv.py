@@ -301,15 +301,12 @@ def avg_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
 # ── layers ───────────────────────────────────────────────────────────────────
 
 
-class Conv2d(Module):
-    """2-D convolution, weight (out_channels, in_channels/groups, kh, kw). Weight and bias are
-    drawn as torch's defaults: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups*kh*kw."""
+class _ConvLayer(Module):
+    """What Conv2d and ConvTranspose2d share: checked hyper-parameters and torch's default
+    initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
-                 padding: Size = 0, dilation: Size = 1, groups: int = 1, bias: bool = True,
-                 device: str = "CPU"):
-        super().__init__()
-        op = "Conv2d"
+    def _configure(self, op: str, in_channels: int, out_channels: int, kernel_size: Size,
+                   stride: Size, padding: Size, dilation: Size, groups: int) -> None:
         if not isinstance(groups, int) or groups < 1 or in_channels % groups or \
                 out_channels % groups:
             raise shape_error(op, f"in_channels {in_channels} and out_channels {out_channels} "
@@ -319,11 +316,26 @@ class Conv2d(Module):
         self.stride = _pair(op, "stride", stride, 1)
         self.padding = _pair(op, "padding", padding, 0)
         self.dilation = _pair(op, "dilation", dilation, 1)
-        kh, kw = self.kernel_size
-        fan_in = in_channels // groups * kh * kw
+
+    def _draw(self, weight_shape: tuple[int, ...], bias: bool, device: str) -> None:
+        fan_in = math.prod(weight_shape[1:])  # torch's fan_in: every dim but the first
         bound = 1 / math.sqrt(fan_in) if fan_in else 0.0
-        self.weight = uniform((out_channels, in_channels // groups, kh, kw), bound, device)
-        self.bias = uniform((out_channels,), bound, device) if bias else None
+        self.weight = uniform(weight_shape, bound, device)
+        self.bias = uniform((self.out_channels,), bound, device) if bias else None
+
+
+class Conv2d(_ConvLayer):
+    """2-D convolution, weight (out_channels, in_channels/groups, kh, kw). Weight and bias are
+    drawn as torch's defaults: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups*kh*kw."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
+                 padding: Size = 0, dilation: Size = 1, groups: int = 1, bias: bool = True,
+                 device: str = "CPU"):
+        super().__init__()
+        self._configure("Conv2d", in_channels, out_channels, kernel_size, stride, padding,
+                        dilation, groups)
+        kh, kw = self.kernel_size
+        self._draw((out_channels, in_channels // groups, kh, kw), bias, device)
 
     def forward(self, x: Tensor) -> Tensor:
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
@@ -341,7 +353,7 @@ class Conv2d(Module):
         return text + ("" if self.bias is not None else ", bias=False")
 
 
-class ConvTranspose2d(Module):
+class ConvTranspose2d(_ConvLayer):
     """2-D transposed convolution, weight (in_channels, out_channels/groups, kh, kw). Weight
     and bias are drawn as torch's defaults: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's
     fan_in of this weight, out_channels/groups*kh*kw. `forward(x, output_size)` picks the
@@ -352,21 +364,11 @@ class ConvTranspose2d(Module):
                  bias: bool = True, dilation: Size = 1, device: str = "CPU"):
         super().__init__()
         op = "ConvTranspose2d"
-        if not isinstance(groups, int) or groups < 1 or in_channels % groups or \
-                out_channels % groups:
-            raise shape_error(op, f"in_channels {in_channels} and out_channels {out_channels} "
-                                  f"must both be divisible by groups={groups}")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _pair(op, "kernel_size", kernel_size, 1)
-        self.stride = _pair(op, "stride", stride, 1)
-        self.padding = _pair(op, "padding", padding, 0)
+        self._configure(op, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                        groups)
         self.output_padding = _pair(op, "output_padding", output_padding, 0)
-        self.dilation = _pair(op, "dilation", dilation, 1)
         kh, kw = self.kernel_size
-        fan_in = out_channels // groups * kh * kw
-        bound = 1 / math.sqrt(fan_in) if fan_in else 0.0
-        self.weight = uniform((in_channels, out_channels // groups, kh, kw), bound, device)
-        self.bias = uniform((out_channels,), bound, device) if bias else None
+        self._draw((in_channels, out_channels // groups, kh, kw), bias, device)
 
     def _output_padding(self, x: Tensor, output_size: Sequence[int] | None) -> tuple[int, int]:
         if output_size is None:
