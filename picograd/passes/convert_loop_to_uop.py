@@ -235,10 +235,10 @@ class _Linearizer:
         range_op = self._open(op.start.data, op.end.data, op.range_kind.data, op.index)
         yielded = op.body.block.last_op
         assert isinstance(yielded, pg_loop.YieldOp)  # the reduce verifier guarantees it
-        for env, acc in zip(envs, accs, strict=True):
-            self.values = env
+        for env in envs:
             env[op.index] = range_op.result
-            self._block(op.body.block)
+        self._shared_by_lanes(list(op.body.block.ops), envs)
+        for env, acc in zip(envs, accs, strict=True):
             old = pg_uop.AccLoadOp(acc.result)
             new = pg_uop.BinaryOp(combine, old, env[yielded.value])
             for step in (old, new, pg_uop.AccStoreOp(acc.result, new.result)):
@@ -247,6 +247,30 @@ class _Linearizer:
         for env, acc in zip(envs, accs, strict=True):
             self.values = env
             self._place(pg_uop.AccLoadOp(acc.result), op)
+
+    def _shared_by_lanes(self, ops: list[Operation], envs: list[dict[SSAValue, SSAValue]]
+                         ) -> None:
+        """Emit a reduce body for every lane, each op once per group of lanes that give it
+        the same operands: what does not depend on a lane index (a row's load in a column
+        tile, index arithmetic) is emitted once, not once per lane. A reduce body holds no
+        stores, so sharing a load between lanes is exact; it also keeps the IR, and so every
+        later pass, from growing with the lane count."""
+        if any(x.regions for x in ops):  # nested loops: plain per-lane copies
+            for env in envs:
+                self.values = env
+                for x in ops:
+                    self._op(x)
+            return
+        for x in ops:
+            first_of: dict[tuple[SSAValue, ...], dict[SSAValue, SSAValue]] = {}
+            for env in envs:
+                first = first_of.setdefault(tuple(env[v] for v in x.operands), env)
+                if first is env:
+                    self.values = env
+                    self._op(x)
+                else:
+                    for r in x.results:
+                        env[r] = first[r]
 
     def _reduce(self, op: pg_loop.ReduceOp) -> None:
         t = op.result.type
