@@ -380,10 +380,6 @@ class CastOp(_CValueOp, target_ops.ConversionOp):
     """
 
     name = "pg_c.cast"
-    input = operand_def(AnyAttr())
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
 
 @irdl_op_definition
@@ -395,10 +391,6 @@ class BitcastOp(_CValueOp, target_ops.ConversionOp):
     """
 
     name = "pg_c.bitcast"
-    input = operand_def(AnyAttr())
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
 
 # ── memory ───────────────────────────────────────────────────────────────────

@@ -513,10 +513,6 @@ class CastOp(target_ops.ConversionOp):
     """
 
     name = "pg_uop.cast"
-    input = operand_def(AnyAttr())
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
 
 @irdl_op_definition
@@ -527,10 +523,6 @@ class BitcastOp(target_ops.ConversionOp):
     """
 
     name = "pg_uop.bitcast"
-    input = operand_def(AnyAttr())
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def verify_(self) -> None:
         src, dst = self.input.type, self.result.type

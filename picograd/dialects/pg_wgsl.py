@@ -539,10 +539,6 @@ class CastOp(_WgslValueOp, target_ops.ConversionOp):
     """
 
     name = "pg_wgsl.cast"
-    input = operand_def(AnyAttr())
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def verify_(self) -> None:
         super().verify_()
@@ -562,10 +558,6 @@ class BitcastOp(_WgslValueOp, target_ops.ConversionOp):
     """
 
     name = "pg_wgsl.bitcast"
-    input = operand_def(AnyAttr())
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def verify_(self) -> None:
         super().verify_()

@@ -24,7 +24,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr, i1
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.irdl import AnyAttr, IRDLOperation, operand_def, result_def, traits_def
+from xdsl.traits import Pure
 
 from picograd.dialects.dtypes import is_bool, is_float
 from picograd.dialects.flat_ops import fail
@@ -116,8 +117,13 @@ class SelectionOp(ScalarValueOp):
 
 
 class ConversionOp(ScalarValueOp):
-    """`%r = <dialect>.cast %x : f32 to i32`: a value conversion. The op declares `input` and
-    `result`."""
+    """`%r = <dialect>.cast %x : f32 to i32`: a value conversion (cast, bitcast) of one
+    operand to one result; the subclasses name it and may verify more."""
+
+    input = operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def __init__(self, x: SSAValue | Operation, result_type: Attribute):
         super().__init__(operands=[x], result_types=[result_type])

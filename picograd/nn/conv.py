@@ -402,27 +402,23 @@ class ConvTranspose2d(_ConvLayer):
         return text + ("" if self.bias is not None else ", bias=False")
 
 
-class MaxPool2d(Module):
+class _Pool2d(Module):
+    """MaxPool2d and AvgPool2d: a window function applied with the layer's settings."""
+
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
+    def extra_repr(self) -> str:
+        stride = self.kernel_size if self.stride is None else self.stride
+        return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool2d):
     def forward(self, x: Tensor) -> Tensor:
         return max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
-    def extra_repr(self) -> str:
-        stride = self.kernel_size if self.stride is None else self.stride
-        return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
 
-
-class AvgPool2d(Module):
-    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-
+class AvgPool2d(_Pool2d):
     def forward(self, x: Tensor) -> Tensor:
         return avg_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-    def extra_repr(self) -> str:
-        stride = self.kernel_size if self.stride is None else self.stride
-        return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"

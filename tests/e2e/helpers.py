@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import picograd as pg
@@ -30,3 +32,20 @@ def assert_matches(got: pg.Tensor, want: np.ndarray | float | int | bool,
         np.testing.assert_allclose(values.astype(np.float64), want, rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(values, want)
+
+
+def assert_forward_and_grads_match(out: pg.Tensor, want: Any, ours: list[pg.Tensor],
+                                   theirs: list[Any], upstream: np.ndarray, device: str,
+                                   rtol: float = 1e-4, atol: float = 1e-4) -> None:
+    """`out` (picograd) equals `want` (torch), and so do the gradients of `ours` and
+    `theirs` after back-propagating the same `upstream` gradient through both."""
+    import torch
+
+    assert out.shape == tuple(want.shape)
+    (out * pg.Tensor(upstream, device=device)).sum().backward()
+    (want * torch.tensor(upstream)).sum().backward()
+    pg.realize(out, *(t.grad for t in ours))
+    np.testing.assert_allclose(out.numpy(), want.detach().numpy(), rtol=rtol, atol=atol)
+    for t, tt in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(t.grad.numpy(), tt.grad.detach().numpy(), rtol=rtol,
+                                   atol=atol)

@@ -16,6 +16,8 @@ import picograd as pg
 from picograd.nn import MultiheadAttention
 from picograd.nn import functional as F
 
+from .helpers import assert_forward_and_grads_match
+
 torch = pytest.importorskip("torch", reason="torch is the oracle of the attention tests")
 TF = torch.nn.functional
 
@@ -57,14 +59,7 @@ def test_sdpa_matches_torch(device: str, name: str) -> None:
         *ours, attn_mask=None if mask is None else pg.Tensor(mask, device=device), **kwargs)
     want = TF.scaled_dot_product_attention(
         *theirs, attn_mask=None if mask is None else torch.tensor(mask), **kwargs)
-    assert out.shape == tuple(want.shape)
-    upstream = _random(*out.shape)
-    (out * pg.Tensor(upstream, device=device)).sum().backward()
-    (want * torch.tensor(upstream)).sum().backward()
-    pg.realize(out, *(t.grad for t in ours))
-    _close(out, want)
-    for t, tt in zip(ours, theirs, strict=True):
-        _close(t.grad, tt.grad)
+    assert_forward_and_grads_match(out, want, ours, theirs, _random(*out.shape), device, atol=1e-5)
 
 
 def test_a_query_with_every_key_masked_gets_zeros() -> None:

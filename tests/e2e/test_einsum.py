@@ -4,12 +4,12 @@ outputs, sums, broadcasting and three operands; and the errors."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
 import picograd as pg
+
+from .helpers import assert_forward_and_grads_match
 
 torch = pytest.importorskip("torch", reason="torch is the oracle of the einsum tests")
 
@@ -18,10 +18,6 @@ rng = np.random.default_rng(3)
 
 def _random(*shape: int) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32)
-
-
-def _close(ours: pg.Tensor, theirs: Any) -> None:
-    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-4, atol=1e-4)
 
 
 # equation -> operand shapes
@@ -52,14 +48,7 @@ def test_einsum_matches_torch(device: str, equation: str) -> None:
     ours = [pg.Tensor(a, device=device, requires_grad=True) for a in arrays]
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     out, want = pg.einsum(equation, *ours), torch.einsum(equation, *theirs)
-    assert out.shape == tuple(want.shape)
-    upstream = _random(*out.shape)
-    (out * pg.Tensor(upstream, device=device)).sum().backward()
-    (want * torch.tensor(upstream)).sum().backward()
-    pg.realize(out, *(t.grad for t in ours))
-    _close(out, want)
-    for t, tt in zip(ours, theirs, strict=True):
-        _close(t.grad, tt.grad)
+    assert_forward_and_grads_match(out, want, ours, theirs, _random(*out.shape), device)
 
 
 def test_operands_may_come_as_a_list() -> None:
