@@ -12,7 +12,7 @@ Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`
 `_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages
 `picograd.nn` and `picograd.optim`, and the errors `PicogradError`, `ShapeError`,
 `DTypeError`, `DeviceError`, `CompileError`, `AutogradError`, `JitError`, and the
-`jit` decorator (capture and replay a function's compiled programs, picograd/jit.py).
+`jit` decorator (capture and replay a function's compiled programs, picograd/jit_replay.py).
 
 The frontend is imported on first use of one of its names, so that tools that only need the
 dialects and passes (`opt-tool`) do not load the runtimes at start-up.
@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from picograd.frontend.ops_linalg import einsum
     from picograd.frontend.ops_shape import cat, stack
     from picograd.frontend.realize import realize
-    from picograd.jit import jit
+    from picograd.jit_replay import jit
 
 # torch-style creation functions (the Tensor classmethods / `_like` methods)
 _CREATION = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand",
@@ -103,7 +103,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "einsum": ("picograd.frontend.ops_linalg", "einsum"),
     "stack": ("picograd.frontend.ops_shape", "stack"),
     "realize": ("picograd.frontend.realize", "realize"),
-    "jit": ("picograd.jit", "jit"),
+    "jit": ("picograd.jit_replay", "jit"),
     **{name: ("picograd.frontend.autograd", name) for name in (
         "AutogradError", "enable_grad", "no_grad")},
     "nn": ("picograd.nn", ""),

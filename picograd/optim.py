@@ -12,7 +12,7 @@ are realized by the step for that reason.)
 Values that change from step to step (the learning rate, Adam's bias corrections) enter the
 graph as 0-d buffers the optimiser owns and rewrites before each step (never as constants),
 so the graph's structure — the compile cache key — stays the same; under `picograd.jit` the
-same rewrite runs before each replayed step (`picograd.jit.on_replay`), so `steps` counts and
+same rewrite runs before each replayed step (`picograd.frontend.capture`), so `steps` counts and
 an `lr` changed by a scheduler is honoured.
 
 The update formulas are torch's (`torch.optim.SGD`, `Adam`, `AdamW` with default flags).
@@ -28,9 +28,9 @@ import numpy as np
 
 from picograd.frontend import autograd
 from picograd.frontend.autograd import no_grad
+from picograd.frontend.capture import on_host_state
 from picograd.frontend.realize import realize
 from picograd.frontend.tensor import Tensor
-from picograd.jit import on_replay
 
 
 class Optimizer:
@@ -93,7 +93,7 @@ class Optimizer:
     def step(self) -> None:
         """Update every parameter that has a gradient, realizing everything in one graph."""
         self._advance()
-        on_replay(self._advance)
+        on_host_state(self._advance)
         with no_grad():
             writes: list[tuple[Tensor, Tensor]] = []
             grads: list[Tensor] = []

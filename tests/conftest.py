@@ -78,19 +78,18 @@ def _ptx_checker():
             raise RuntimeError("PG_REQUIRE_PTXAS=1 but ptxas was not found ($PTXAS, "
                                "/usr/local/bin/ptxas, PATH)")
         return None
-    from picograd.frontend import realize
-    from picograd.lowering.ptx_source import module_to_ptx
-    from picograd.passes.pipelines import GPU_PTX, run_pipeline
+    from picograd.compiler.pipelines import GPU_PTX, run_pipeline
+    from picograd.lowering.ptx.printer import module_to_ptx
     from picograd.runtimes.ptxas import check_ptx
 
     checked: set[tuple] = set()
 
-    def check(key: tuple, nodes, entries, outputs) -> None:
+    def check(key: tuple, build) -> None:
         graph = key[1:]  # the same graph on another device is the same PTX
         if graph in checked:
             return
         checked.add(graph)
-        module = realize.build_module(nodes, entries, outputs)
+        module = build()
         run_pipeline(module, GPU_PTX)
         for arch in PTX_ARCHS:
             check_ptx(module_to_ptx(module, arch), arch)
@@ -100,7 +99,7 @@ def _ptx_checker():
 
 @pytest.fixture(autouse=True, scope="session")
 def check_ptx_of_every_graph() -> Iterator[None]:
-    """Wrap realize's compile step so every new graph is also checked as PTX."""
+    """Wrap the compile driver's compile step so every new graph is also checked as PTX."""
     try:
         check = _ptx_checker()
     except ImportError:  # the PTX target is not importable: its own tests say why
@@ -108,20 +107,20 @@ def check_ptx_of_every_graph() -> Iterator[None]:
     if check is None:
         yield
         return
-    from picograd.frontend import realize
+    from picograd.compiler import driver
 
-    compile_graph = realize._compile
+    compile_graph = driver._compile
 
-    def compile_and_check(key, nodes, entries, outputs, device):
-        program = compile_graph(key, nodes, entries, outputs, device)
-        check(key, nodes, entries, outputs)
+    def compile_and_check(key, build, device, spec, entries, outputs):
+        program = compile_graph(key, build, device, spec, entries, outputs)
+        check(key, build)
         return program
 
-    realize._compile = compile_and_check
+    driver._compile = compile_and_check
     try:
         yield
     finally:
-        realize._compile = compile_graph
+        driver._compile = compile_graph
 
 
 @pytest.fixture(autouse=True, scope="session")

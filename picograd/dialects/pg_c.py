@@ -2,7 +2,7 @@
 
 The fifth stage of the C target. Every op is one C statement (or the opening / closing line
 of a `for` loop), in the order the C source lists them, so `module_to_c`
-(`picograd/lowering/c_source.py`) prints a function by walking its flat block once. Value ops
+(`picograd/lowering/c/printer.py`) prints a function by walking its flat block once. Value ops
 declare a fresh local (`T vN = <expr>;`); operators are spelled as in C (`"+"`, `"<"`, `"!"`),
 math functions by their `<math.h>` name (`"expf"`).
 

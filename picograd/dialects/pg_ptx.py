@@ -2,7 +2,7 @@
 
 The fifth stage of the CUDA target. Every op inside an entry is one PTX statement (a few print
 two, see below), in the order the PTX lists them, so `module_to_ptx`
-(`picograd/lowering/ptx_source.py`) prints an entry by walking its flat block once. An SSA
+(`picograd/lowering/ptx/printer.py`) prints an entry by walking its flat block once. An SSA
 value is a virtual register: the printer gives each one a register of its class and declares
 the classes at the top of the entry.
 
@@ -78,7 +78,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 
-from picograd.capabilities import capabilities
+from picograd.dialects.capabilities import capabilities
 from picograd.dialects.flat_ops import (
     CellReadSyntax,
     CellType,

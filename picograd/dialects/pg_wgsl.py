@@ -2,7 +2,7 @@
 
 The fifth stage of the WebGPU target. Every op is one WGSL statement (or the opening /
 closing line of a `for` loop or an `if`), in the order the source lists them, so
-`module_to_wgsl` (`picograd/lowering/wgsl_source.py`) prints a function by walking its flat
+`module_to_wgsl` (`picograd/lowering/wgsl/printer.py`) prints a function by walking its flat
 block once. Value ops declare a fresh `let`; operators are spelled as in WGSL (`"+"`, `"<"`,
 `"!"`), built-in functions by their WGSL name (`"exp"`).
 
@@ -81,8 +81,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 
-from picograd.capabilities import capabilities
 from picograd.dialects import target_ops
+from picograd.dialects.capabilities import capabilities
 from picograd.dialects.dtypes import is_bool, is_int
 from picograd.dialects.flat_ops import (
     CellDeclSyntax,

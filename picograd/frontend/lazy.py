@@ -88,7 +88,7 @@ class LazyOp:
 def _holds(device: str, dtype: DType) -> bool:
     """Whether `device`'s compile target supports `dtype` (True for a device that is not
     present here: using it fails later with the reason)."""
-    from picograd.capabilities import capabilities
+    from picograd.dialects.capabilities import capabilities
     from picograd.runtimes import get_device
 
     try:
@@ -99,7 +99,7 @@ def _holds(device: str, dtype: DType) -> bool:
 
 
 def _unsupported(op: str, device: str, dtype: DType) -> PicogradError:
-    from picograd.capabilities import capabilities
+    from picograd.dialects.capabilities import capabilities
     from picograd.frontend.dtype import DTYPES
     from picograd.runtimes import get_device
 

@@ -370,22 +370,23 @@ class MathOps(ReduceOps):
     def relu6(self) -> Self:
         return (self <= 0).where(0, (self >= 6).where(6, self))
 
-    # ── softmax family (picograd.nn.functional's compositions) ──────────────
+    # ── softmax family (picograd.nn.functional calls these) ─────────────────
 
     def logsumexp(self, dim: int = -1, keepdim: bool = False) -> Self:
-        from picograd.nn import functional as F
-
-        return F.logsumexp(self._f(), dim, keepdim)  # type: ignore[arg-type,return-value]
+        """log(sum(exp(x))) along `dim`, shifted by the (constant) max for stability."""
+        x = self._f()
+        m = x.max(dim, keepdim=True)._detached()
+        out = (x - m).exp().sum(dim, keepdim=True).log() + m
+        return out if keepdim else out.squeeze(dim)
 
     def softmax(self, dim: int = -1) -> Self:
-        from picograd.nn import functional as F
-
-        return F.softmax(self._f(), dim)  # type: ignore[arg-type,return-value]
+        x = self._f()
+        e = (x - x.max(dim, keepdim=True)._detached()).exp()
+        return e / e.sum(dim, keepdim=True)
 
     def log_softmax(self, dim: int = -1) -> Self:
-        from picograd.nn import functional as F
-
-        return F.log_softmax(self._f(), dim)  # type: ignore[arg-type,return-value]
+        x = self._f()
+        return x - x.logsumexp(dim, keepdim=True)
 
     # ── bitwise (int32 / bool) ──────────────────────────────────────────────
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from picograd.frontend import capture
 from picograd.frontend.dtype import DType, float32, int32, int64, to_dtype
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error
 
@@ -99,12 +100,14 @@ def _lowbias32(x: Any) -> Any:
 def _rekey_on_jit_replay(k0: Any, k1: Any) -> None:
     """Under a `picograd.jit` capture, give each replay the next keys (written into the key
     buffers in place), so a replayed step draws new numbers as the eager one would."""
-    from picograd.jit import on_replay  # late: jit imports the frontend
+    recorder = capture.recorder()
+    if recorder is None:
+        return
 
     def rekey() -> None:
         k0._node.buffer[...], k1._node.buffer[...] = _next_keys()
 
-    on_replay(rekey)
+    recorder.on_random_key(rekey)
 
 
 def _words(cls: Any, count: int, device: str) -> Any:

@@ -21,7 +21,7 @@ from typing import Any, Self
 import numpy as np
 
 from picograd.errors import DeviceError
-from picograd.frontend import autograd, random
+from picograd.frontend import autograd, capture, random
 from picograd.frontend.autograd import AutogradError
 from picograd.frontend.base import Scalar, TensorBase, shape_arg
 from picograd.frontend.creation import CreationOps
@@ -40,7 +40,7 @@ from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_stats import StatsOps
 from picograd.frontend.realize import realize
-from picograd.runtimes.base import canonical_device_name
+from picograd.runtimes.registry import canonical_device_name
 
 
 def _device(device: str) -> str:
@@ -154,10 +154,11 @@ class Tensor(CreationOps, MathOps, ShapeOps, StatsOps):
 
     # ── realization and conversion ─────────────────────────────────────────
 
-    def realize(self) -> Self:
-        """Compute this tensor now (compiling its graph unless a cached one fits)."""
+    def realize(self, pipeline: str | None = None) -> Self:
+        """Compute this tensor now (compiling its graph unless a cached one fits), through
+        `pipeline` when given (a pass pipeline string, as `picograd.realize` takes)."""
         if self._node.buffer is None:
-            realize(self)
+            realize(self, pipeline=pipeline)
         return self
 
     def _data(self) -> np.ndarray:
@@ -200,8 +201,6 @@ class Tensor(CreationOps, MathOps, ShapeOps, StatsOps):
         """Write `value` (same shape, dtype, device; realized now) into this tensor in
         place: its node keeps its identity and takes value's buffer, so every tensor sharing
         the node sees it, and `picograd.jit` replays the write."""
-        from picograd.jit import record_assign
-
         node = self._node
         if not isinstance(value, Tensor) or value.shape != node.shape:
             got = value.shape if isinstance(value, Tensor) else type(value).__name__
@@ -213,7 +212,9 @@ class Tensor(CreationOps, MathOps, ShapeOps, StatsOps):
             raise DeviceError(f"assign: needs a tensor on {node.device}, got one on "
                               f"{value.device}\n  at {user_location()}")
         array = value._data()
-        record_assign(node, value._node)
+        recorder = capture.recorder()
+        if recorder is not None:
+            recorder.on_assign(node, value._node)
         node.become_buffer(array)
         return self
 

@@ -49,19 +49,16 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def logsumexp(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) along `dim`, shifted by the (constant) max for stability."""
-    m = x.max(dim, keepdim=True).detach()
-    out = (x - m).exp().sum(dim, keepdim=True).log() + m
-    return out if keepdim else out.squeeze(dim)
+    """log(sum(exp(x))) along `dim` (`Tensor.logsumexp`)."""
+    return x.logsumexp(dim, keepdim)
 
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
-    return x - logsumexp(x, dim, keepdim=True)
+    return x.log_softmax(dim)
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    e = (x - x.max(dim, keepdim=True).detach()).exp()
-    return e / e.sum(dim, keepdim=True)
+    return x.softmax(dim)
 
 
 def one_hot(target: Tensor, num_classes: int) -> Tensor:

@@ -15,7 +15,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ imports them
-    from picograd.passes.pipelines import (
+    from picograd.compiler.pass_registry import PICOGRAD_PASSES, all_passes
+    from picograd.compiler.pipelines import (
         CPU_C,
         CPU_LLVM,
         DEFAULT_PIPELINES,
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
         parse_pipeline,
         run_pipeline,
     )
-    from picograd.passes.registry import PICOGRAD_PASSES, all_passes
 
 _EXPORTS = {
     "PICOGRAD_PASSES": "registry",

@@ -1,17 +1,10 @@
-"""The interface every device runtime implements, and the registry that finds them by name.
+"""The interface every device runtime implements.
 
 A runtime owns one device's memory (allocate / free / copy in / copy out), turns rendered
 source into something runnable (compile -> binary, load -> kernel), launches kernels on
-buffers and waits for them (synchronize). `picograd.runtimes.program` builds on it.
-
-Device names (case-insensitive):
-
-    CPU        the CPU with the renderer chosen by PG_CPU_RENDERER (llvm, the default, or c)
-    CPU:LLVM   the CPU through LLVM IR and llvmlite's MCJIT        (renderer "llvm")
-    CPU:C      the CPU through C source and the system C compiler  (renderer "c")
-    CUDA       an NVIDIA GPU through PTX and the CUDA driver        (renderer "ptx")
-    WEBGPU     a WebGPU adapter through WGSL (wgpu; Mesa's software Vulkan without a GPU)
-                                                                    (renderer "wgsl")
+buffers and waits for them (synchronize), and names the toolchain its binaries depend on
+(`toolchain_fingerprint`, part of every disk-cache key). `picograd.runtimes.program` builds
+on it; `picograd.runtimes.registry` finds a runtime by device name.
 
 A runtime whose device or driver is missing raises `DeviceError` when it is constructed, so
 `get_device("CUDA")` on a machine without a GPU says why.
@@ -96,6 +89,12 @@ class Runtime(ABC, Generic[BufferT, BinaryT]):
     def synchronize(self) -> None:
         """Wait until every launched kernel has finished (CPU launches are synchronous)."""
 
+    @abstractmethod
+    def toolchain_fingerprint(self) -> str:
+        """The versions of the tools that turn this runtime's source into machine code and
+        the machine that code is made for: a compiled artefact kept on disk is reused only
+        under the same fingerprint."""
+
 
 class HostRuntime(Runtime[np.ndarray, BinaryT]):
     """A runtime whose device memory is host memory: buffers are flat numpy arrays."""
@@ -126,78 +125,3 @@ def write_failed_source(source: str, suffix: str) -> str:
     with os.fdopen(fd, "w") as f:
         f.write(source)
     return path
-
-
-# ── registry ─────────────────────────────────────────────────────────────────
-
-
-def _cpu_llvm() -> type[Runtime]:
-    from picograd.runtimes.cpu_llvm import CpuLlvmRuntime
-
-    return CpuLlvmRuntime
-
-
-def _cpu_c() -> type[Runtime]:
-    from picograd.runtimes.cpu_c import CpuCRuntime
-
-    return CpuCRuntime
-
-
-def _cuda() -> type[Runtime]:
-    from picograd.runtimes.cuda import CudaRuntime
-
-    return CudaRuntime
-
-
-def _webgpu() -> type[Runtime]:
-    from picograd.runtimes.webgpu import WebGpuRuntime
-
-    return WebGpuRuntime
-
-
-# Imported lazily: naming a device loads only its runtime (and its dependencies).
-_FACTORIES: dict[str, Callable[[], type[Runtime]]] = {
-    "CPU:LLVM": _cpu_llvm, "CPU:C": _cpu_c, "CUDA": _cuda, "WEBGPU": _webgpu,
-}
-_INSTANCES: dict[str, Runtime] = {}
-CPU_RENDERER_ENV = "PG_CPU_RENDERER"
-
-
-def register_device(name: str, factory: Callable[[], type[Runtime]]) -> None:
-    """Make `get_device(name)` build `factory()()` on first use."""
-    _FACTORIES[name.upper()] = factory
-
-
-def available_devices() -> list[str]:
-    return sorted({"CPU", *_FACTORIES})
-
-
-def canonical_device_name(name: str) -> str:
-    """`cpu` -> `CPU:LLVM` (or `CPU:C` under PG_CPU_RENDERER=c), `cpu:c` -> `CPU:C`, ..."""
-    key = name.strip().upper()
-    if key == "CPU":
-        renderer = os.environ.get(CPU_RENDERER_ENV, "llvm").strip().upper() or "LLVM"
-        key = f"CPU:{renderer}"
-        if key not in _FACTORIES:
-            raise DeviceError(f"{CPU_RENDERER_ENV}={os.environ[CPU_RENDERER_ENV]!r} is not a CPU "
-                              "renderer; use 'llvm' or 'c'")
-    if key not in _FACTORIES:
-        raise DeviceError(f"unknown device {name!r}; available: {', '.join(available_devices())}")
-    return key
-
-
-def get_device(name: str) -> Runtime:
-    """The runtime of device `name` (one shared instance per canonical name).
-
-    Raises `DeviceError` for an unknown name, or for a known device that is not present
-    (its runtime's package, driver or adapter is missing: the message says which).
-    """
-    key = canonical_device_name(name)
-    runtime = _INSTANCES.get(key)
-    if runtime is None:
-        try:
-            cls = _FACTORIES[key]()
-        except ImportError as e:
-            raise DeviceError(f"device {key} needs a package that is not installed: {e}") from e
-        runtime = _INSTANCES[key] = cls()
-    return runtime

@@ -7,7 +7,7 @@ libraries, loaded with ctypes.
 `#include` prelude plus a contiguous share of the kernels: one unit per idle core, at most
 `jobs`, at least `MIN_KERNELS_PER_UNIT` kernels each), compiled by that many compiler
 processes at once and loaded as one library each (`CLibraries`). The libraries of a source
-are kept together in the disk cache (`picograd/runtimes/disk_cache.py`) under the source
+are kept together in the disk cache (`picograd/disk_store.py`) under the source
 text, the compiler, its version, the flags and the host CPU, so a warm compile runs no
 compiler, whatever split the cold compile chose.
 
@@ -34,10 +34,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from picograd import disk_store, flags
+from picograd.dialects.abi import outer_symbol
 from picograd.errors import CompileError, DeviceError
-from picograd.passes.uop_outer_range import outer_symbol
-from picograd.runtimes import disk_cache, parallel
+from picograd.runtimes import parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch
+from picograd.runtimes.toolchain import cpu_description, tool_version
 
 C_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-march=native")
 # GCC 12's SLP vectoriser (with -march=native, F16C) folds the rounding
@@ -133,7 +135,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
     renderer = "c"
 
     def __init__(self, compiler: str | None = None, jobs: int | None = None):
-        self.compiler = compiler or os.environ.get("CC", "cc")
+        self.compiler = compiler or flags.c_compiler()
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
 
     def _parts(self, source: str) -> int:
@@ -147,12 +149,14 @@ class CpuCRuntime(HostRuntime[CLibraries]):
             idle = 1.0
         return max(1, min(self.jobs, int(idle + 0.5), kernels // MIN_KERNELS_PER_UNIT))
 
+    def toolchain_fingerprint(self) -> str:
+        return f"{tool_version(self.compiler)} {cpu_description()}"
+
     def _key(self, source: str) -> str | None:
-        if not disk_cache.enabled():
+        if not disk_store.enabled():
             return None
-        return disk_cache.key_text("c-libraries", source, self.compiler, unit_flags(source),
-                                   disk_cache.toolchain("c", self.compiler),
-                                   disk_cache.picograd_version())
+        return disk_store.key_text("c-libraries", source, self.compiler, unit_flags(source),
+                                   self.toolchain_fingerprint(), disk_store.picograd_version())
 
     def _build(self, workdir: str, index: int, unit: str) -> str:
         """Compile unit `index`; the path of its library."""
@@ -176,7 +180,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
         entry, so how a cold compile split it does not matter), else compiled."""
         workdir = tempfile.mkdtemp(prefix="picograd-c-")
         key = self._key(source)
-        cached = disk_cache.read(disk_cache.KERNELS, key) if key else None
+        cached = disk_store.read(disk_store.KERNELS, key) if key else None
         libraries = unpack_libraries(cached) if cached is not None else None
         if libraries is not None:
             paths = [os.path.join(workdir, f"u{i}.so") for i in range(len(libraries))]
@@ -192,7 +196,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
                     paths = list(pool.map(self._build, itertools.repeat(workdir),
                                           range(len(units)), units))
             if key:
-                disk_cache.write(disk_cache.KERNELS, key, pack_libraries(paths))
+                disk_store.write(disk_store.KERNELS, key, pack_libraries(paths))
         loaded = CLibraries(tuple(ctypes.CDLL(path) for path in paths))
         shutil.rmtree(workdir, ignore_errors=True)
         return loaded

@@ -4,7 +4,7 @@ host CPU (new pass manager) and JIT-compiles it with MCJIT.
 Each `compile` optimises the module, emits its object code with the host target machine
 and loads that object into one MCJIT engine; the returned `LlvmBinary` keeps the engine (and
 so the machine code) alive. The object code is kept in the disk cache
-(`picograd/runtimes/disk_cache.py`) under the IR text, the optimisation level, the
+(`picograd/disk_store.py`) under the IR text, the optimisation level, the
 llvmlite/LLVM versions and the host CPU: a warm compile only loads it. A loaded kernel is a
 ctypes `CFUNCTYPE(None, c_void_p, ..., c_int64, c_int64)` over the function's address,
 called through `picograd/runtimes/parallel.py` (one call, or chunks of the outer range on a
@@ -13,14 +13,17 @@ thread pool for a large splittable kernel, read from its exported `{name}_pg_out
 
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass
 from functools import cache
 
+import llvmlite
 import llvmlite.binding as llvm
 
+from picograd import disk_store
+from picograd.dialects.abi import outer_symbol
 from picograd.errors import CompileError, DeviceError
-from picograd.passes.uop_outer_range import outer_symbol
-from picograd.runtimes import disk_cache, parallel
+from picograd.runtimes import parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 
 OPT_LEVEL = 3
@@ -94,17 +97,22 @@ def _optimize(source: str) -> llvm.ModuleRef:
 class CpuLlvmRuntime(HostRuntime[LlvmBinary]):
     renderer = "llvm"
 
+    def toolchain_fingerprint(self) -> str:
+        cpu, features = host_cpu()  # LLVM's host CPU code runs only there
+        return (f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info} "
+                f"{platform.machine()} {cpu} {features}")
+
     def compile(self, source: str) -> LlvmBinary:
-        key = disk_cache.key_text(
-            "llvm-object", source, OPT_LEVEL, SLP_VECTORIZE, disk_cache.toolchain("llvm"),
-            disk_cache.picograd_version()) if disk_cache.enabled() else None
-        code = disk_cache.read(disk_cache.KERNELS, key) if key else None
+        key = disk_store.key_text(
+            "llvm-object", source, OPT_LEVEL, SLP_VECTORIZE, self.toolchain_fingerprint(),
+            disk_store.picograd_version()) if disk_store.enabled() else None
+        code = disk_store.read(disk_store.KERNELS, key) if key else None
         module = None
         if code is None:
             module = _optimize(source)
             code = _target_machine().emit_object(module)
             if key:
-                disk_cache.write(disk_cache.KERNELS, key, code)
+                disk_store.write(disk_store.KERNELS, key, code)
         _init_llvm()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))

@@ -8,7 +8,7 @@
 
 Buffers are `cuMemAlloc` allocations (`CudaBuffer`); a kernel is called with their device
 addresses (`kernel_arg` is the address), one 64-bit parameter each, as the PTX entries of
-`picograd.lowering.ptx_source` declare them. Launches are asynchronous; `copy_out` and
+`picograd.lowering.ptx.printer` declare them. Launches are asynchronous; `copy_out` and
 `synchronize` wait for them.
 
 Retargeting. `compile` takes PTX rendered for any architecture of
@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from picograd.errors import CompileError, DeviceError
-from picograd.lowering.ptx_source import arch_for_capability, retarget_ptx
+from picograd.lowering.ptx.printer import arch_for_capability, retarget_ptx
 from picograd.runtimes.base import Kernel, Launch, Runtime, write_failed_source
 from picograd.runtimes.ptxas import check_ptx, describe_ptx_failure, ptxas_path
+from picograd.runtimes.toolchain import version_output
 
 JIT_LOG_BYTES = 16384
 
@@ -246,6 +247,15 @@ class CudaRuntime(Runtime[CudaBuffer, CudaModule]):
             self._pending.append(name)
 
         return kernel
+
+    def toolchain_fingerprint(self) -> str:
+        """The driver compiles the PTX when it loads it: its version, the card's arch and
+        the ptxas that checks the PTX."""
+        version = self._call("cuDriverGetVersion") if hasattr(self.driver, "cuDriverGetVersion") \
+            else "?"
+        ptxas = ptxas_path()
+        return (f"cuda driver {version} {self.arch} "
+                f"{version_output([ptxas, '--version']) if ptxas else 'no ptxas'}")
 
     def synchronize(self) -> None:
         self._call("cuCtxSynchronize", context=self._launched())

@@ -27,20 +27,20 @@ PG_MEMORY_PLAN=0 turns planning off (every slot gets its own buffer), for compar
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from picograd import flags
+
 ALIGNMENT = 64  # bytes: a cache line, and more than any vector load needs
-PLAN_ENV = "PG_MEMORY_PLAN"
 _NEVER = -1  # the lifetime of an intermediate that no launch touches
 
 
 def planning_enabled() -> bool:
-    return os.environ.get(PLAN_ENV, "1").strip() not in ("0", "false", "off", "")
+    return flags.memory_plan_enabled()
 
 
 def _align(n: int) -> int:

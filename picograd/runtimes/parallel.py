@@ -4,7 +4,7 @@
 
 A CPU kernel (LLVM or C) is a C function `void k(void* p0, ..., int64_t start, int64_t
 end)`; `start`/`end` bound the iterations of its outermost global range when the lowering
-found that range splittable (`picograd/passes/uop_outer_range.py`, which also estimates the
+found that range splittable (`picograd/lowering/outer_range.py`, which also estimates the
 kernel's `work`, its dynamic op count). ctypes releases the GIL for the length of a foreign
 call, so chunks of one kernel run on a persistent thread pool really run at once.
 
@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from picograd import flags
 from picograd.runtimes.base import Kernel
 
 # The trailing (start, end) of every kernel, declared `int64_t`, pass through ctypes as
@@ -46,7 +47,7 @@ _pool_lock = threading.Lock()
 
 def threads() -> int:
     """How many threads one kernel may use: `PG_THREADS`, else the CPU count."""
-    text = os.environ.get("PG_THREADS", "")
+    text = flags.threads()
     try:
         wanted = int(text) if text else 0
     except ValueError:

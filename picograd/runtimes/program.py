@@ -1,16 +1,17 @@
-"""Compile a stage-5 module once; run its `@main` schedule many times.
+"""A compiled realize graph: machine code for its kernels plus `@main`'s launch plan.
 
-    compile_module(module, target) -> Program        target: "llvm", "c", "ptx" or "wgsl"
-    Program.run(inputs) -> list[np.ndarray]
+    Program.from_module(runtime, module, source, binary) -> Program   plan a stage-5 module
+    Program.run(inputs) -> list[np.ndarray]        executes @main's schedule
+    Program.to_bytes() / Program.from_bytes(runtime, data)   the source and plan, for the
+                                                   disk cache (which stores the bytes)
 
-`compile_module` renders every kernel (`module_to_llvm_ir`, `module_to_c`, `module_to_ptx`
-or `module_to_wgsl`), compiles them together on the runtime of that renderer, loads one
-callable per kernel (with its grid and block on a GPU, read from the target function's
-`grid` / `block` properties) and turns `@main` into a launch plan: which slots hold inputs,
-which intermediates to allocate, which kernel to call with which slots, which slots are
-results. On the CPU `run` is then only numpy placement, `np.empty` and a loop of ctypes
-calls; on a GPU it allocates device buffers, copies the inputs in, launches, copies the
-results out and frees the buffers.
+`from_module` loads one callable per kernel of `binary` (with its grid and block on a GPU,
+read from the target function's `grid` / `block` properties) and turns `@main` into a launch
+plan: which slots hold inputs, which intermediates to allocate, which kernel to call with
+which slots, which slots are results. On the CPU `run` is then only numpy placement,
+`np.empty` and a loop of ctypes calls; on a GPU it allocates device buffers, copies the
+inputs in, launches, copies the results out and frees the buffers. Rendering and compiling
+the source is the compile driver's job (`picograd.compiler.compile_module`).
 
 `@main` may hold only `pg_sched.alloc`, `pg_sched.launch` and `func.return`; its arguments
 are the inputs (read-only), its results flat arrays (an input returned unchanged is copied).
@@ -19,25 +20,23 @@ are the inputs (read-only), its results flat arrays (an input returned unchanged
 from __future__ import annotations
 
 import ctypes
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr
 from xdsl.ir import Attribute, SSAValue
 
-from picograd import debug as _debug
 from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.dialects.pg_sched import AllocOp, LaunchOp
 from picograd.errors import DeviceError
-from picograd.runtimes.base import HostRuntime, Kernel, Launch, Runtime, get_device
+from picograd.runtimes.base import HostRuntime, Kernel, Launch, Runtime
 from picograd.runtimes.memory_plan import MemoryPlan, distinct
-
-TARGET_DEVICES = {"llvm": "CPU:LLVM", "c": "CPU:C", "ptx": "CUDA", "wgsl": "WEBGPU"}
 
 _c_char = ctypes.c_char
 
@@ -48,28 +47,6 @@ def _address(array: np.ndarray) -> int:
         return ctypes.addressof(_c_char.from_buffer(array))  # pyright: ignore[reportArgumentType]
     except TypeError:
         return array.ctypes.data
-
-
-def render(module: ModuleOp, target: str, arch: str | None = None) -> str:
-    """The source of every kernel of `module` for `target` ("llvm" IR, "c", "ptx" or
-    "wgsl"); `arch` is the PTX `.target` (default sm_80)."""
-    if target == "llvm":
-        from picograd.lowering.llvm_ir import module_to_llvm_ir
-
-        return module_to_llvm_ir(module)
-    if target == "c":
-        from picograd.lowering.c_source import module_to_c
-
-        return module_to_c(module)
-    if target == "ptx":
-        from picograd.lowering.ptx_source import module_to_ptx
-
-        return module_to_ptx(module, arch or "sm_80")
-    if target == "wgsl":
-        from picograd.lowering.wgsl_source import module_to_wgsl
-
-        return module_to_wgsl(module)
-    raise DeviceError(f"unknown compile target {target!r}; use one of {', '.join(TARGET_DEVICES)}")
 
 
 @dataclass(frozen=True)
@@ -94,12 +71,103 @@ class Program:
         self._inputs = tuple((s.size, s.dtype, s.type) for s in inputs)
         self._allocs = tuple((s.size, s.dtype) for s in allocs)
         self._launches = tuple(launches)
+        self._plain = tuple(kernel for kernel, _ in self._launches)  # before `wrap_kernels`
         self._results = tuple(results)
         # (target source, kernels by name, GPU launch dims): what the disk cache saves
         self.recipe: tuple[str, dict[str, Kernel], dict[str, Launch]] | None = None
         # intermediates share memory by lifetime (picograd/runtimes/memory_plan.py)
         self._memory = MemoryPlan(len(self._inputs), self._allocs,
                                   [slots for _, slots in self._launches], self._results)
+
+    # ── building, saving and restoring ──────────────────────────────────────
+
+    @classmethod
+    def from_module(cls, runtime: Runtime, module: ModuleOp, source: str, binary: Any
+                    ) -> Program:
+        """The Program of a stage-5 `module` whose kernels `runtime` compiled from `source`
+        into `binary`: loads every launched kernel and plans `@main`."""
+        dims = launch_dims(module)
+        block = _main(module).body.block
+        slots: dict[SSAValue, int] = {arg: i for i, arg in enumerate(block.args)}
+        allocs: list[_Slot] = []
+        launches: list[tuple[Kernel, tuple[int, ...]]] = []
+        kernels: dict[str, Kernel] = {}
+        results: list[int] = []
+        for op in block.ops:
+            if isinstance(op, AllocOp):
+                slots[op.result] = len(slots)
+                allocs.append(_slot(op.result))
+            elif isinstance(op, LaunchOp):
+                name = op.kernel_name
+                if name not in kernels:
+                    kernels[name] = runtime.load(binary, name, len(op.args), dims.get(name))
+                launches.append((kernels[name], tuple(slots[a] for a in op.args)))
+            elif isinstance(op, func.ReturnOp):
+                results = [slots[v] for v in op.arguments]
+            else:
+                raise DeviceError(f"@main may hold only pg_sched.alloc, pg_sched.launch and "
+                                  f"func.return, found {op.name}")
+        program = cls(runtime, binary, [_slot(a) for a in block.args], allocs, launches,
+                      results)
+        program.recipe = (source, kernels, dims)
+        return program
+
+    def to_bytes(self) -> bytes | None:
+        """The target source and the launch plan as JSON (no machine code: `from_bytes`
+        compiles the source again, which the runtimes' own kernel cache usually answers);
+        None for a Program that was not built from source."""
+        if self.recipe is None:
+            return None
+        source, kernels, dims = self.recipe
+        names = {id(kernel): name for name, kernel in kernels.items()}
+        plan = {
+            "source": source,
+            "inputs": [[size, dtype.str, str(t)] for size, dtype, t in self._inputs],
+            "allocs": [[size, dtype.str] for size, dtype in self._allocs],
+            "launches": [[names[id(kernel)], list(slots)]
+                         for kernel, (_, slots) in zip(self._plain, self._launches,
+                                                       strict=True)],
+            "results": list(self._results),
+            "dims": {name: [list(grid), list(block)] for name, (grid, block) in dims.items()},
+        }
+        return json.dumps(plan).encode()
+
+    @classmethod
+    def from_bytes(cls, runtime: Runtime, data: bytes) -> Program:
+        """The Program `to_bytes` saved, compiled from its source on `runtime`. Raises
+        ValueError when `data` is not such a plan."""
+        try:
+            plan = json.loads(data)
+            dims = {str(name): _as_launch(d) for name, d in plan["dims"].items()}
+            source = str(plan["source"])
+            # The slot type is only printed in messages: its text stands in for the attribute.
+            inputs = [_Slot(int(size), np.dtype(str(dtype)), cast(Attribute, str(text)))
+                      for size, dtype, text in plan["inputs"]]
+            allocs = [_Slot(int(size), np.dtype(str(dtype)), cast(Attribute, ""))
+                      for size, dtype in plan["allocs"]]
+            launch_plan = [(str(name), tuple(int(s) for s in slots))
+                           for name, slots in plan["launches"]]
+            results = [int(s) for s in plan["results"]]
+        except (ValueError, TypeError, KeyError) as e:
+            raise ValueError(f"not a saved Program plan: {e}") from e
+        binary = runtime.compile(source)
+        kernels: dict[str, Kernel] = {}
+        launches = []
+        for name, slots in launch_plan:
+            if name not in kernels:
+                kernels[name] = runtime.load(binary, name, len(slots), dims.get(name))
+            launches.append((kernels[name], slots))
+        program = cls(runtime, binary, inputs, allocs, launches, results)
+        program.recipe = (source, kernels, dims)
+        return program
+
+    def wrap_kernels(self, wrap: Callable[[int, Kernel], Kernel] | None) -> None:
+        """Call every launch through `wrap(launch index, kernel)` (DEBUG's launch timing);
+        None restores the plain kernels."""
+        self._launches = tuple(
+            (kernel if wrap is None else wrap(i, kernel), slots)
+            for i, (kernel, (_, slots)) in enumerate(zip(self._plain, self._launches,
+                                                         strict=True)))
 
     @property
     def num_kernels(self) -> int:
@@ -178,6 +246,12 @@ class Program:
                 runtime.free(buffer)
 
 
+def _as_launch(value: Any) -> Launch:
+    grid, block = value
+    return (int(grid[0]), int(grid[1]), int(grid[2])), (int(block[0]), int(block[1]),
+                                                        int(block[2]))
+
+
 def _slot(value: SSAValue) -> _Slot:
     t = value.type
     assert isinstance(t, BufferType)
@@ -205,36 +279,3 @@ def launch_dims(module: ModuleOp) -> dict[str, Launch]:
     return dims
 
 
-def compile_module(module: ModuleOp, target: str) -> Program:
-    """Compile the kernels of a stage-5 module for `target` ("llvm", "c", "ptx", "wgsl") and
-    plan `@main`."""
-    runtime = get_device(TARGET_DEVICES[target])
-    source = render(module, target, getattr(runtime, "arch", None))
-    _debug.lap("render")  # DEBUG=1's time per stage (a no-op unless DEBUG or VIZ is on)
-    binary = runtime.compile(source)
-    _debug.lap("toolchain compile")
-    dims = launch_dims(module)
-    main = _main(module)
-    block = main.body.block
-    slots: dict[SSAValue, int] = {arg: i for i, arg in enumerate(block.args)}
-    allocs: list[_Slot] = []
-    launches: list[tuple[Kernel, tuple[int, ...]]] = []
-    kernels: dict[str, Kernel] = {}
-    results: list[int] = []
-    for op in block.ops:
-        if isinstance(op, AllocOp):
-            slots[op.result] = len(slots)
-            allocs.append(_slot(op.result))
-        elif isinstance(op, LaunchOp):
-            name = op.kernel_name
-            if name not in kernels:
-                kernels[name] = runtime.load(binary, name, len(op.args), dims.get(name))
-            launches.append((kernels[name], tuple(slots[a] for a in op.args)))
-        elif isinstance(op, func.ReturnOp):
-            results = [slots[v] for v in op.arguments]
-        else:
-            raise DeviceError(f"@main may hold only pg_sched.alloc, pg_sched.launch and "
-                              f"func.return, found {op.name}")
-    program = Program(runtime, binary, [_slot(a) for a in block.args], allocs, launches, results)
-    program.recipe = (source, kernels, dims)
-    return program

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import tempfile
 
+from picograd import flags
 from picograd.errors import CompileError
 from picograd.runtimes.base import write_failed_source
 
@@ -40,7 +41,7 @@ _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)")
 
 def ptxas_path() -> str | None:
     """The ptxas to use: `$PTXAS`, else /usr/local/bin/ptxas, else `ptxas` on PATH."""
-    configured = os.environ.get(PTXAS_ENV)
+    configured = flags.ptxas_override()
     if configured:
         return shutil.which(configured)
     if os.access(DEFAULT_PTXAS, os.X_OK):

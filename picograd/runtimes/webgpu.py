@@ -12,7 +12,7 @@ D3D12; Mesa's software Vulkan adapter, llvmpipe, where there is no GPU).
 * Buffers are storage buffers (`WebGpuBuffer`: the GPU buffer, its element count and host
   dtype). Bool elements are stored as u32 (bool is not host-shareable in WGSL), float16 as
   float32 and int8, uint8, int16 as int32 (the types WGSL lacks are emulated, one element
-  per 32-bit word: see `picograd/lowering/wgsl_source.py`), so every element is 4 bytes;
+  per 32-bit word: see `picograd/lowering/wgsl/printer.py`), so every element is 4 bytes;
   `copy_in`/`copy_out` convert (exactly: the kernels keep every element within its type).
 * A kernel is a compute pipeline for one entry point of the shader module, with a layout
   that binds exactly its `num_args` buffers at bindings 0..n-1 of group 0 (an explicit
@@ -230,6 +230,9 @@ class WebGpuRuntime(Runtime[WebGpuBuffer, WebGpuShader]):
         return buffer
 
     # ── code ────────────────────────────────────────────────────────────────
+
+    def toolchain_fingerprint(self) -> str:
+        return f"wgpu {self.gpu.wgpu.__version__}"
 
     def compile(self, source: str) -> WebGpuShader:
         try:

@@ -34,10 +34,8 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from picograd.debug import pass_timing_report
-from picograd.dialects import register_dialects
-from picograd.errors import PicogradError
-from picograd.passes.pipelines import (
+from picograd.compiler.pass_registry import PICOGRAD_PASSES, all_passes
+from picograd.compiler.pipelines import (
     STAGES,
     PipelineError,
     PipelineVerifyError,
@@ -45,7 +43,9 @@ from picograd.passes.pipelines import (
     run_pipeline,
     stage_pipeline,
 )
-from picograd.passes.registry import PICOGRAD_PASSES, all_passes
+from picograd.debug import pass_timing_report
+from picograd.dialects import register_dialects
+from picograd.errors import PicogradError
 from picograd.tools.diagnostics import (
     describe_verify_error,
     format_parse_error,

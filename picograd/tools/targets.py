@@ -1,13 +1,14 @@
 """`opt-tool -t` output formats for a stage-5 module.
 
-    -t llvm-ir   the `llvm.func` kernels as LLVM IR text (picograd.lowering.llvm_ir)
-    -t c         the `pg_c.func` kernels as C source (picograd.lowering.c_source)
-    -t ptx       the `pg_ptx.entry` kernels as PTX for sm_80 (picograd.lowering.ptx_source)
+    -t llvm-ir   the `llvm.func` kernels as LLVM IR text (picograd.lowering.llvm.printer)
+    -t c         the `pg_c.func` kernels as C source (picograd.lowering.c.printer)
+    -t ptx       the `pg_ptx.entry` kernels as PTX for sm_80 (picograd.lowering.ptx.printer)
     -t ptx-sm90  the same for sm_90
-    -t wgsl      the `pg_wgsl.fn` kernels as one WGSL module (picograd.lowering.wgsl_source)
+    -t wgsl      the `pg_wgsl.fn` kernels as one WGSL module (picograd.lowering.wgsl.printer)
 
 (`-t llvm` is xDSL's own LLVM IR printer; `llvm-ir` is the one picograd's runtime uses.)
-The printers are imported when a module is emitted, not when the tool starts.
+Each prints through `picograd.lowering.render`, as the compile driver does; the printers are
+imported when a module is emitted, not when the tool starts.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
 
-def _write(output: IO[str], text: str) -> None:
+def _emit(output: IO[str], module: ModuleOp, target: str, arch: str | None = None) -> None:
+    # lazy: opt-tool starts without the printers (and their dialects) loaded
+    from picograd.lowering.render import render
+
+    text = render(module, target, arch)
     output.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -31,9 +36,7 @@ class LlvmIrTarget(Target):
     name: ClassVar[str] = "llvm-ir"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from picograd.lowering.llvm_ir import module_to_llvm_ir
-
-        _write(output, module_to_llvm_ir(module))
+        _emit(output, module, "llvm")
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,7 @@ class CSourceTarget(Target):
     name: ClassVar[str] = "c"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from picograd.lowering.c_source import module_to_c
-
-        _write(output, module_to_c(module))
+        _emit(output, module, "c")
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,7 @@ class PtxTarget(Target):
     arch: ClassVar[str] = "sm_80"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from picograd.lowering.ptx_source import module_to_ptx
-
-        _write(output, module_to_ptx(module, self.arch))
+        _emit(output, module, "ptx", self.arch)
 
 
 @dataclass(frozen=True)
@@ -76,9 +75,7 @@ class WgslTarget(Target):
     name: ClassVar[str] = "wgsl"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from picograd.lowering.wgsl_source import module_to_wgsl
-
-        _write(output, module_to_wgsl(module))
+        _emit(output, module, "wgsl")
 
 
 PICOGRAD_TARGETS: dict[str, type[Target]] = {

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import picograd as pg
-from picograd.capabilities import capabilities
+from picograd.dialects.capabilities import capabilities
 from picograd.frontend import random
 from picograd.frontend.realize import compile_stats
 from picograd.runtimes import get_device

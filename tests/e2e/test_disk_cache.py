@@ -16,7 +16,7 @@ import pytest
 
 import picograd as pg
 import picograd.frontend.realize as realize_mod
-from picograd.runtimes import disk_cache
+from picograd import disk_store
 
 from .helpers import assert_matches
 
@@ -26,9 +26,9 @@ rng = np.random.default_rng(7)
 @pytest.fixture
 def cache(tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:
     path = str(tmp_path / "cache")
-    monkeypatch.setenv(disk_cache.DIR_ENV, path)
-    monkeypatch.delenv(disk_cache.ENABLE_ENV, raising=False)
-    monkeypatch.delenv(realize_mod.DUMP_ENV, raising=False)
+    monkeypatch.setenv("PG_CACHE_DIR", path)
+    monkeypatch.delenv("PG_CACHE", raising=False)
+    monkeypatch.delenv("PG_DUMP", raising=False)
     realize_mod.clear_cache()
     yield path
     realize_mod.clear_cache()
@@ -105,7 +105,7 @@ def test_corrupt_graph_and_kernel_entries_are_rebuilt(cache: str, how: str) -> N
 
 def test_pg_cache_0_writes_nothing(device: str, cache: str,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(disk_cache.ENABLE_ENV, "0")
+    monkeypatch.setenv("PG_CACHE", "0")
     a = rng.standard_normal((3, 5)).astype(np.float32)
     assert_matches(_graph(a, device), _expected(a), rtol=1e-5)
     assert not os.path.exists(cache)
@@ -116,7 +116,7 @@ def test_pg_dump_bypasses_the_disk_cache(cache: str, tmp_path,
     a = rng.standard_normal((3, 5)).astype(np.float32)
     _graph(a, "CPU:LLVM").realize()
     realize_mod.clear_cache()
-    monkeypatch.setenv(realize_mod.DUMP_ENV, str(tmp_path / "dump"))
+    monkeypatch.setenv("PG_DUMP", str(tmp_path / "dump"))
     _graph(a, "CPU:LLVM").realize()
     [graph_dir] = os.listdir(tmp_path / "dump")
     assert "input.mlir" in os.listdir(tmp_path / "dump" / graph_dir)
@@ -141,8 +141,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run_script(device: str, mode: str, cache: str) -> str:
-    env = {**os.environ, disk_cache.DIR_ENV: cache, "PG_PTXAS_CHECK": "0"}
-    env.pop(disk_cache.ENABLE_ENV, None)
+    env = {**os.environ, "PG_CACHE_DIR": cache, "PG_PTXAS_CHECK": "0"}
+    env.pop("PG_CACHE", None)
     done = subprocess.run([sys.executable, "-c", SCRIPT, device, mode], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
@@ -157,7 +157,7 @@ def test_a_fresh_process_with_a_warm_cache_builds_no_ir(device: str, cache: str)
 
 
 def _compile_in_child(cache: str, device: str, queue) -> None:
-    os.environ[disk_cache.DIR_ENV] = cache
+    os.environ["PG_CACHE_DIR"] = cache
     a = np.arange(15, dtype=np.float32).reshape(3, 5) / 10
     queue.put(_graph(a, device).numpy().tolist())
 
@@ -186,7 +186,7 @@ def test_two_processes_compiling_the_same_graph_at_once(cache: str, device_name:
 def _is_whole(path: str) -> bool:
     with open(path, "rb") as f:
         entry = f.read()
-    magic, _, _, digest, size = disk_cache.HEADER.unpack_from(entry)
-    payload = entry[disk_cache.HEADER.size:]
-    return magic == disk_cache.MAGIC and len(payload) == size and (
+    magic, _, _, digest, size = disk_store.HEADER.unpack_from(entry)
+    payload = entry[disk_store.HEADER.size:]
+    return magic == disk_store.MAGIC and len(payload) == size and (
         hashlib.sha256(payload).digest() == digest)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import picograd as pg
-from picograd.capabilities import capabilities
+from picograd.dialects.capabilities import capabilities
 from picograd.frontend.dtype import DTYPES
 from picograd.runtimes import get_device
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import picograd as pg
-from picograd.passes.pipelines import DEFAULT_PIPELINES, pass_names
+from picograd.compiler.pipelines import DEFAULT_PIPELINES, pass_names
 from picograd.runtimes import get_device
 
 

@@ -3,7 +3,7 @@
 that the fused kernels compute numpy's values on every device (WebGPU's schedule keeps
 within its 8 storage-buffer bindings).
 
-Row-wise reduction fusion (`picograd/passes/kernel_grouping.py`) puts a row's reductions
+Row-wise reduction fusion (`picograd/passes/sched/kernel_grouping.py`) puts a row's reductions
 and the elementwise work after them in one kernel: softmax and LayerNorm are one kernel
 each; the issue's targets are softmax <= 2, layernorm <= 2 and the MLP step <= 30.
 """

@@ -13,7 +13,7 @@ import picograd as pg
 import picograd.nn as nn
 import picograd.nn.functional as F
 from picograd.errors import JitError, PicogradError, ShapeError
-from picograd.jit import Jit
+from picograd.jit_replay import Jit
 
 rng = np.random.default_rng(5)
 X = [rng.standard_normal((16, 6)).astype(np.float32) for _ in range(5)]

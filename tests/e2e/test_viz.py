@@ -11,7 +11,7 @@ import pytest
 
 import picograd as pg
 from picograd import debug
-from picograd.passes.pipelines import DEFAULT_PIPELINES, pass_names
+from picograd.compiler.pipelines import DEFAULT_PIPELINES, pass_names
 from picograd.runtimes import get_device
 
 

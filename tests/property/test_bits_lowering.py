@@ -21,11 +21,11 @@ from strategies import Program, assert_same
 from strategies.base import Draw
 from xdsl.dialects.builtin import ModuleOp
 
+from picograd.compiler.driver import compile_module
+from picograd.compiler.pipelines import CPU_C, CPU_LLVM, GPU_PTX, run_pipeline, stage_pipeline
 from picograd.dialects import make_context
 from picograd.interpreter import run
-from picograd.passes.convert_uop_to_ptx import ConvertUopToPtxPass
-from picograd.passes.pipelines import CPU_C, CPU_LLVM, GPU_PTX, run_pipeline, stage_pipeline
-from picograd.runtimes import compile_module
+from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
 
 UOP = stage_pipeline("uop")
 TO_TARGET = {"llvm": CPU_LLVM[len(UOP) + 1:], "c": CPU_C[len(UOP) + 1:]}

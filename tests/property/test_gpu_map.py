@@ -27,16 +27,16 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.capabilities import TRANSCENDENTALS
+from picograd.compiler.pipelines import run_pipeline, stage_pipeline
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects import pg_uop as pu
+from picograd.dialects.capabilities import TRANSCENDENTALS
 from picograd.dialects.dtypes import is_float
 from picograd.dialects.pg import BinaryKind, BufferType, RangeKind, UnaryKind
 from picograd.interpreter import run
-from picograd.passes.pipelines import run_pipeline, stage_pipeline
 
 UOP = stage_pipeline("uop")
-HAS_LEGALIZE = importlib.util.find_spec("picograd.passes.uop.legalize") is not None
+HAS_LEGALIZE = importlib.util.find_spec("picograd.passes.uop.uop_legalize") is not None
 EXACT_LIMIT = 256  # float values up to this magnitude, integers, add exactly in any order
 NICE_FLOATS = (-3.0, -2.0, -1.0, -0.0, 0.0, 1.0, 2.0, 3.0, math.inf, -math.inf, math.nan)
 

@@ -44,14 +44,14 @@ from xdsl.dialects.builtin import IndexType, ModuleOp, f16, f32
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.capabilities import TRANSCENDENTALS, Capabilities, capabilities
+from picograd.compiler.driver import compile_module
+from picograd.compiler.pipelines import GPU_WGSL, run_pipeline, stage_pipeline
 from picograd.dialects import make_context, pg_uop
+from picograd.dialects.capabilities import TRANSCENDENTALS, Capabilities, capabilities
 from picograd.dialects.pg import UnaryKind
 from picograd.errors import PicogradError
 from picograd.interpreter import alu
-from picograd.passes.pipelines import GPU_WGSL, run_pipeline, stage_pipeline
-from picograd.passes.uop.legalize import UopLegalizePass, legalize_rules
-from picograd.runtimes import compile_module
+from picograd.passes.uop.uop_legalize import UopLegalizePass, legalize_rules
 
 UOP = stage_pipeline("uop")
 TO_CPU = {"llvm": "convert-uop-to-llvm", "c": "convert-uop-to-c"}

@@ -10,7 +10,7 @@ from strategies import Program, assert_same, loop_programs, round_trip
 
 from picograd.dialects import make_context
 from picograd.interpreter import run
-from picograd.passes.loop.simplify import LoopSimplifyPass, loop_simplify_rules
+from picograd.passes.loop.loop_simplify import LoopSimplifyPass, loop_simplify_rules
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import Program, assert_same, round_trip
 
+from picograd.compiler.pipelines import run_pipeline
 from picograd.dialects import make_context
 from picograd.interpreter import run
-from picograd.passes.convert_loop_to_uop import ConvertLoopToUopPass
-from picograd.passes.loop.upcast import LoopUpcastPass
-from picograd.passes.pipelines import run_pipeline
+from picograd.passes.loop.loop_upcast import LoopUpcastPass
+from picograd.passes.uop.convert_loop_to_uop import ConvertLoopToUopPass
 
 KINDS = ("sum", "prod", "max", "min")
 COMBINES = ("mul", "add", "max")

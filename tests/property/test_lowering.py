@@ -23,13 +23,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.passes import ModulePass
 
+from picograd.compiler.driver import compile_module
+from picograd.compiler.pipelines import CPU_C, CPU_LLVM, run_pipeline, stage_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects.dtypes import is_bool, is_float, is_int, to_numpy_dtype
 from picograd.dialects.pg import UnaryKind
 from picograd.interpreter import run
-from picograd.passes.pipelines import CPU_C, CPU_LLVM, run_pipeline, stage_pipeline
-from picograd.runtimes import compile_module
 
 UOP = stage_pipeline("uop")  # the passes both targets share
 assert CPU_LLVM.startswith(UOP + ",") and CPU_C.startswith(UOP + ",")

@@ -33,13 +33,13 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import InterpretationError, PassFailedException
 
+from picograd.compiler.pipelines import GPU_PTX, run_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects import pg_uop as pu
 from picograd.dialects.pg import UnaryKind
 from picograd.interpreter import run
-from picograd.passes.convert_uop_to_ptx import ConvertUopToPtxPass
-from picograd.passes.pipelines import GPU_PTX, run_pipeline
+from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
 
 LAST = ",convert-uop-to-ptx"
 MAP = "uop-gpu-map{target=ptx}"

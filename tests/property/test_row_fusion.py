@@ -25,11 +25,11 @@ from strategies import Program, assert_same
 from strategies.base import int_list, ttype
 from xdsl.dialects.builtin import ModuleOp
 
+from picograd.compiler.driver import compile_module
+from picograd.compiler.pipelines import CPU_LLVM, GPU_WGSL, run_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_sched as S
 from picograd.interpreter import run
-from picograd.passes.pipelines import CPU_LLVM, GPU_WGSL, run_pipeline
-from picograd.runtimes import compile_module
 
 # (full shape, reduced axes): the reduced axes are trailing, at least one kept axis > 1
 LAYOUTS = (((3, 4), (1,)), ((2, 5), (1,)), ((2, 3, 4), (2,)), ((2, 3, 4), (1, 2)),

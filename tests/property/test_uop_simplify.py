@@ -10,7 +10,7 @@ from strategies import Program, assert_same, round_trip, uop_programs
 
 from picograd.dialects import make_context
 from picograd.interpreter import run
-from picograd.passes.uop.simplify import UopSimplifyPass, uop_simplify_rules
+from picograd.passes.uop.uop_simplify import UopSimplifyPass, uop_simplify_rules
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

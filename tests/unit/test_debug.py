@@ -1,4 +1,5 @@
-"""picograd.debug without a device: the flag table, overrides, timing report, estimates."""
+"""picograd.debug and picograd.flags without a device: the flag table, overrides, timing
+report, estimates."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from picograd import debug
+from picograd import debug, flags
+from picograd.debug import ir_summary
 from picograd.dialects import make_context
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "debugging.md"
@@ -39,26 +41,26 @@ def _parse(text: str) -> ModuleOp:
 
 def test_every_flag_is_documented() -> None:
     text = DOCS.read_text()
-    for flag in debug.FLAGS:
+    for flag in flags.FLAGS:
         assert f"`{flag.name}`" in text, flag.name
-    for level, _ in debug.LEVELS:
+    for level, _ in flags.LEVELS:
         assert f"| {level} |" in text
-    assert debug.flags_markdown().strip() in text  # the doc shows the table as generated
+    assert flags.flags_markdown().strip() in text  # the doc shows the table as generated
 
 
 def test_env_int_warns_on_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEBUG", "yes please")
     with pytest.warns(UserWarning, match="DEBUG='yes please' is not an integer"):
-        assert debug._env_int("DEBUG") == 0
+        assert flags.env_int("DEBUG") == 0
     monkeypatch.setenv("DEBUG", " 3 ")
-    assert debug._env_int("DEBUG") == 3
+    assert flags.env_int("DEBUG") == 3
     monkeypatch.delenv("DEBUG")
-    assert debug._env_int("DEBUG") == 0
+    assert flags.env_int("DEBUG") == 0
 
 
 def test_flags_override_and_restore(tmp_path: Path) -> None:
     def current() -> tuple[int, bool, str]:
-        return debug.LEVEL, debug.VIZ, debug.VIZ_DIR
+        return debug.SETTINGS.level, debug.SETTINGS.viz, debug.SETTINGS.viz_dir
 
     before = current()
     with debug.flags(debug=4, viz=True, viz_dir=str(tmp_path)):
@@ -94,22 +96,22 @@ def test_pass_timing_report() -> None:
     ("cse", None),
 ])
 def test_converts(name: str, expected: tuple[str, str] | None) -> None:
-    assert debug._converts(name) == expected
+    assert ir_summary.converts(name) == expected
 
 
 def test_kernel_flops_counts_float_ops_per_iteration() -> None:
-    kernel = debug.kernels_of(_parse(LOOP_IR))["k0"]
+    kernel = ir_summary.kernels_of(_parse(LOOP_IR))["k0"]
     # per outer iteration (2): 3 reduce steps x (mul + the reduction add) + 1 exp
-    assert debug.kernel_flops(kernel) == 2 * (3 * 2 + 1)
+    assert ir_summary.kernel_flops(kernel) == 2 * (3 * 2 + 1)
 
 
 def test_loop_change_describes_ranges_and_ops() -> None:
-    kernel = debug.kernels_of(_parse(LOOP_IR))["k0"]
-    shape = debug._loop_shape(kernel)
+    kernel = ir_summary.kernels_of(_parse(LOOP_IR))["k0"]
+    shape = ir_summary.loop_shape(kernel)
     assert shape.ranges == "[2 global, 3 reduce]"
-    assert debug._loop_change({"k0": shape}, {"k0": shape}) == []
-    fewer = debug._LoopShape("[6 global]", shape.ops - Counter({"pg_loop.index": 1}), "x")
-    (note,) = debug._loop_change({"k0": shape}, {"k0": fewer})
+    assert ir_summary.loop_change({"k0": shape}, {"k0": shape}) == []
+    fewer = ir_summary.LoopShape("[6 global]", shape.ops - Counter({"pg_loop.index": 1}), "x")
+    (note,) = ir_summary.loop_change({"k0": shape}, {"k0": fewer})
     assert note.startswith(f"@k0 ranges {shape.ranges} -> [6 global]")
     assert "-1 pg_loop.index" in note
-    assert debug._loop_change({}, {"k0": shape}) == ["@k0 added"]
+    assert ir_summary.loop_change({}, {"k0": shape}) == ["@k0 added"]

@@ -5,7 +5,7 @@
 // addresses through getelementptr. Every kernel takes two trailing i64 (start, end); a kernel
 // that is one top-level global range (here @k0) runs that range over [start, end) (tested
 // before the first iteration, as a chunk may be empty) and records its trip count and work
-// as `pg.outer` / `pg.work` (picograd/passes/uop_outer_range.py).
+// as `pg.outer` / `pg.work` (picograd/lowering/outer_range.py).
 
 // CHECK-LABEL: llvm.func @k0(%a: !llvm.ptr {llvm.noalias}, %out: !llvm.ptr {llvm.noalias}, %start: i64, %end: i64) attributes {pg.outer = 4 : i64, pg.work = 236 : i64} {
 // CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32

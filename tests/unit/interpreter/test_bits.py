@@ -8,11 +8,11 @@ import pytest
 from xdsl.dialects.builtin import f16, f32, i8, i16, i32, i64
 from xdsl.parser import Parser
 
+from picograd.compiler.pipelines import run_pipeline, stage_pipeline
 from picograd.dialects import make_context
 from picograd.dialects.dtypes import index, ui8
 from picograd.dialects.pg import BinaryKind
 from picograd.interpreter import alu, run
-from picograd.passes.pipelines import run_pipeline, stage_pipeline
 from picograd.passes.rules import scalar
 
 SHL, SHR = BinaryKind.SHL, BinaryKind.SHR

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
+from picograd.compiler.pipelines import run_pipeline, stage_pipeline
 from picograd.dialects import make_context
 from picograd.interpreter import run
-from picograd.passes.pipelines import run_pipeline, stage_pipeline
 
 
 @dataclass

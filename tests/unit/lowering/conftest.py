@@ -10,9 +10,9 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+from picograd.compiler.driver import compile_module
+from picograd.compiler.pipelines import CPU_C, CPU_LLVM, run_pipeline
 from picograd.dialects import make_context
-from picograd.passes.pipelines import CPU_C, CPU_LLVM, run_pipeline
-from picograd.runtimes import compile_module
 
 PIPELINES = {"c": CPU_C, "llvm": CPU_LLVM}
 

@@ -15,11 +15,11 @@ from xdsl.dialects.builtin import Float16Type, IndexType, f32, f64, i1, i32, i64
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
+from picograd.compiler.driver import compile_module
 from picograd.dialects import make_context
 from picograd.dialects.dtypes import ui8
-from picograd.lowering.c_source import CSourceError, c_literal, c_type, module_to_c
-from picograd.passes.convert_uop_to_c import ConvertUopToCPass
-from picograd.runtimes import compile_module
+from picograd.lowering.c.convert_uop_to_c import ConvertUopToCPass
+from picograd.lowering.c.printer import CSourceError, c_literal, c_type, module_to_c
 
 
 @pytest.mark.parametrize(("t", "want"), [

@@ -11,12 +11,12 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
 from picograd import interpreter
+from picograd.compiler.pipelines import run_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_uop as U
 from picograd.dialects.dtypes import ui8
 from picograd.dialects.pg import ReduceKind
-from picograd.passes.convert_loop_to_uop import ConvertLoopToUopPass, reduce_identity
-from picograd.passes.pipelines import run_pipeline
+from picograd.passes.uop.convert_loop_to_uop import ConvertLoopToUopPass, reduce_identity
 
 
 @pytest.mark.parametrize(("kind", "t", "want"), [

@@ -16,10 +16,10 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd import interpreter
+from picograd.compiler.pipelines import run_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_loop as L
-from picograd.passes.convert_sched_to_loop import ConvertSchedToLoopPass
-from picograd.passes.pipelines import run_pipeline
+from picograd.passes.loop.convert_sched_to_loop import ConvertSchedToLoopPass
 
 RNG = np.random.default_rng(1)
 

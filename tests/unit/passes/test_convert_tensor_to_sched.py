@@ -12,7 +12,7 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd.dialects import make_context
 from picograd.dialects import pg_sched as S
 from picograd.dialects import pg_tensor as T
-from picograd.passes.convert_tensor_to_sched import ConvertTensorToSchedPass
+from picograd.passes.sched.convert_tensor_to_sched import ConvertTensorToSchedPass
 
 
 def lower(text: str) -> ModuleOp:

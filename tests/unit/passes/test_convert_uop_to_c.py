@@ -10,7 +10,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import make_context
 from picograd.dialects import pg_c as C
-from picograd.passes.convert_uop_to_c import ConvertUopToCPass
+from picograd.lowering.c.convert_uop_to_c import ConvertUopToCPass
 
 
 def lower(text: str) -> ModuleOp:

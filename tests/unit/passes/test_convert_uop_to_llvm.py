@@ -11,8 +11,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import make_context
-from picograd.lowering.llvm_ir import module_to_llvm_ir
-from picograd.passes.convert_uop_to_llvm import ConvertUopToLlvmPass
+from picograd.lowering.llvm.convert_uop_to_llvm import ConvertUopToLlvmPass
+from picograd.lowering.llvm.printer import module_to_llvm_ir
 
 REDUCE = """
 pg_uop.kernel @k0(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {

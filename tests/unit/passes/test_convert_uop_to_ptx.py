@@ -18,12 +18,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
+from picograd.compiler.pass_registry import all_passes
 from picograd.dialects import make_context
 from picograd.dialects import pg_ptx as P
 from picograd.interpreter import run
-from picograd.lowering.ptx_source import PTX_ISA_VERSIONS, module_to_ptx, retarget_ptx
-from picograd.passes.convert_uop_to_ptx import ConvertUopToPtxPass
-from picograd.passes.registry import all_passes
+from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
+from picograd.lowering.ptx.printer import PTX_ISA_VERSIONS, module_to_ptx, retarget_ptx
 from picograd.runtimes.ptxas import check_ptx, ptxas_path
 
 ARCHS = ("sm_80", "sm_90")

@@ -16,8 +16,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import make_context
 from picograd.dialects import pg_wgsl as W
-from picograd.lowering.wgsl_source import WgslSourceError, module_to_wgsl, wgsl_literal
-from picograd.passes.convert_uop_to_wgsl import ConvertUopToWgslPass
+from picograd.lowering.wgsl.convert_uop_to_wgsl import ConvertUopToWgslPass
+from picograd.lowering.wgsl.printer import WgslSourceError, module_to_wgsl, wgsl_literal
 
 
 def lower(text: str) -> ModuleOp:

@@ -9,11 +9,11 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+from picograd.compiler.pipelines import run_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_loop as L
 from picograd.dialects import pg_uop as U
 from picograd.dialects.pg import RangeKind
-from picograd.passes.pipelines import run_pipeline
 from picograd.runtimes.cpu_c import C_FLAGS, F16_FLAGS, unit_flags
 
 

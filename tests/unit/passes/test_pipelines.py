@@ -14,11 +14,11 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes
 
+from picograd.compiler import pipelines as P
+from picograd.compiler.pass_registry import PICOGRAD_PASSES, all_passes, pass_location
 from picograd.dialects import make_context
 from picograd.dialects.pg_tensor import UnaryOp
 from picograd.errors import PicogradError
-from picograd.passes import pipelines as P
-from picograd.passes.registry import PICOGRAD_PASSES, all_passes, pass_location
 
 # ── registry ─────────────────────────────────────────────────────────────────
 
@@ -52,11 +52,11 @@ def test_registry_is_lazy() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, picograd.passes.registry as r; r.all_passes(); "
+    code = ("import sys, picograd.compiler.pass_registry as r; r.all_passes(); "
             "print(sorted(m for m in sys.modules if m.startswith('picograd.passes.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert out.strip() == "['picograd.passes.registry']"
+    assert out.strip() == "[]"
 
 
 # ── default pipelines ────────────────────────────────────────────────────────
@@ -283,7 +283,7 @@ def test_verify_each_checks_the_input() -> None:
 
 
 def test_the_webgpu_pipeline_fits_the_binding_limit_of_its_capability_table() -> None:
-    from picograd.capabilities import capabilities
+    from picograd.dialects.capabilities import capabilities
 
     assert f"convert-tensor-to-sched{{max-buffers={capabilities('wgsl').max_buffers}}}" in (
         P.GPU_WGSL)

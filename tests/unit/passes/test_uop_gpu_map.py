@@ -17,14 +17,14 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd import interpreter
-from picograd.capabilities import capabilities
+from picograd.compiler.pipelines import run_pipeline, stage_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_uop as pu
+from picograd.dialects.capabilities import capabilities
 from picograd.dialects.dtypes import to_numpy_dtype, ui8
 from picograd.dialects.pg import BinaryKind, RangeKind, SpecialKind
-from picograd.passes.pipelines import run_pipeline, stage_pipeline
-from picograd.passes.uop import gpu_map
-from picograd.passes.uop.gpu_map import combine_identity
+from picograd.passes.uop import uop_gpu_map as gpu_map
+from picograd.passes.uop.uop_gpu_map import combine_identity
 
 
 def module_of(kernel: str, outputs: int = 1) -> ModuleOp:

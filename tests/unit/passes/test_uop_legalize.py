@@ -11,18 +11,18 @@ from xdsl.dialects.builtin import ModuleOp, f16, f32, f64, i1, i32
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.capabilities import TRANSCENDENTALS, Capabilities, capabilities
-from picograd.dialects import make_context, pg_uop
-from picograd.errors import DeviceError
-from picograd.interpreter import run
-from picograd.passes.pipelines import (
+from picograd.compiler.pipelines import (
     GPU_PTX,
     GPU_WGSL,
     parse_pipeline,
     run_pipeline,
     stage_pipeline,
 )
-from picograd.passes.uop.legalize import Table, UopLegalizePass, legalize_rules
+from picograd.dialects import make_context, pg_uop
+from picograd.dialects.capabilities import TRANSCENDENTALS, Capabilities, capabilities
+from picograd.errors import DeviceError
+from picograd.interpreter import run
+from picograd.passes.uop.uop_legalize import Table, UopLegalizePass, legalize_rules
 
 
 def parse(text: str) -> ModuleOp:

@@ -7,18 +7,19 @@ from collections.abc import Callable
 import pytest
 from xdsl.parser import Parser
 
+from picograd.compiler.driver import compile_module
 from picograd.dialects import make_context
-from picograd.runtimes import Program, compile_module
+from picograd.runtimes import Program
 
 
 def _lower(module, ctx, target: str) -> None:
     if target == "llvm":
-        from picograd.passes.convert_uop_to_llvm import ConvertUopToLlvmPass
+        from picograd.lowering.llvm.convert_uop_to_llvm import ConvertUopToLlvmPass
 
         ConvertUopToLlvmPass().apply(ctx, module)
     else:
-        pytest.importorskip("picograd.lowering.c_source", reason="the C printer is not there yet")
-        convert = pytest.importorskip("picograd.passes.convert_uop_to_c")
+        pytest.importorskip("picograd.lowering.c.printer", reason="the C printer is not there yet")
+        convert = pytest.importorskip("picograd.lowering.c.convert_uop_to_c")
         convert.ConvertUopToCPass().apply(ctx, module)
 
 

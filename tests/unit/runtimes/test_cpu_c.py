@@ -68,9 +68,9 @@ def test_a_float16_round_trip_rounds() -> None:
     import numpy as np
     from xdsl.parser import Parser
 
+    from picograd.compiler.driver import compile_module
+    from picograd.compiler.pipelines import CPU_C, run_pipeline
     from picograd.dialects import make_context
-    from picograd.passes.pipelines import CPU_C, run_pipeline
-    from picograd.runtimes import compile_module
 
     text = """
     func.func @main(%in0: tensor<2x3xf32>) -> tensor<2x3xf32> {

@@ -20,12 +20,13 @@ import pytest
 from ptx_sim import run_entry
 from xdsl.parser import Parser
 
+from picograd.compiler.driver import compile_module
 from picograd.dialects import make_context
 from picograd.dialects import pg_ptx as P
 from picograd.errors import CompileError, DeviceError
-from picograd.lowering.ptx_source import arch_for_capability, module_to_ptx, retarget_ptx
-from picograd.passes.convert_uop_to_ptx import ConvertUopToPtxPass
-from picograd.runtimes import base, compile_module
+from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
+from picograd.lowering.ptx.printer import arch_for_capability, module_to_ptx, retarget_ptx
+from picograd.runtimes import registry
 from picograd.runtimes.cuda import CudaRuntime
 from picograd.runtimes.ptxas import check_ptx, describe_ptx_failure, ptxas_path
 
@@ -106,7 +107,7 @@ def test_construction_without_a_gpu_raises_device_error() -> None:
     with pytest.raises(DeviceError, match="device CUDA"):
         CudaRuntime()
     with pytest.raises(DeviceError, match="CUDA"):
-        base.get_device("CUDA")
+        registry.get_device("CUDA")
 
 
 def test_a_missing_cuda_python_is_a_device_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -294,12 +295,12 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
     module = lowered_program()
     driver = FakeDriver({op.sym_name.data: op for op in module.ops
                          if isinstance(op, P.EntryOp)})
-    monkeypatch.setitem(base._INSTANCES, "CUDA", CudaRuntime(driver=driver))
+    monkeypatch.setitem(registry._INSTANCES, "CUDA", CudaRuntime(driver=driver))
     return driver
 
 
 def test_runtime_over_the_fake_driver(fake: FakeDriver) -> None:
-    runtime = base.get_device("CUDA")
+    runtime = registry.get_device("CUDA")
     assert isinstance(runtime, CudaRuntime)
     assert runtime.arch == "sm_90" and runtime.capability == (9, 0)
     assert runtime.device_name == "Fake GPU"
@@ -326,7 +327,7 @@ def test_program_runs_on_the_fake_driver(fake: FakeDriver) -> None:
 
 
 def test_jit_errors_carry_the_log_the_kernel_and_the_lines(fake: FakeDriver) -> None:
-    runtime = base.get_device("CUDA")
+    runtime = registry.get_device("CUDA")
     with pytest.raises(CompileError) as info:
         runtime.compile(BROKEN_PTX)
     message = str(info.value)
@@ -342,7 +343,7 @@ def test_jit_errors_carry_the_log_the_kernel_and_the_lines(fake: FakeDriver) -> 
 
 
 def test_unknown_kernel_and_failed_launches_are_named(fake: FakeDriver) -> None:
-    runtime = base.get_device("CUDA")
+    runtime = registry.get_device("CUDA")
     binary = runtime.compile(module_to_ptx(lowered_program()))
     with pytest.raises(DeviceError, match=r"no kernel 'nope'.*CUDA_ERROR_NOT_FOUND"):
         runtime.load(binary, "nope", 3)

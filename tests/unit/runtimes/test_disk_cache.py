@@ -11,9 +11,11 @@ import threading
 import numpy as np
 import pytest
 
+from picograd import disk_store
+from picograd.compiler import disk_cache
 from picograd.runtimes import cpu_c as cpu_c_mod
 from picograd.runtimes import cpu_llvm as cpu_llvm_mod
-from picograd.runtimes import disk_cache, get_device
+from picograd.runtimes import get_device
 from picograd.runtimes.cpu_c import CpuCRuntime, split_units
 from picograd.runtimes.cpu_llvm import CpuLlvmRuntime
 
@@ -47,8 +49,8 @@ define void @twice(ptr %a, ptr %out) {
 def cache(tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A fresh, empty cache directory, with the cache on."""
     path = str(tmp_path / "cache")
-    monkeypatch.setenv(disk_cache.DIR_ENV, path)
-    monkeypatch.delenv(disk_cache.ENABLE_ENV, raising=False)
+    monkeypatch.setenv("PG_CACHE_DIR", path)
+    monkeypatch.delenv("PG_CACHE", raising=False)
     return path
 
 
@@ -63,9 +65,9 @@ def _entries(root: str, kind: str) -> list[str]:
 
 
 def test_round_trip_in_a_private_directory(cache: str) -> None:
-    disk_cache.write("kernels", "key", b"payload")
-    assert disk_cache.read("kernels", "key") == b"payload"
-    assert disk_cache.read("kernels", "other key") is None
+    disk_store.write("kernels", "key", b"payload")
+    assert disk_store.read("kernels", "key") == b"payload"
+    assert disk_store.read("kernels", "other key") is None
     for path in (cache, os.path.join(cache, "kernels")):
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
     assert not [n for n in os.listdir(os.path.join(cache, "kernels")) if n.startswith(".tmp")]
@@ -87,42 +89,42 @@ CORRUPTIONS = {
     "empty": lambda e: b"",
     "wrong magic": lambda e: b"NOTCACHE" + e[8:],
     "wrong format version": lambda e: e[:8] + (99).to_bytes(4, "little") + e[12:],
-    "another key's entry": lambda e: disk_cache.encode("another key", b"payload"),
+    "another key's entry": lambda e: disk_store.encode("another key", b"payload"),
     "longer payload": lambda e: e + b"x",
 }
 
 
 @pytest.mark.parametrize("corrupt", CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
 def test_a_corrupt_entry_is_deleted_never_trusted(cache: str, corrupt) -> None:
-    disk_cache.write("kernels", "key", b"payload")
+    disk_store.write("kernels", "key", b"payload")
     [path] = _entries(cache, "kernels")
     with open(path, "rb") as f:
         entry = f.read()
     with open(path, "wb") as f:
         f.write(corrupt(entry))
-    assert disk_cache.read("kernels", "key") is None
+    assert disk_store.read("kernels", "key") is None
     assert not os.path.exists(path)
-    disk_cache.write("kernels", "key", b"payload")  # rebuilt
-    assert disk_cache.read("kernels", "key") == b"payload"
+    disk_store.write("kernels", "key", b"payload")  # rebuilt
+    assert disk_store.read("kernels", "key") == b"payload"
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a file to another user")
 def test_an_entry_of_another_user_is_not_trusted(cache: str) -> None:
-    disk_cache.write("kernels", "key", b"payload")
+    disk_store.write("kernels", "key", b"payload")
     [path] = _entries(cache, "kernels")
     os.chown(path, 12345, 12345)
-    assert disk_cache.read("kernels", "key") is None
+    assert disk_store.read("kernels", "key") is None
 
 
 def test_a_shared_directory_is_refused_a_readable_one_narrowed(cache: str) -> None:
     os.makedirs(cache, mode=0o700)
     os.chmod(cache, 0o777)
     with pytest.warns(RuntimeWarning, match="writable by group or others"):
-        assert disk_cache.cache_dir() is None
-    disk_cache.write("kernels", "key", b"payload")
+        assert disk_store.cache_dir() is None
+    disk_store.write("kernels", "key", b"payload")
     assert not os.path.exists(os.path.join(cache, "kernels"))
     os.chmod(cache, 0o755)
-    assert disk_cache.cache_dir() == cache
+    assert disk_store.cache_dir() == cache
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
 
 
@@ -131,14 +133,14 @@ def test_a_directory_of_another_user_is_refused(cache: str) -> None:
     os.makedirs(cache, mode=0o700)
     os.chown(cache, 12345, 12345)
     with pytest.warns(RuntimeWarning, match="belongs to another user"):
-        assert disk_cache.cache_dir() is None
+        assert disk_store.cache_dir() is None
 
 
 def test_pg_cache_0_reads_and_writes_nothing(cache: str, monkeypatch: pytest.MonkeyPatch
                                              ) -> None:
-    monkeypatch.setenv(disk_cache.ENABLE_ENV, "0")
-    disk_cache.write("kernels", "key", b"payload")
-    assert disk_cache.read("kernels", "key") is None
+    monkeypatch.setenv("PG_CACHE", "0")
+    disk_store.write("kernels", "key", b"payload")
+    assert disk_store.read("kernels", "key") is None
     CpuCRuntime().compile(C_SOURCE)
     CpuLlvmRuntime().compile(LLVM_SOURCE)
     assert not os.path.exists(cache)
@@ -150,24 +152,24 @@ def test_a_read_during_writes_sees_a_whole_entry_or_none(cache: str) -> None:
 
     def writer() -> None:
         for i in range(12):
-            disk_cache.write("graphs", "key", payloads[i % 2])
+            disk_store.write("graphs", "key", payloads[i % 2])
         done.set()
 
     thread = threading.Thread(target=writer)
     thread.start()
     seen = 0
     while not done.is_set():
-        payload = disk_cache.read("graphs", "key")
+        payload = disk_store.read("graphs", "key")
         assert payload is None or payload in payloads
         seen += payload is not None
     thread.join()
-    assert disk_cache.read("graphs", "key") == payloads[1]
+    assert disk_store.read("graphs", "key") == payloads[1]
     assert not [n for n in os.listdir(os.path.join(cache, "graphs")) if n.startswith(".tmp")]
 
 
 def test_key_text_is_unambiguous() -> None:
-    assert disk_cache.key_text("a", "b") != disk_cache.key_text("a\n1:'b'")
-    assert disk_cache.key_text("a", "b") != disk_cache.key_text("ab")
+    assert disk_store.key_text("a", "b") != disk_store.key_text("a\n1:'b'")
+    assert disk_store.key_text("a", "b") != disk_store.key_text("ab")
 
 
 # ── every part of the graph key ─────────────────────────────────────────────
@@ -176,7 +178,7 @@ GRAPH = ("CPU:LLVM", ((("buffer", None, (4,), "float32"), ()),), (0,))
 
 
 def _other_capabilities(target: str):
-    from picograd.capabilities import _TABLES
+    from picograd.dialects.capabilities import _TABLES
 
     return dataclasses.replace(_TABLES[target], index_bits=32)
 
@@ -185,10 +187,11 @@ GRAPH_PARTS = {
     "source": lambda mp: {"key": ("CPU:LLVM", GRAPH[1], (1,))},
     "pipeline": lambda mp: {"spec": "cse"},
     "target": lambda mp: {"target": "c"},
-    "capabilities": lambda mp: mp.setattr("picograd.capabilities.capabilities",
+    "capabilities": lambda mp: mp.setattr("picograd.dialects.capabilities.capabilities",
                                           _other_capabilities),
-    "toolchain": lambda mp: mp.setattr(disk_cache, "toolchain", lambda *a: "llvm 99"),
-    "picograd version": lambda mp: mp.setattr(disk_cache, "picograd_version", lambda: "9.9"),
+    "toolchain": lambda mp: mp.setattr(CpuLlvmRuntime, "toolchain_fingerprint",
+                                       lambda self: "llvm 99"),
+    "picograd version": lambda mp: mp.setattr(disk_store, "picograd_version", lambda: "9.9"),
 }
 
 
@@ -199,11 +202,11 @@ def test_changing_any_part_of_the_graph_key_misses(cache: str, change,
             "runtime": get_device("CPU:LLVM")}
     base = disk_cache.graph_key(**args)
     assert base is not None and base == disk_cache.graph_key(**args)
-    disk_cache.write("graphs", base, b"plan")
+    disk_store.write("graphs", base, b"plan")
     changed = disk_cache.graph_key(**{**args, **(change(monkeypatch) or {})})
     assert changed is not None and changed != base
-    assert disk_cache.read("graphs", changed) is None
-    assert disk_cache.read("graphs", base) == b"plan"
+    assert disk_store.read("graphs", changed) is None
+    assert disk_store.read("graphs", base) == b"plan"
 
 
 def test_a_key_with_an_object_address_is_not_cached(cache: str) -> None:
@@ -269,8 +272,9 @@ def test_llvm_warm_compile_optimises_nothing(cache: str, monkeypatch: pytest.Mon
 KERNEL_PARTS = {
     "source": lambda mp: None,
     "flags": lambda mp: mp.setattr(cpu_c_mod, "C_FLAGS", (*cpu_c_mod.C_FLAGS, "-g0")),
-    "toolchain": lambda mp: mp.setattr(disk_cache, "toolchain", lambda *a: "cc 99"),
-    "picograd version": lambda mp: mp.setattr(disk_cache, "picograd_version", lambda: "9.9"),
+    "toolchain": lambda mp: [mp.setattr(cls, "toolchain_fingerprint", lambda self: "cc 99")
+                             for cls in (CpuCRuntime, CpuLlvmRuntime)],
+    "picograd version": lambda mp: mp.setattr(disk_store, "picograd_version", lambda: "9.9"),
 }
 
 
@@ -302,7 +306,7 @@ def test_a_corrupt_library_is_rebuilt(cache: str) -> None:
     binary = CpuCRuntime(jobs=1).compile(C_SOURCE)  # the bad entry is not loaded
     np.testing.assert_allclose(_run_c(binary), np.sqrt(np.arange(4)))
     key = CpuCRuntime(jobs=1)._key(C_SOURCE)
-    assert key is not None and disk_cache.read("kernels", key) is not None  # rewritten whole
+    assert key is not None and disk_store.read("kernels", key) is not None  # rewritten whole
     assert _entries(cache, "kernels") == [path]
 
 
@@ -346,9 +350,9 @@ def test_stats_count_hits_and_misses(tmp_path: os.PathLike[str],
     """DEBUG=1's summary reads these counters: a missing entry is a miss, a stored one a hit."""
     monkeypatch.setenv("PG_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PG_CACHE", raising=False)
-    before = disk_cache.stats()
-    assert disk_cache.read("graphs", "k" * 64) is None
-    disk_cache.write("graphs", "k" * 64, b"payload")
-    assert disk_cache.read("graphs", "k" * 64) == b"payload"
-    after = disk_cache.stats()
+    before = disk_store.stats()
+    assert disk_store.read("graphs", "k" * 64) is None
+    disk_store.write("graphs", "k" * 64, b"payload")
+    assert disk_store.read("graphs", "k" * 64) == b"payload"
+    after = disk_store.stats()
     assert (after.hits - before.hits, after.misses - before.misses) == (1, 1)

@@ -1,7 +1,7 @@
 """Large CPU kernels run their outer range in chunks on a thread pool
 (picograd/runtimes/parallel.py): the chunking, the policy (`MIN_WORK`, `PG_THREADS`), the
 exported `{name}_pg_outer` constant on both CPU targets, the splittability rule
-(picograd/passes/uop_outer_range.py) and the results of split kernels against numpy."""
+(picograd/lowering/outer_range.py) and the results of split kernels against numpy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from xdsl.parser import Parser
 
 from picograd.dialects import make_context, pg_uop
-from picograd.passes.uop_outer_range import outer_split
+from picograd.lowering.outer_range import outer_split
 from picograd.runtimes import parallel
 
 CPU_DEVICES = ("CPU:LLVM", "CPU:C")
@@ -165,9 +165,9 @@ def test_split_kernels_give_numpy_results(device: str, always_split: None,
 def test_the_pg_outer_constant_is_exported(device: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The runtime reads (trip, work) of a splittable kernel from the compiled code."""
-    from picograd.passes.convert_uop_to_c import ConvertUopToCPass
-    from picograd.passes.convert_uop_to_llvm import ConvertUopToLlvmPass
-    from picograd.runtimes.program import compile_module
+    from picograd.compiler.driver import compile_module
+    from picograd.lowering.c.convert_uop_to_c import ConvertUopToCPass
+    from picograd.lowering.llvm.convert_uop_to_llvm import ConvertUopToLlvmPass
 
     text = """
 pg_uop.kernel @k0(%a: !pg.buffer<6xf32>) {

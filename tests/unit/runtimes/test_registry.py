@@ -7,14 +7,14 @@ import os
 import numpy as np
 import pytest
 
+from picograd.compiler.driver import compile_module
 from picograd.errors import CompileError, DeviceError, PicogradError
 from picograd.runtimes import (
     available_devices,
-    base,
     canonical_device_name,
-    compile_module,
     get_device,
     register_device,
+    registry,
 )
 from picograd.runtimes.cpu_c import CpuCRuntime
 from picograd.runtimes.cpu_llvm import CpuLlvmRuntime
@@ -38,14 +38,20 @@ def test_unknown_devices_raise_device_error(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PG_CPU_RENDERER", "fortran")
     with pytest.raises(DeviceError, match="PG_CPU_RENDERER='fortran'"):
         get_device("CPU")
-    with pytest.raises(PicogradError):
-        compile_module(None, "ptx")  # type: ignore[arg-type]
+    with pytest.raises(PicogradError, match="unknown compile target 'fortran'"):
+        compile_module(None, "fortran")  # type: ignore[arg-type]
+    monkeypatch.delenv("PG_CPU_RENDERER")
+    try:
+        get_device("CUDA")
+    except PicogradError:  # no GPU here: compiling for it names the missing device
+        with pytest.raises(PicogradError):
+            compile_module(None, "ptx")  # type: ignore[arg-type]
 
 
 def test_registered_devices_are_built_lazily_once(monkeypatch: pytest.MonkeyPatch):
     # a private copy of the registry, so that the fake device does not outlive the test
-    monkeypatch.setattr(base, "_FACTORIES", dict(base._FACTORIES))
-    monkeypatch.setattr(base, "_INSTANCES", dict(base._INSTANCES))
+    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
+    monkeypatch.setattr(registry, "_INSTANCES", dict(registry._INSTANCES))
     built = []
 
     class Fake(CpuLlvmRuntime):

@@ -18,10 +18,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from picograd import interpreter
+from picograd.compiler.driver import compile_module
 from picograd.dialects import make_context
 from picograd.errors import CompileError, DeviceError, PicogradError
-from picograd.passes.convert_uop_to_wgsl import ConvertUopToWgslPass
-from picograd.runtimes import compile_module, get_device
+from picograd.lowering.wgsl.convert_uop_to_wgsl import ConvertUopToWgslPass
+from picograd.runtimes import get_device
 
 
 @pytest.fixture(scope="module")
@@ -523,7 +524,7 @@ def _one_op_program(n: int, src: str, dst: str, op: str) -> str:
 
 
 def _through_wgsl(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    from picograd.passes.pipelines import GPU_WGSL, run_pipeline
+    from picograd.compiler.pipelines import GPU_WGSL, run_pipeline
 
     module = run_pipeline(parse(text), GPU_WGSL, ctx=make_context())
     return compile_module(module, "wgsl").run(inputs)

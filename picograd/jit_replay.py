@@ -1,5 +1,7 @@
 """`@picograd.jit`: capture the compiled programs a function launches, then replay them.
 
+(This module is `picograd.jit_replay`, so that `picograd.jit` is the decorator alone.)
+
     @picograd.jit
     def train_step(x, y):
         opt.zero_grad()
@@ -31,10 +33,10 @@ What a replay does NOT redo (the function's Python does not run):
     `load_checkpoint` replacing an optimiser's state): only `Tensor.assign` writes are
     replayed, so make a new jit after such a change (or after changing momentum, betas,
     weight decay: they are constants of the captured programs).
-  Objects that must update host state per call register a callback with `on_replay(fn)`
-  during the capture (the optimisers do: step count, learning rate, bias corrections are
-  refreshed into their 0-d buffers before the step's program runs), so an `lr` changed by a
-  scheduler between calls is honoured.
+  Objects that must update host state per call register a callback with
+  `picograd.frontend.capture.on_host_state(fn)` during the capture (the optimisers do: step
+  count, learning rate, bias corrections are refreshed into their 0-d buffers before the
+  step's program runs), so an `lr` changed by a scheduler between calls is honoured.
 
 Non-tensor arguments (hashable) are part of the capture key: a call with new values starts a
 new warm-up / capture for them (so a value that changes on every call never replays — pass
@@ -47,37 +49,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
-import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from picograd.errors import JitError
-from picograd.frontend import realize as realize_module
+from picograd.frontend.capture import capturing
 from picograd.frontend.lazy import LazyOp
 from picograd.frontend.realize import linearize, realize
 from picograd.frontend.tensor import Tensor
-
-if TYPE_CHECKING:
-    from picograd.runtimes import Program
+from picograd.runtimes import Program
 
 _TENSOR = object()  # stands for a tensor argument in a capture key
 _active: list[str] = []  # the name of the jitted function being run (nesting is refused)
-_capture: list[_Capture] = []  # the capture in progress, if any
-
-
-def on_replay(callback: Callable[[], None]) -> None:
-    """During a capture, run `callback` at this point of every later replay (before the
-    programs realized after it); outside a capture, do nothing."""
-    if _capture:
-        _capture[0].steps.append(_Hook(callback))
-
-
-def record_assign(target: LazyOp, value: LazyOp) -> None:
-    """`Tensor.assign` tells the capture in progress that `value`'s buffer became
-    `target`'s."""
-    if _capture:
-        _capture[0].assign(target, value)
 
 
 # ── replay steps ─────────────────────────────────────────────────────────────
@@ -135,7 +118,8 @@ class _Hook:
 
 
 class _Capture:
-    """Records the realizes of one call (installed as `realize.capture_hook`)."""
+    """Records the realizes of one call: the `picograd.frontend.capture.Recorder` that
+    `capturing` reports to."""
 
     def __init__(self, args: list[Tensor]):
         self.slot_of: dict[LazyOp, int] = {}
@@ -149,7 +133,7 @@ class _Capture:
     def _ref(self, node: LazyOp) -> int | LazyOp:
         return self.slot_of.get(node, node)
 
-    def record(self, program: Program, outputs: list[LazyOp]) -> None:
+    def on_realize(self, program: Program, outputs: list[LazyOp]) -> None:
         nodes = linearize(outputs)[0]
         inputs = [self._ref(n) for n in nodes if n.buffer is not None]
         out_slots = []
@@ -160,10 +144,16 @@ class _Capture:
         self.steps.append(_Run(program, inputs, out_slots, [n.shape for n in outputs]))
         self.launched = True
 
-    def assign(self, target: LazyOp, value: LazyOp) -> None:
+    def on_assign(self, target: LazyOp, value: LazyOp) -> None:
         arg = self.arg_nodes.get(target, -1)
         slot = self.slot_of.get(target, -1)
         self.steps.append(_Assign(None if arg >= 0 else target, arg, slot, self._ref(value)))
+
+    def on_random_key(self, refresh: Callable[[], None]) -> None:
+        self.steps.append(_Hook(refresh))
+
+    def on_host_state(self, refresh: Callable[[], None]) -> None:
+        self.steps.append(_Hook(refresh))
 
 
 # ── the decorator ────────────────────────────────────────────────────────────
@@ -265,15 +255,10 @@ class Jit:
 
     def _capture(self, key: tuple, args: tuple, kwargs: dict, tensors: list[Tensor]) -> Any:
         capture = _Capture(tensors)
-        _capture.append(capture)
-        realize_module.capture_hook = capture.record
-        try:
+        with capturing(capture):
             out = self.fn(*args, **kwargs)
             returned = _returned_tensors(out)
             realize(*returned)  # a pending returned tensor becomes a recorded output
-        finally:
-            realize_module.capture_hook = None
-            _capture.pop()
         if not capture.launched:
             raise self._error("nothing was captured: the function realized no tensors")
         specs = [(t._node.shape, t._node.dtype, t._node.device) for t in tensors]
@@ -350,16 +335,9 @@ def _rebuilder(out: Any, capture: _Capture) -> Callable[[list[Any]], Any]:
         dtype, device = node.dtype, node.device
         if isinstance(ref, LazyOp):  # a node the function did not compute (a parameter)
             return lambda slots: Tensor._from_node(ref)
-        shape = node.shape
-        sig = ("buffer", None, shape, dtype.name)
 
-        def leaf(slots: list[Any]) -> Tensor:
-            # LazyOp.leaf without its checks (the capture made this node once already)
-            new = object.__new__(LazyOp)
-            new.op, new.src, new.arg, new.shape, new.dtype, new.device = (
-                "buffer", (), None, shape, dtype, device)
-            new.buffer, new.sig = slots[ref], sig
-            return Tensor._from_node(new)
+        def leaf(slots: list[Any]) -> Tensor:  # slots hold arrays of the output's shape
+            return Tensor._from_node(LazyOp.leaf(slots[ref], dtype, device))
 
         return leaf
     if isinstance(out, tuple | list):
@@ -372,15 +350,4 @@ def _rebuilder(out: Any, capture: _Capture) -> Callable[[list[Any]], Any]:
     return lambda slots: out
 
 
-class _CallableModule(types.ModuleType):
-    """This module calls `jit`: importing `picograd.jit` makes the package attribute
-    `picograd.jit` this module (Python's import binds it), and `@picograd.jit` must still
-    work."""
-
-    def __call__(self, fn: Callable[..., Any]) -> Jit:
-        return jit(fn)
-
-
-sys.modules[__name__].__class__ = _CallableModule
-
-__all__ = ["Jit", "JitError", "jit", "on_replay", "record_assign"]
+__all__ = ["Jit", "JitError", "jit"]

@@ -31,7 +31,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_sched as S
 from picograd.dialects.pg import BufferType
-from picograd.passes.kernel_grouping import KernelGroup, group_kernels
+from picograd.passes.sched.kernel_grouping import KernelGroup, group_kernels
 
 
 def buffer_type(t: TensorType) -> BufferType:

@@ -4,7 +4,7 @@ Input dialects: `pg_uop` kernels in GPU form (after `uop-gpu-map`: work-item ids
 `pg_uop.special group_id|local_id`) next to `func.func @main` (a `pg_sched` schedule).
 Output dialects: `pg_wgsl.fn` kernels (same symbol names) next to the untouched `@main`.
 Guarantee: no `pg_uop` op remains; every function verifies, carries its launch (`grid`,
-`block`) and prints as WGSL (`picograd.lowering.wgsl_source.module_to_wgsl`) that computes
+`block`) and prints as WGSL (`picograd.lowering.wgsl.printer.module_to_wgsl`) that computes
 what the pg_uop interpreter computes.
 
     pg_uop.kernel @k(%a: !pg.buffer<256xf32>) {   pg_wgsl.fn @k(%a: !pg.buffer<256xf32>)
@@ -32,7 +32,7 @@ what the pg_uop interpreter computes.
 * Kinds to WGSL: `exp`, `log`, ... are the built-ins, `recip` is `1 / x`, `not` is `!` on
   bool and `~` on integers; on bools `max`/`min` are `|`/`&`, `xor` is `!=`, and ordering
   comparisons go through i32 (false < true). Integer `div`/`mod` and float `max`/`min`
-  keep the CPU's semantics (see `picograd/lowering/wgsl_source.py`).
+  keep the CPU's semantics (see `picograd/lowering/wgsl/printer.py`).
 * The flat pg_uop block lets a value defined inside a loop or if be used after it; WGSL
   scoping does not. Such a value gets a `var` declared before the outermost loop or if it
   escapes, assigned where it is computed and read back where it is used out of scope.
@@ -49,12 +49,12 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.capabilities import capabilities
 from picograd.dialects import pg_uop, pg_wgsl
+from picograd.dialects.capabilities import capabilities
 from picograd.dialects.dtypes import is_bool, is_float, is_int
 from picograd.dialects.pg import BinaryKind, BufferType, CmpKind, SpecialKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
-from picograd.passes.uop_kernels import gpu_launch, replace_kernels
+from picograd.lowering.kernels import gpu_launch, replace_kernels
 
 PASS_NAME = "convert-uop-to-wgsl"
 

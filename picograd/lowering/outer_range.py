@@ -3,7 +3,7 @@
     outer_split(kernel) -> OuterSplit | None
 
 A CPU kernel takes two trailing `i64` arguments `(start, end)` that bound its outermost
-global range (docs/design.md, kernel ABI); `picograd/runtimes/parallel.py` calls it once with
+global range (the kernel ABI, `picograd.dialects.abi`); `picograd/runtimes/parallel.py` calls it once with
 `(0, trip)` or, for a large kernel, once per contiguous chunk on a thread pool. That is only
 correct when the chunks are independent and together do exactly the kernel's work, so a
 kernel is split only when its body is exactly one top-level `pg_uop.range ... global`
@@ -27,16 +27,8 @@ from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation
 
 from picograd.dialects import pg_uop
+from picograd.dialects.abi import OUTER_ATTR, WORK_ATTR
 from picograd.dialects.pg import RangeKind
-
-OUTER_ATTR = "pg.outer"  # trip count of the splittable outer range
-WORK_ATTR = "pg.work"  # estimated dynamic op count of the whole kernel
-START_NAME, END_NAME = "start", "end"  # names of the two trailing arguments
-
-
-def outer_symbol(kernel: str) -> str:
-    """The exported `int64_t[2]` constant `{trip, work}` of a splittable kernel."""
-    return f"{kernel}_pg_outer"
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Input dialects: `pg_uop` kernels next to `func.func @main` (a `pg_sched` schedule).
 Output dialects: `pg_c.func` kernels (same symbol names) next to the untouched `@main`.
 Guarantee: no `pg_uop` op remains; every function verifies and prints as C
-(`picograd.lowering.c_source.module_to_c`).
+(`picograd.lowering.c.printer.module_to_c`).
 
     pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {    pg_c.func @k(%a: !pg.buffer<4xf32>) restrict {
       %i = pg_uop.range 0 to 4 global              %i = pg_c.for 0 to 4
@@ -25,7 +25,7 @@ Guarantee: no `pg_uop` op remains; every function verifies and prints as C
 * Pointers are `restrict` when every launch of the kernel in `@main` passes distinct
   buffers (as `noalias` on the LLVM target).
 * A kernel whose outermost global range may run in chunks on several threads
-  (`picograd/passes/uop_outer_range.py`) gets `pg.outer` (trip count) and `pg.work`
+  (`picograd/lowering/outer_range.py`) gets `pg.outer` (trip count) and `pg.work`
   attributes; `module_to_c` then bounds its first top-level `pg_c.for` by the function's
   trailing `start`/`end` arguments, which every CPU kernel takes (others ignore them).
 """
@@ -45,8 +45,8 @@ from picograd.dialects import pg_c, pg_uop
 from picograd.dialects.dtypes import is_bool, is_float
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
-from picograd.passes.uop_kernels import replace_kernels
-from picograd.passes.uop_outer_range import outer_split
+from picograd.lowering.kernels import replace_kernels
+from picograd.lowering.outer_range import outer_split
 
 _BINARY = {BinaryKind.ADD: "+", BinaryKind.SUB: "-", BinaryKind.MUL: "*", BinaryKind.DIV: "/",
            BinaryKind.MOD: "%", BinaryKind.AND: "&", BinaryKind.OR: "|", BinaryKind.XOR: "^",

@@ -10,7 +10,7 @@ the kernel ABI of docs/design.md:
 
 one pointer per buffer argument, then the bounds of the outer loop: a function with a
 `pg.outer` attribute (its outermost global range may run in chunks on several threads, see
-`picograd/passes/uop_outer_range.py`) runs iterations `[start, end)` of its first top-level
+`picograd/lowering/outer_range.py`) runs iterations `[start, end)` of its first top-level
 `for` and exports `const int64_t k0_pg_outer[2] = {trip, work};` (printed before the first
 kernel, for `picograd/runtimes/cpu_c.py`); other functions ignore `start`/`end`.
 
@@ -50,17 +50,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from picograd.dialects import pg_c
-from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned
-from picograd.dialects.pg import BufferType
-from picograd.dialects.syntax import scalar_value
-from picograd.lowering.kernel_source import KernelSource
-from picograd.passes.uop_outer_range import (
+from picograd.dialects.abi import (
     END_NAME,
     OUTER_ATTR,
     START_NAME,
     WORK_ATTR,
     outer_symbol,
 )
+from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned
+from picograd.dialects.pg import BufferType
+from picograd.dialects.syntax import scalar_value
+from picograd.lowering.kernel_source import KernelSource
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
 

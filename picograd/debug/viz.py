@@ -17,10 +17,20 @@ import html
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from picograd.debug import CompileTrace, LaunchInfo
+from picograd.debug.launch_timing import LaunchInfo
+
+
+class CompileTrace(Protocol):
+    """What a page shows of one traced compile (`picograd.debug.trace.CompileTrace`)."""
+
+    graph: int
+    device: str
+    entries: Sequence[tuple]
+    outputs: Sequence[int]
+    passes: list[tuple[str, float]]
+    snapshots: list[tuple[str, dict[str, str]]]
 
 NODE_W, NODE_H, GAP_X, GAP_Y = 170, 40, 24, 46
 
@@ -182,11 +192,10 @@ def write_index(directory: str) -> str:
     return path
 
 
-def write_page(trace: CompileTrace, source: str, launches: Sequence[LaunchInfo]) -> str:
-    """Write the page of `trace` under VIZ_DIR, refresh index.html; returns the page's path."""
-    from picograd import debug
-
-    directory = debug.VIZ_DIR
+def write_page(trace: CompileTrace, source: str, launches: Sequence[LaunchInfo],
+               directory: str) -> str:
+    """Write the page of `trace` under `directory` (VIZ_DIR), refresh index.html; returns the
+    page's path."""
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, _page_name(directory))
     with open(path, "w", encoding="utf-8") as f:

@@ -30,19 +30,43 @@ from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.arg_spec import parse_pipeline as parse_flat_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
+from picograd.compiler.pass_registry import PassGetter, all_passes
+from picograd.dialects import make_context
 from picograd.errors import PicogradError
-from picograd.passes.registry import PassGetter, all_passes
 
-CPU_LLVM = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,loop-upcast,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-llvm"  # noqa: E501
-CPU_C = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,loop-upcast,convert-loop-to-uop,uop-simplify,cse,convert-uop-to-c"  # noqa: E501
+
+def _join(*parts: str | tuple[str, ...]) -> str:
+    return ",".join(p for part in parts for p in ((part,) if isinstance(part, str) else part))
+
+
+def _tensor_to_loop(max_buffers: int | None = None) -> tuple[str, ...]:
+    """pg_tensor -> simplified pg_loop: fusion into kernels (at most `max_buffers` buffers
+    per kernel where the target has such a limit), then index arithmetic."""
+    schedule = ("convert-tensor-to-sched" if max_buffers is None
+                else f"convert-tensor-to-sched{{max-buffers={max_buffers}}}")
+    return ("tensor-simplify", schedule, "convert-sched-to-loop", "loop-simplify")
+
+
+# pg_loop -> pg_uop, simplified, with common subexpressions merged.
+_LOOP_TO_UOP = ("convert-loop-to-uop", "uop-simplify", "cse")
+
+
+def _gpu_map(target: str) -> tuple[str, ...]:
+    """Global ranges onto work groups and items, then legalised for `target`'s capability
+    table. No `cse` after the mapping: it could merge an op under a guard (`pg_uop.if`)
+    with one after its `endif`."""
+    return (f"uop-gpu-map{{target={target}}}", f"uop-legalize{{target={target}}}",
+            "uop-simplify")
+
+
 # `loop-upcast` (CPU only) tiles reduce kernels into register blocks that the C and LLVM
-# compilers vectorise. GPU targets share the rest of the CPU pipeline up to `cse` (WebGPU's
-# kernels are split to fit its 8 storage-buffer bindings,
-# `capabilities("wgsl").max_buffers`), then map the global ranges
-# onto work groups and work items and legalise for the target's capabilities. No `cse` after
-# the mapping: it could merge an op under a guard (`pg_uop.if`) with one after its `endif`.
-GPU_PTX = "tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=ptx},uop-legalize{target=ptx},uop-simplify,convert-uop-to-ptx"  # noqa: E501
-GPU_WGSL = "tensor-simplify,convert-tensor-to-sched{max-buffers=8},convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,uop-gpu-map{target=wgsl},uop-legalize{target=wgsl},uop-simplify,convert-uop-to-wgsl"  # noqa: E501
+# compilers vectorise. WebGPU's kernels are split to fit its 8 storage-buffer bindings
+# (`capabilities("wgsl").max_buffers`).
+CPU_LLVM = _join(_tensor_to_loop(), "loop-upcast", _LOOP_TO_UOP, "convert-uop-to-llvm")
+CPU_C = _join(_tensor_to_loop(), "loop-upcast", _LOOP_TO_UOP, "convert-uop-to-c")
+GPU_PTX = _join(_tensor_to_loop(), _LOOP_TO_UOP, _gpu_map("ptx"), "convert-uop-to-ptx")
+GPU_WGSL = _join(_tensor_to_loop(max_buffers=8), _LOOP_TO_UOP, _gpu_map("wgsl"),
+                 "convert-uop-to-wgsl")
 
 DEFAULT_PIPELINES: dict[str, str] = {"llvm": CPU_LLVM, "c": CPU_C, "ptx": GPU_PTX,
                                      "wgsl": GPU_WGSL}
@@ -277,8 +301,6 @@ def default_context() -> Context:
 
     Shared by the whole process; passes only read it (or load dialects, which is idempotent).
     """
-    from picograd.dialects import make_context
-
     return make_context()
 
 

@@ -9,7 +9,7 @@ holding clones of those ops; the triple is the host's, the data layout is left t
 runtime's target machine.
 
 A kernel that may run in chunks (a `pg.outer` attribute, see
-`picograd/passes/uop_outer_range.py`) also exports `@{name}_pg_outer = constant [2 x i64]
+`picograd/lowering/outer_range.py`) also exports `@{name}_pg_outer = constant [2 x i64]
 [trip, work]`, which `picograd/runtimes/cpu_llvm.py` reads when it loads the kernel.
 """
 
@@ -20,7 +20,7 @@ from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
-from picograd.passes.uop_outer_range import OUTER_ATTR, WORK_ATTR, outer_symbol
+from picograd.dialects.abi import OUTER_ATTR, WORK_ATTR, outer_symbol
 
 
 def module_to_llvm_ir(module: ModuleOp) -> str:

@@ -8,7 +8,7 @@ The function follows the kernel ABI of docs/design.md: `void kN(ptr p0, ptr p1, 
 start, i64 end)`, one generic (address space 0) pointer per buffer argument, `index` is
 `i64`, a bool buffer holds one byte per element (load `i8` then `!= 0`; store `zext i1 ->
 i8`). `start`/`end` bound the outermost global range of a kernel that may run in chunks on
-several threads (`picograd/passes/uop_outer_range.py`: its `pg.outer` / `pg.work` attributes
+several threads (`picograd/lowering/outer_range.py`: its `pg.outer` / `pg.work` attributes
 record the trip count and the work); other kernels ignore them.
 
     pg_uop.kernel @k(%a: !pg.buffer<4xf32>) {
@@ -45,7 +45,7 @@ record the trip count and the work); other kernels ignore them.
 * Kernel arguments get `noalias` when every launch in `@main` passes distinct buffers
   (distinct buffers never overlap; equal inputs are read-only, which noalias allows).
 
-Scalar semantics are in `picograd/passes/uop_to_llvm_alu.py`.
+Scalar semantics are in `picograd/lowering/llvm/alu.py`.
 """
 
 from __future__ import annotations
@@ -70,11 +70,11 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_uop
+from picograd.dialects.abi import END_NAME, START_NAME
 from picograd.dialects.dtypes import is_bool
 from picograd.dialects.pg import BufferType
-from picograd.passes.uop_kernels import replace_kernels
-from picograd.passes.uop_outer_range import END_NAME, START_NAME, outer_split
-from picograd.passes.uop_to_llvm_alu import (
+from picograd.lowering.kernels import replace_kernels
+from picograd.lowering.llvm.alu import (
     Emitter,
     const,
     icmp,
@@ -82,6 +82,7 @@ from picograd.passes.uop_to_llvm_alu import (
     lower_alu,
     lower_constant,
 )
+from picograd.lowering.outer_range import outer_split
 
 _NO_WRAP = llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP, llvm.OverflowFlag.NO_UNSIGNED_WRAP))
 

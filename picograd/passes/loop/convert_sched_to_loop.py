@@ -51,7 +51,7 @@ from picograd.dialects import pg_uop as U
 from picograd.dialects.dtypes import is_float
 from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
 from picograd.dialects.pg_tensor import dtype_of, shape_of
-from picograd.passes.views import Index, IndexMath, Scopes, source_index
+from picograd.passes.loop.views import Index, IndexMath, Scopes, source_index
 
 _VIEWS = (T.ReshapeOp, T.PermuteOp, T.ExpandOp, T.SliceOp, T.FlipOp)  # pad is handled apart
 

@@ -85,8 +85,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.capabilities import Capabilities, capabilities
 from picograd.dialects import pg_uop as pu
+from picograd.dialects.capabilities import Capabilities, capabilities
 from picograd.dialects.dtypes import is_bool, is_float, to_numpy_dtype
 from picograd.dialects.pg import (
     BinaryKind,

@@ -20,20 +20,20 @@ PassGetter = Callable[[], type[ModulePass]]
 
 # name -> (module, class); the single table the getters are built from.
 _PASS_TABLE: dict[str, tuple[str, str]] = {
-    "tensor-simplify": ("picograd.passes.tensor.simplify", "TensorSimplifyPass"),
+    "tensor-simplify": ("picograd.passes.tensor.tensor_simplify", "TensorSimplifyPass"),
     "convert-tensor-to-sched": (
-        "picograd.passes.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
-    "convert-sched-to-loop": ("picograd.passes.convert_sched_to_loop", "ConvertSchedToLoopPass"),
-    "loop-simplify": ("picograd.passes.loop.simplify", "LoopSimplifyPass"),
-    "loop-upcast": ("picograd.passes.loop.upcast", "LoopUpcastPass"),
-    "convert-loop-to-uop": ("picograd.passes.convert_loop_to_uop", "ConvertLoopToUopPass"),
-    "uop-simplify": ("picograd.passes.uop.simplify", "UopSimplifyPass"),
-    "convert-uop-to-llvm": ("picograd.passes.convert_uop_to_llvm", "ConvertUopToLlvmPass"),
-    "convert-uop-to-c": ("picograd.passes.convert_uop_to_c", "ConvertUopToCPass"),
-    "uop-gpu-map": ("picograd.passes.uop.gpu_map", "UopGpuMapPass"),
-    "uop-legalize": ("picograd.passes.uop.legalize", "UopLegalizePass"),
-    "convert-uop-to-ptx": ("picograd.passes.convert_uop_to_ptx", "ConvertUopToPtxPass"),
-    "convert-uop-to-wgsl": ("picograd.passes.convert_uop_to_wgsl", "ConvertUopToWgslPass"),
+        "picograd.passes.sched.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
+    "convert-sched-to-loop": ("picograd.passes.loop.convert_sched_to_loop", "ConvertSchedToLoopPass"),
+    "loop-simplify": ("picograd.passes.loop.loop_simplify", "LoopSimplifyPass"),
+    "loop-upcast": ("picograd.passes.loop.loop_upcast", "LoopUpcastPass"),
+    "convert-loop-to-uop": ("picograd.passes.uop.convert_loop_to_uop", "ConvertLoopToUopPass"),
+    "uop-simplify": ("picograd.passes.uop.uop_simplify", "UopSimplifyPass"),
+    "convert-uop-to-llvm": ("picograd.lowering.llvm.convert_uop_to_llvm", "ConvertUopToLlvmPass"),
+    "convert-uop-to-c": ("picograd.lowering.c.convert_uop_to_c", "ConvertUopToCPass"),
+    "uop-gpu-map": ("picograd.passes.uop.uop_gpu_map", "UopGpuMapPass"),
+    "uop-legalize": ("picograd.passes.uop.uop_legalize", "UopLegalizePass"),
+    "convert-uop-to-ptx": ("picograd.lowering.ptx.convert_uop_to_ptx", "ConvertUopToPtxPass"),
+    "convert-uop-to-wgsl": ("picograd.lowering.wgsl.convert_uop_to_wgsl", "ConvertUopToWgslPass"),
 }
 
 

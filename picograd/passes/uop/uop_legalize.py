@@ -64,12 +64,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.capabilities import TRANSCENDENTALS, Capabilities, capabilities
 from picograd.dialects import pg_uop
+from picograd.dialects.capabilities import TRANSCENDENTALS, Capabilities, capabilities
 from picograd.dialects.dtypes import ELEMENT_TYPES, is_float
 from picograd.dialects.pg import BinaryKind, BufferType, UnaryKind
 from picograd.passes.rules import Op, Rule, RuleSet, Var
-from picograd.passes.uop.simplify import U
+from picograd.passes.uop.uop_simplify import U
 
 EXP, LOG, EXP2, LOG2 = UnaryKind.EXP, UnaryKind.LOG, UnaryKind.EXP2, UnaryKind.LOG2
 MATH = tuple(UnaryKind(f) for f in TRANSCENDENTALS)  # the functions a table may lack

@@ -81,12 +81,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.capabilities import capabilities
 from picograd.dialects import pg_ptx, pg_uop
+from picograd.dialects.capabilities import capabilities
 from picograd.dialects.pg import BinaryKind, BufferType, CmpKind, SpecialKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
-from picograd.lowering.ptx_source import ptx_immediate
-from picograd.passes.uop_kernels import gpu_launch, replace_kernels
+from picograd.lowering.kernels import gpu_launch, replace_kernels
+from picograd.lowering.ptx.printer import ptx_immediate
 
 PASS_NAME = "convert-uop-to-ptx"
 INDEX_BITS = capabilities("ptx").index_bits  # 32

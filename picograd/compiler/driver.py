@@ -1,0 +1,124 @@
+"""The compile driver: a pg_tensor module in, a runnable `Program` out.
+
+    program_for(key, build, device, pipeline=None, entries=(), outputs=()) -> Program
+    compile_module(module, target) -> Program       stage-5 module -> Program (no pipeline)
+    default_pipeline(device) -> str                 what realize() runs when not told
+    compile_stats() -> CompileStats                 clear_cache()
+
+`program_for` is the one way a graph becomes a Program, for `realize()` and for tools:
+
+1. the pipeline: the caller's string, else `$PG_PIPELINE`, else the device's default
+   (`picograd.compiler.pipelines.DEFAULT_PIPELINES`);
+2. the in-memory cache, keyed by (pipeline, the caller's structural key): a hit builds no IR;
+3. the disk cache (`picograd.compiler.disk_cache`): a hit builds no IR either, unless
+   PG_DUMP, DEBUG>=2 or VIZ need it;
+4. otherwise `build()` makes the pg_tensor module, the pipeline runs on it (PG_DUMP writes the
+   input, the pipeline and the IR after every pass; `picograd.debug` records the compile
+   through its hooks), `lowering.render` prints it and the device's runtime compiles it.
+
+The structural key is the caller's: `realize()` keys a graph by its device, its nodes'
+signatures and their sources (`picograd.frontend.realize.linearize`), so equal keys mean
+equal modules. `entries` and `outputs` only feed DEBUG and VIZ (the graph drawn on a page).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+
+from picograd import disk_store, flags
+from picograd.compiler import disk_cache
+from picograd.compiler.dump import Dump
+from picograd.compiler.pipelines import DEFAULT_PIPELINES, run_pipeline
+from picograd.debug import trace as debug
+from picograd.lowering.render import render
+from picograd.runtimes import Program, Runtime, device_for_target, get_device
+
+
+@dataclass
+class CompileStats:
+    compiles: int = 0  # graphs compiled (cache misses)
+    cache_hits: int = 0  # realizes that reused a compiled graph
+    kernels: int = 0  # kernels in the compiled graphs
+
+
+_STATS = CompileStats()
+_CACHE: dict[tuple, Program] = {}
+
+
+def compile_stats() -> CompileStats:
+    """A snapshot of how many graphs were compiled and how many realizes hit the cache."""
+    return dataclasses.replace(_STATS)
+
+
+def clear_cache() -> None:
+    """Forget every compiled graph (the counters are kept)."""
+    _CACHE.clear()
+
+
+def default_pipeline(device: str) -> str:
+    """The pipeline realize() runs on `device` when neither the call nor PG_PIPELINE names
+    one."""
+    return DEFAULT_PIPELINES[get_device(device).renderer]
+
+
+def program_for(key: tuple, build: Callable[[], ModuleOp], device: str,
+                pipeline: str | None = None, entries: Sequence[tuple] = (),
+                outputs: Sequence[int] = ()) -> Program:
+    """The Program of the graph `key` on `device` under `pipeline` (see the module
+    docstring); `build()` makes its pg_tensor module when it must be compiled."""
+    spec = pipeline or flags.pipeline_override() or default_pipeline(device)
+    cache_key = (spec, key)
+    program = _CACHE.get(cache_key)
+    if program is not None:
+        _STATS.cache_hits += 1
+        return program
+    program = _CACHE[cache_key] = _compile(key, build, device, spec, entries, outputs)
+    _STATS.compiles += 1
+    _STATS.kernels += program.num_kernels
+    return program
+
+
+def _cache_summary() -> str:
+    """DEBUG=1's line about the caches, counting the compile being reported."""
+    disk = disk_store.stats()
+    return (f"schedule cache {_STATS.cache_hits} hits / {_STATS.compiles + 1} compiles; "
+            f"disk cache {disk.hits} hits / {disk.misses} misses")
+
+
+def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
+             entries: Sequence[tuple], outputs: Sequence[int]) -> Program:
+    runtime = get_device(device)
+    dump_dir = flags.dump_dir()
+    trace = debug.start_compile(device, entries, outputs)  # None unless DEBUG/VIZ
+    # a disk hit builds no IR (so PG_DUMP, which dumps the IR, bypasses the disk cache)
+    disk_key = (None if dump_dir or debug.needs_ir() else
+                disk_cache.graph_key(key, spec, runtime.renderer, runtime))
+    program = disk_cache.load_program(disk_key, runtime)
+    if program is not None:
+        debug.finish(trace, None, program, _cache_summary())
+        return program
+    module = build()
+    after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
+    run_pipeline(module, spec, after_pass=debug.watch(trace, module, after_pass))
+    program = _build_program(module, runtime)
+    debug.finish(trace, module, program, _cache_summary())
+    disk_cache.store_program(disk_key, program)
+    return program
+
+
+def _build_program(module: ModuleOp, runtime: Runtime) -> Program:
+    source = render(module, runtime.renderer, getattr(runtime, "arch", None))
+    debug.lap("render")  # DEBUG=1's time per stage (a no-op unless DEBUG or VIZ is on)
+    binary = runtime.compile(source)
+    debug.lap("toolchain compile")
+    return Program.from_module(runtime, module, source, binary)
+
+
+def compile_module(module: ModuleOp, target: str) -> Program:
+    """Compile the kernels of a stage-5 `module` for `target` ("llvm", "c", "ptx", "wgsl")
+    on that target's device and plan its `@main` (no pipeline runs, nothing is cached)."""
+    return _build_program(module, get_device(device_for_target(target)))

@@ -1,0 +1,25 @@
+"""The kernel ABI: the names the target lowerings emit and the runtimes look up.
+
+A CPU kernel takes its buffers' addresses, then two trailing `i64` arguments `(start, end)`
+that bound its outermost global range. A kernel whose outer range may be run in chunks on
+several threads (`picograd.lowering.outer_range`) carries its split as discardable
+attributes on its target function, which the printers turn into an exported `int64_t[2]`
+constant `{trip, work}` named `outer_symbol(kernel)`:
+
+    llvm.func @k0(..., %start: i64, %end: i64) attributes {pg.outer = 64 : i64,
+                                                          pg.work = 4096 : i64}
+    const int64_t k0_pg_outer[2] = {64, 4096};      (C; LLVM IR: @k0_pg_outer global)
+
+`picograd/runtimes/parallel.py` reads that constant and calls the kernel once with
+`(0, trip)` or once per contiguous chunk. Lowerings, printers and runtimes import these names
+from here, so none of them has to import another.
+"""
+
+OUTER_ATTR = "pg.outer"  # trip count of the splittable outer range
+WORK_ATTR = "pg.work"  # estimated dynamic op count of the whole kernel
+START_NAME, END_NAME = "start", "end"  # names of the two trailing arguments
+
+
+def outer_symbol(kernel: str) -> str:
+    """The exported `int64_t[2]` constant `{trip, work}` of a splittable kernel."""
+    return f"{kernel}_pg_outer"

@@ -1,0 +1,183 @@
+"""Every environment flag picograd reads, in one table, and the functions that read them.
+
+This module is a leaf: it imports nothing of picograd, so any layer may read a flag without
+reaching upward. `docs/debugging.md` shows `flags_markdown()` between its `flags:begin` and
+`flags:end` markers; `python -m picograd.flags docs/debugging.md` rewrites that part (a unit
+test keeps the two equal).
+
+    debug_level()   DEBUG             viz_enabled()   VIZ          viz_dir()   VIZ_DIR
+    dump_dir()      PG_DUMP           pipeline_override()  PG_PIPELINE
+    cache_enabled() PG_CACHE          cache_dir()     PG_CACHE_DIR
+    cpu_renderer()  PG_CPU_RENDERER   threads()       PG_THREADS
+    memory_plan_enabled() PG_MEMORY_PLAN             c_compiler()    CC
+    ptxas_override()  PTXAS
+
+Each function reads the environment when called, except where its docstring says otherwise:
+DEBUG, VIZ and VIZ_DIR are read once by `picograd.debug` (which tests change with
+`debug.set_level` / `debug.flags(...)`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str
+    default: str
+    meaning: str
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("DEBUG", "0", "debug output on stderr, levels 1-5 (cumulative, see below)"),
+    Flag("VIZ", "0", "1: write an HTML page per compiled graph (tensor graph, kernels, IR "
+         "of every kernel after every pass)"),
+    Flag("VIZ_DIR", "./picograd-viz", "where VIZ writes graph-<n>.html and index.html"),
+    Flag("PG_DUMP", "(unset)", "a directory: every compile writes its input IR, pipeline and "
+         "the IR after each pass there, for opt-tool to reproduce"),
+    Flag("PG_PIPELINE", "(unset)", "a pass pipeline string that every realize runs instead of "
+         "its device's default pipeline (like `realize(pipeline=...)`)"),
+    Flag("PG_CACHE", "1", "0: do not read or write the on-disk cache of compiled graphs and "
+         "kernels (DEBUG>=2 and VIZ do not read it either: they need the IR)"),
+    Flag("PG_CACHE_DIR", "$XDG_CACHE_HOME/picograd, else ~/.cache/picograd",
+         "where that cache lives (made with mode 0700)"),
+    Flag("PG_CPU_RENDERER", "llvm", "what device CPU means: llvm (CPU:LLVM) or c (CPU:C)"),
+    Flag("PG_THREADS", "the CPU count", "threads one large CPU kernel may use (its outer range "
+         "runs in chunks on a thread pool, picograd/runtimes/parallel.py); 1: never split"),
+    Flag("PG_MEMORY_PLAN", "1", "0: every intermediate buffer gets its own memory (no "
+         "sharing by lifetime)"),
+    Flag("CC", "cc", "the C compiler of CPU:C"),
+    Flag("PTXAS", "(PATH)", "the ptxas binary that checks CUDA kernels"),
+)
+
+LEVELS: tuple[tuple[int, str], ...] = (
+    (1, "per compiled graph: id, kernels, schedule/disk cache hits, peak bytes before/after "
+        "memory planning, time per compile stage; the VIZ page's path"),
+    (2, "one line per kernel launch: time (us), GFLOP/s, GB/s (synchronises every launch)"),
+    (3, "the loop-stage passes that changed the IR: ranges and op counts per kernel"),
+    (4, "the target source (LLVM IR, C, PTX, WGSL) of every compiled graph"),
+    (5, "the IR after every pass"),
+)
+
+_NAMES = frozenset(f.name for f in FLAGS)
+
+
+def _raw(name: str) -> str | None:
+    assert name in _NAMES, f"{name} is not in picograd.flags.FLAGS"
+    return os.environ.get(name)
+
+
+def env_int(name: str) -> int:
+    """Flag `name` as an integer: 0 when unset or empty; a warning and 0 when not a number."""
+    raw = (_raw(name) or "").strip()
+    if not raw:
+        return 0
+    try:
+        return int(raw)
+    except ValueError:
+        warnings.warn(f"{name}={raw!r} is not an integer; picograd ignores it", stacklevel=3)
+        return 0
+
+
+def debug_level() -> int:
+    return env_int("DEBUG")
+
+
+def viz_enabled() -> bool:
+    return env_int("VIZ") > 0
+
+
+def viz_dir() -> str:
+    return _raw("VIZ_DIR") or "picograd-viz"
+
+
+def dump_dir() -> str | None:
+    """PG_DUMP: the directory every compile dumps its IR into, or None."""
+    return _raw("PG_DUMP") or None
+
+
+def pipeline_override() -> str | None:
+    """PG_PIPELINE: the pipeline string every realize runs instead of the default, or None."""
+    text = (_raw("PG_PIPELINE") or "").strip()
+    return text or None
+
+
+def cache_enabled() -> bool:
+    return (_raw("PG_CACHE") or "1").strip() != "0"
+
+
+def cache_dir() -> str:
+    """Where the disk cache lives (not created here)."""
+    explicit = _raw("PG_CACHE_DIR")
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(os.path.abspath(base), "picograd")
+
+
+def cpu_renderer() -> str:
+    """PG_CPU_RENDERER upper-cased ("LLVM" by default); the registry checks the name."""
+    return (_raw("PG_CPU_RENDERER") or "llvm").strip().upper() or "LLVM"
+
+
+def cpu_renderer_raw() -> str:
+    """PG_CPU_RENDERER as the user wrote it (for messages)."""
+    return _raw("PG_CPU_RENDERER") or ""
+
+
+def threads() -> str:
+    """PG_THREADS as written ("" when unset); `picograd.runtimes.parallel` parses it."""
+    return (_raw("PG_THREADS") or "").strip()
+
+
+def memory_plan_enabled() -> bool:
+    return (_raw("PG_MEMORY_PLAN") or "1").strip() not in ("0", "false", "off", "")
+
+
+def c_compiler() -> str:
+    return _raw("CC") or "cc"
+
+
+def ptxas_override() -> str | None:
+    """PTXAS: the ptxas to use instead of the default search, or None."""
+    return _raw("PTXAS") or None
+
+
+def flags_markdown() -> str:
+    """The flag table and the DEBUG levels as Markdown (docs/debugging.md)."""
+    rows = ["| flag | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{f.name}` | `{f.default}` | {f.meaning} |" for f in FLAGS]
+    rows += ["", "| DEBUG | adds |", "|---|---|"]
+    rows += [f"| {n} | {text} |" for n, text in LEVELS]
+    return "\n".join(rows) + "\n"
+
+
+BEGIN, END = "<!-- flags:begin -->", "<!-- flags:end -->"
+
+
+def update_doc(path: str) -> bool:
+    """Rewrite the generated part of the Markdown file `path`; whether it changed."""
+    with open(path) as f:
+        text = f.read()
+    block = f"{BEGIN}\n{flags_markdown()}{END}"
+    new, count = re.subn(re.escape(BEGIN) + r".*?" + re.escape(END), lambda m: block, text,
+                         flags=re.DOTALL)
+    if count != 1:
+        raise SystemExit(f"{path}: expected one {BEGIN} ... {END} block, found {count}")
+    if new != text:
+        with open(path, "w") as f:
+            f.write(new)
+    return new != text
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        for doc in sys.argv[1:]:
+            print(f"{doc}: {'updated' if update_doc(doc) else 'up to date'}")
+    else:
+        print(flags_markdown(), end="")

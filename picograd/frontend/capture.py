@@ -1,0 +1,65 @@
+"""What a recorder of realizes (`picograd.jit`) is told while it captures.
+
+    with capturing(recorder):          # recorder: a `Recorder`
+        ...                            # realizes, assigns and random draws are reported
+
+The frontend calls the active recorder at four points and knows nothing else about it:
+
+    on_realize(program, outputs)   `realize()` ran `program`; `outputs` are the nodes it
+                                   computed (still pending: their graph can be read)
+    on_assign(target, value)       `Tensor.assign` made `value`'s buffer `target`'s
+    on_random_key(refresh)         a random draw read host-side keys; `refresh()` writes the
+                                   next keys into their buffers (a replay must draw anew)
+    on_host_state(refresh)         host state a replay must refresh before the programs after
+                                   this point run (an optimiser's step count, learning rate)
+
+Outside `capturing`, every report is dropped: `on_host_state(fn)` and friends cost one check.
+Captures do not nest (`picograd.jit` refuses a jit inside a jit before it gets here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
+
+from picograd.frontend.lazy import LazyOp
+
+if TYPE_CHECKING:
+    from picograd.runtimes import Program
+
+
+class Recorder(Protocol):
+    def on_realize(self, program: Program, outputs: list[LazyOp]) -> None: ...
+
+    def on_assign(self, target: LazyOp, value: LazyOp) -> None: ...
+
+    def on_random_key(self, refresh: Callable[[], None]) -> None: ...
+
+    def on_host_state(self, refresh: Callable[[], None]) -> None: ...
+
+
+_active: list[Recorder] = []  # the recorder of the capture in progress, if any
+
+
+@contextlib.contextmanager
+def capturing(recorder: Recorder) -> Iterator[Recorder]:
+    """Report every realize, assign and random draw inside the block to `recorder`."""
+    assert not _active, "captures do not nest"
+    _active.append(recorder)
+    try:
+        yield recorder
+    finally:
+        _active.pop()
+
+
+def recorder() -> Recorder | None:
+    """The recorder of the capture in progress, or None."""
+    return _active[0] if _active else None
+
+
+def on_host_state(refresh: Callable[[], None]) -> None:
+    """During a capture, run `refresh` at this point of every later replay (before the
+    programs realized after it); outside a capture, do nothing."""
+    if _active:
+        _active[0].on_host_state(refresh)

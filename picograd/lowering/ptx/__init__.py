@@ -1,0 +1,1 @@
+"""picograd/lowering/ptx"""

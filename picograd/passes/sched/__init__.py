@@ -1,0 +1,1 @@
+"""picograd/passes/sched"""

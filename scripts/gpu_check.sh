@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The checks to run on a machine with an NVIDIA GPU: the whole test suite with CUDA required
+# (every device-parametrised test runs on CUDA too), then bench/gpu.py against torch on the
+# same GPU. It installs nothing from the network: picograd runs from this checkout
+# (PYTHONPATH), so the machine needs xdsl, numpy, llvmlite, safetensors, cuda-python
+# (cuda.bindings), pytest, pytest-xdist, hypothesis, lit, filecheck and torch.
+#
+#     bash scripts/gpu_check.sh [OUTDIR]      # logs and the JUnit report go to OUTDIR
+#
+# Environment: PG_TEST_WORKERS (default: the CPU count, at most 16), PG_GPU_BENCH_SIZES
+# (default 1024,2048,4096).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-${OUT:-/tmp/picograd-gpu}}"
+mkdir -p "$out"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PG_REQUIRE_DEVICES=CUDA PG_HYPOTHESIS_PROFILE=ci PG_CACHE_DIR="$out/cache"
+workers="${PG_TEST_WORKERS:-$(( $(nproc) < 16 ? $(nproc) : 16 ))}"
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+python3 -c "import torch, xdsl; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
+
+python3 -m pytest -q -n "$workers" -p no:cacheprovider tests --maxfail=300 \
+    --junitxml="$out/junit.xml" -rfE > "$out/pytest.log" 2>&1
+suite=$?
+grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -60
+tail -3 "$out/pytest.log"
+python3 bench/gpu.py --device CUDA --sizes "${PG_GPU_BENCH_SIZES:-1024,2048,4096}" 2>&1 \
+    | tee "$out/bench.log"
+bench=$?
+echo "suite exit $suite, bench exit $bench"
+exit $(( suite != 0 ? suite : bench ))
