@@ -1,4 +1,5 @@
-"""picograd: a lazy, PyTorch-like `Tensor` compiled through xDSL dialects to LLVM IR or C.
+"""picograd: a lazy, PyTorch-like `Tensor` compiled through xDSL dialects to LLVM IR, C, PTX
+and WGSL, run on the CPU (LLVM or C), NVIDIA GPUs (CUDA) and WebGPU.
 
     import picograd as pg
     a = pg.Tensor([[1.0, -2.0], [3.0, 4.0]])
@@ -6,13 +7,18 @@
     y.numpy()                                # compiles one fused kernel and runs it
 
 Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`, `uint8`,
-`int16`, `int32` (`int`), `int64` (`long`), `bool`, `result_type`, `manual_seed`, `realize`,
-`where`, `maximum`, `minimum`, `einsum`, torch-style creation functions (`tensor`, `zeros`,
+`int16`, `int32` (`int`), `int64` (`long`), `bool`, `result_type`, `promote_types`,
+`manual_seed`, `realize` (with `pipeline=` for any pass pipeline), `where`, `maximum`,
+`minimum`, `einsum`, `cat`, `stack`, torch-style creation functions (`tensor`, `zeros`,
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
-`_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages
-`picograd.nn` and `picograd.optim`, and the errors `PicogradError`, `ShapeError`,
-`DTypeError`, `DeviceError`, `CompileError`, `AutogradError`, `JitError`, and the
-`jit` decorator (capture and replay a function's compiled programs, picograd/jit_replay.py).
+`_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages `picograd.nn` and
+`picograd.optim`, the errors `PicogradError`, `ShapeError`, `DTypeError`, `DeviceError`,
+`CompileError`, `AutogradError`, `JitError`, and the `jit` decorator (capture and replay a
+function's compiled programs, picograd/jit_replay.py).
+
+The package's layers, top to bottom (docs/design.md; `lint-imports` checks them): tools →
+nn → optim, jit, data → frontend → compiler → debug → runtimes → lowering → passes →
+interpreter → dialects → disk_store → flags, errors.
 
 The frontend is imported on first use of one of its names, so that tools that only need the
 dialects and passes (`opt-tool`) do not load the runtimes at start-up.

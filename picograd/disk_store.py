@@ -42,6 +42,7 @@ import struct
 import sys
 import tempfile
 import warnings
+from importlib import metadata
 
 from picograd import flags
 
@@ -211,8 +212,6 @@ def write(kind: str, key: str, payload: bytes) -> None:
 
 @functools.cache
 def picograd_version() -> str:
-    from importlib import metadata
-
     try:
         version = metadata.version("picograd")
     except metadata.PackageNotFoundError:

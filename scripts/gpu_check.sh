@@ -16,6 +16,12 @@ mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export PG_REQUIRE_DEVICES=CUDA PG_HYPOTHESIS_PROFILE=ci PG_CACHE_DIR="$out/cache"
 workers="${PG_TEST_WORKERS:-$(( $(nproc) < 16 ? $(nproc) : 16 ))}"
+if ! command -v filecheck >/dev/null; then  # e.g. installed with pip --target: no scripts
+  mkdir -p "$out/bin"
+  printf '#!/bin/sh\nexec python3 -m filecheck "$@"\n' > "$out/bin/filecheck"
+  chmod +x "$out/bin/filecheck"
+  export PATH="$out/bin:$PATH"
+fi
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 python3 -c "import torch, xdsl; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"

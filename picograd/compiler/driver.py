@@ -27,12 +27,13 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from picograd import disk_store, flags
 from picograd.compiler import disk_cache
 from picograd.compiler.dump import Dump
-from picograd.compiler.pipelines import DEFAULT_PIPELINES, run_pipeline
+from picograd.compiler.pipelines import DEFAULT_PIPELINES, PipelineError, run_pipeline
 from picograd.debug import trace as debug
 from picograd.lowering.render import render
 from picograd.runtimes import Program, Runtime, device_for_target, get_device
@@ -104,10 +105,30 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
     module = build()
     after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
     run_pipeline(module, spec, after_pass=debug.watch(trace, module, after_pass))
+    _check_lowered(module, spec, runtime.renderer)
     program = _build_program(module, runtime)
     debug.finish(trace, module, program, _cache_summary())
     disk_cache.store_program(disk_key, program)
     return program
+
+
+# The op every kernel is after convert-uop-to-<target>.
+_KERNEL_OPS = {"llvm": "llvm.func", "c": "pg_c.func", "ptx": "pg_ptx.entry", "wgsl": "pg_wgsl.fn"}
+_SCHEDULE_OPS = {"pg_sched.alloc", "pg_sched.launch", "func.return"}
+
+
+def _check_lowered(module: ModuleOp, spec: str, target: str) -> None:
+    """A user's pipeline must take the graph all the way to `target`'s kernels."""
+    for op in module.ops:
+        inner = op.regions[0].ops if isinstance(op, func.FuncOp) and op.regions else ()
+        left = next((o.name for o in inner if o.name not in _SCHEDULE_OPS), None)
+        if not isinstance(op, func.FuncOp) and op.name != _KERNEL_OPS.get(target):
+            left = op.name
+        if left is not None:
+            raise PipelineError(
+                f"the pipeline '{spec}' left {left} in the graph: a pipeline realize() runs "
+                f"must lower to the {target} target (end with convert-uop-to-{target}), as "
+                f"the default does: '{DEFAULT_PIPELINES[target]}'")
 
 
 def _build_program(module: ModuleOp, runtime: Runtime) -> Program:

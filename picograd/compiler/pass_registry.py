@@ -23,7 +23,8 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "tensor-simplify": ("picograd.passes.tensor.tensor_simplify", "TensorSimplifyPass"),
     "convert-tensor-to-sched": (
         "picograd.passes.sched.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
-    "convert-sched-to-loop": ("picograd.passes.loop.convert_sched_to_loop", "ConvertSchedToLoopPass"),
+    "convert-sched-to-loop": (
+        "picograd.passes.loop.convert_sched_to_loop", "ConvertSchedToLoopPass"),
     "loop-simplify": ("picograd.passes.loop.loop_simplify", "LoopSimplifyPass"),
     "loop-upcast": ("picograd.passes.loop.loop_upcast", "LoopUpcastPass"),
     "convert-loop-to-uop": ("picograd.passes.uop.convert_loop_to_uop", "ConvertLoopToUopPass"),
@@ -61,6 +62,7 @@ def all_passes() -> dict[str, PassGetter]:
 
     Computed once per process; callers must not mutate the returned dict.
     """
+    # lazy: xDSL's pass table is only needed when a name is looked up (opt-tool starts fast)
     from xdsl.transforms import get_all_passes
 
     return {**get_all_passes(), **PICOGRAD_PASSES}

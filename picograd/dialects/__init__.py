@@ -15,52 +15,61 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
 from xdsl.ir import Dialect
 
 
 def _pg() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg import PG
 
     return PG
 
 
 def _pg_tensor() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg_tensor import PG_TENSOR
 
     return PG_TENSOR
 
 
 def _pg_sched() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg_sched import PG_SCHED
 
     return PG_SCHED
 
 
 def _pg_loop() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg_loop import PG_LOOP
 
     return PG_LOOP
 
 
 def _pg_uop() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg_uop import PG_UOP
 
     return PG_UOP
 
 
 def _pg_c() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg_c import PG_C
 
     return PG_C
 
 
 def _pg_ptx() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg_ptx import PG_PTX
 
     return PG_PTX
 
 
 def _pg_wgsl() -> Dialect:
+    # lazy: a context loads each dialect on first use (xDSL's register_dialect factories)
     from picograd.dialects.pg_wgsl import PG_WGSL
 
     return PG_WGSL
@@ -87,8 +96,6 @@ def register_dialects(ctx: Context) -> None:
 
 def make_context() -> Context:
     """A context with builtin, func, llvm and every picograd dialect registered."""
-    from xdsl.dialects import get_all_dialects
-
     ctx = Context()
     for name, factory in get_all_dialects().items():
         ctx.register_dialect(name, factory)

@@ -1,11 +1,14 @@
 """The `pg` dialect: types and enum attributes shared by every picograd stage.
 
-Stage dialects (`pg_tensor`, `pg_sched`, `pg_loop`, `pg_uop`, `pg_c`) name their op
-kinds with the enums here so that a lowering can map a kind one-to-one from one stage to
-the next without a translation table.
+Stage dialects (`pg_tensor`, `pg_sched`, `pg_loop`, `pg_uop`) and the target dialects
+(`pg_c`, `pg_ptx`, `pg_wgsl`) name their op kinds with the enums here so that a lowering can
+map a kind one-to-one from one stage to the next without a translation table.
 
-    !pg.buffer<64xf32>        a flat device buffer of 64 float32 elements
-    #pg<unary exp>            an elementwise unary kind (printed bare inside ops)
+    !pg.buffer<64xf32>        BufferType: a flat device buffer of 64 float32 elements
+    #pg<unary exp>            UnaryKind, BinaryKind, CmpKind, ReduceKind: elementwise and
+                              reduction kinds (printed bare inside ops)
+    RangeKind                 global / local / reduce / upcast / unroll loop ranges
+    SpecialKind               GPU special ids (work-group and work-item indices)
 """
 
 from __future__ import annotations

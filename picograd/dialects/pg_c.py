@@ -32,56 +32,29 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    FloatAttr,
-    IndexType,
-    IntAttr,
-    IntegerAttr,
-    StringAttr,
-    UnitAttr,
-    i1,
-)
-from xdsl.ir import (
-    Attribute,
-    Dialect,
-    Operation,
-    Region,
-    SSAValue,
-)
+from xdsl.dialects.builtin import IndexType, UnitAttr
+from xdsl.ir import Attribute, Dialect, Operation, Region
 from xdsl.irdl import (
-    AnyAttr,
-    IRDLOperation,
-    VarConstraint,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
     opt_prop_def,
-    prop_def,
-    region_def,
     result_def,
-    traits_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 
 from picograd.dialects import target_ops
 from picograd.dialects.dtypes import ELEMENT_TYPES, is_bool, is_float, is_int
-from picograd.dialects.flat_ops import (
+from picograd.dialects.flat_cells import (
     CellDeclSyntax,
     CellReadSyntax,
     CellType,
     CellWriteSyntax,
     ConstSyntax,
-    FlatFunction,
-    ForLoopSyntax,
-    MaskedLoadSyntax,
-    check_store,
-    fail,
-    flat_body,
 )
-from picograd.dialects.pg import BufferType
+from picograd.dialects.flat_memory import MaskedLoadSyntax, StoreSyntax
+from picograd.dialects.flat_ops import EndLoopSyntax, FlatFunction, ForLoopSyntax, fail
 
 # C operators by the operand types they accept. `max`/`min` are not C operators: they print
 # as conditional expressions (NaN-propagating on floats, as numpy's maximum/minimum).
@@ -139,15 +112,11 @@ class FuncOp(FlatFunction):
     """
 
     name = "pg_c.func"
-    sym_name = prop_def(StringAttr)
     restrict = opt_prop_def(UnitAttr)
-    body = region_def("single_block")
-    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region | None = None,
                  restrict: bool = False):
-        super().__init__(properties={"sym_name": StringAttr(name), **_restrict(restrict)},
-                         regions=[flat_body(arg_types, body)])
+        super().__init__(name, arg_types, body, _restrict(restrict))
 
     def verify_(self) -> None:
         self.verify_buffer_args()
@@ -174,29 +143,17 @@ class ForOp(ForLoopSyntax):
     """
 
     name = "pg_c.for"
-    INDEX_TYPE: ClassVar = IndexType()
-    start = prop_def(IntAttr)
-    end = prop_def(IntAttr)
-    result = result_def(IndexType)
 
 
 @irdl_op_definition
-class EndForOp(IRDLOperation):
+class EndForOp(EndLoopSyntax):
     """Close the innermost open loop: `}`.
 
         pg_c.end_for %i
     """
 
     name = "pg_c.end_for"
-    loop = operand_def(IndexType)
-    assembly_format = "$loop attr-dict"
-
-    def __init__(self, loop: SSAValue):
-        super().__init__(operands=[loop])
-
-    def verify_(self) -> None:
-        if not isinstance(self.loop.owner, ForOp):
-            raise fail(self, "operand must be the result of a pg_c.for")
+    LOOP_OP: ClassVar = ForOp
 
 
 # ── mutable locals ───────────────────────────────────────────────────────────
@@ -212,7 +169,6 @@ class DeclOp(CellDeclSyntax):
     name = "pg_c.decl"
     CELL_TYPE: ClassVar = VarType
     CELL_NOUN: ClassVar = "variable"
-    init = prop_def(FloatAttr | IntegerAttr)
     result = result_def(VarType)
 
     def verify_(self) -> None:
@@ -231,7 +187,6 @@ class AssignOp(CellWriteSyntax):
     CELL_TYPE: ClassVar = VarType
     CELL_NOUN: ClassVar = "variable"
     var = operand_def(VarType)
-    value = operand_def(AnyAttr())
 
 
 @irdl_op_definition
@@ -245,7 +200,6 @@ class ReadOp(CellReadSyntax):
     CELL_TYPE: ClassVar = VarType
     CELL_NOUN: ClassVar = "variable"
     var = operand_def(VarType)
-    result = result_def(AnyAttr())
 
 
 # ── values ───────────────────────────────────────────────────────────────────
@@ -259,9 +213,6 @@ class ConstOp(ConstSyntax):
     """
 
     name = "pg_c.const"
-    value = prop_def(FloatAttr | IntegerAttr)
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure(), ConstantLike())
 
     def verify_(self) -> None:
         _check_scalar(self, self.result.type)
@@ -277,12 +228,6 @@ class UnaryOp(_CValueOp, target_ops.UnaryOperatorOp):
 
     name = "pg_c.unary"
     OPERATORS: ClassVar = PREFIX
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    operator = prop_def(StringAttr)
-    input = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$operator $input attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -294,12 +239,6 @@ class CallOp(target_ops.UnaryCallOp):
     """
 
     name = "pg_c.call"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    callee = prop_def(StringAttr)
-    input = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$callee `(` $input `)` attr-dict `:` type($result)"
 
     def verify_(self) -> None:
         callee, t = self.callee.data, self.input.type
@@ -323,13 +262,6 @@ class BinaryOp(_CValueOp, target_ops.BinaryOperatorOp):
     FLOAT_OPERATORS: ClassVar = FLOAT_BINARY
     BOOL_OPERATORS: ClassVar = BOOL_BINARY
     INT_OPERATORS: ClassVar = INT_BINARY
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    operator = prop_def(StringAttr)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -340,13 +272,6 @@ class CmpOp(_CValueOp, target_ops.ComparisonOp):
     """
 
     name = "pg_c.cmp"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    operator = prop_def(StringAttr)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(i1)
-    traits = traits_def(Pure())
-    assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def verify_(self) -> None:
         self.check_scalar(self.lhs.type)
@@ -363,13 +288,6 @@ class SelectOp(_CValueOp, target_ops.SelectionOp):
     """
 
     name = "pg_c.select"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    cond = operand_def(i1)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -397,7 +315,7 @@ class BitcastOp(_CValueOp, target_ops.ConversionOp):
 
 
 @irdl_op_definition
-class LoadOp(MaskedLoadSyntax, IRDLOperation):
+class LoadOp(MaskedLoadSyntax):
     """Read an element: `float v = a[i];`; masked: `float w = m ? a[i] : 0.0f;`.
 
         %v = pg_c.load %a[%i] : !pg.buffer<32xf32> -> f32
@@ -405,37 +323,16 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
     """
 
     name = "pg_c.load"
-    buffer = operand_def(BufferType)
-    index = operand_def(IndexType)
-    mask = opt_operand_def(i1)
-    other = opt_prop_def(FloatAttr | IntegerAttr)
-    result = result_def(AnyAttr())
-
-    def __init__(self, buffer: SSAValue, index: SSAValue, mask: SSAValue | None = None,
-                 other: float | int | bool = 0):
-        props, dtype = self.load_properties(buffer, mask, other)
-        super().__init__(operands=[buffer, index, mask], properties=props, result_types=[dtype])
 
 
 @irdl_op_definition
-class StoreOp(IRDLOperation):
+class StoreOp(StoreSyntax):
     """Write an element: `out[i] = v;`.
 
         pg_c.store %v, %out[%i] : f32, !pg.buffer<4xf32>
     """
 
     name = "pg_c.store"
-    value = operand_def(AnyAttr())
-    buffer = operand_def(BufferType)
-    index = operand_def(IndexType)
-    assembly_format = ("$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` "
-                       "type($buffer)")
-
-    def __init__(self, value: SSAValue, buffer: SSAValue, index: SSAValue):
-        super().__init__(operands=[value, buffer, index])
-
-    def verify_(self) -> None:
-        check_store(self, self.value, self.buffer)
 
 
 VALUE_OPS = (ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, BitcastOp, ReadOp,

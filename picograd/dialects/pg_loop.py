@@ -23,17 +23,13 @@ the scalar ALU ops of `pg_uop` (`pg_uop.binary`, ...).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i1
+from xdsl.dialects.builtin import IndexType, IntAttr, i1
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
-    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -41,21 +37,13 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    ConstantLike,
-    HasParent,
-    IsolatedFromAbove,
-    IsTerminator,
-    NoTerminator,
-    Pure,
-    SymbolOpInterface,
-)
-from xdsl.utils.exceptions import VerifyException
+from xdsl.traits import ConstantLike, HasParent, IsTerminator, NoTerminator, Pure
 
+from picograd.dialects.flat_memory import MaskedLoadSyntax, StoreSyntax
+from picograd.dialects.flat_ops import KernelFunction, fail
 from picograd.dialects.pg import (
     BinaryKind,
     BinaryKindAttr,
-    BufferType,
     CmpKind,
     CmpKindAttr,
     RangeKind,
@@ -63,8 +51,6 @@ from picograd.dialects.pg import (
     ReduceKind,
     ReduceKindAttr,
 )
-from picograd.dialects.pg_uop import MaskedLoadSyntax, check_store
-from picograd.dialects.syntax import parse_kernel_signature, print_kernel_signature
 
 INDEX_KINDS = (
     BinaryKind.ADD,
@@ -75,10 +61,6 @@ INDEX_KINDS = (
     BinaryKind.MAX,
     BinaryKind.MIN,
 )
-
-
-def _fail(op: Operation, message: str) -> VerifyException:
-    return VerifyException(f"'{op.name}': {message}")
 
 
 def _parse_loop_header(parser: Parser) -> tuple[Parser.Argument, int, int]:
@@ -93,14 +75,14 @@ def _parse_loop_header(parser: Parser) -> tuple[Parser.Argument, int, int]:
 
 def _check_bounds(op: Operation, start: int, end: int, body: Region) -> None:
     if end < start:
-        raise _fail(op, f"empty range [{start}, {end})")
+        raise fail(op, f"empty range [{start}, {end})")
     args = body.block.args
     if len(args) != 1 or not isinstance(args[0].type, IndexType):
-        raise _fail(op, "the body takes exactly one index argument")
+        raise fail(op, "the body takes exactly one index argument")
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(KernelFunction):
     """A kernel over buffer arguments; its body is ranges, stores and index math.
 
     pg_loop.kernel @k(%a: !pg.buffer<4xf32>) {
@@ -112,40 +94,9 @@ class KernelOp(IRDLOperation):
     """
 
     name = "pg_loop.kernel"
-    sym_name = prop_def(StringAttr)
-    body = region_def("single_block")
-    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
-
-    def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region | None = None):
-        body = body if body is not None else Region(Block(arg_types=arg_types))
-        super().__init__(properties={"sym_name": StringAttr(name)}, regions=[body])
-
-    @property
-    def args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.body.block.args)
 
     def verify_(self) -> None:
-        for arg in self.body.block.args:
-            if not isinstance(arg.type, BufferType):
-                raise _fail(
-                    self, f"@{self.sym_name.data}: arguments must be !pg.buffer, got {arg.type}"
-                )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        name, args = parse_kernel_signature(parser)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(name, [], parser.parse_region(args))
-        if attrs is not None:
-            op.attributes.update(attrs.data)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_kernel_signature(printer, self.sym_name.data, self.body.block.args)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        # An empty body prints as `{ }`: its block and arguments come from the header.
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+        self.verify_buffer_args()
 
 
 @irdl_op_definition
@@ -179,7 +130,7 @@ class RangeOp(IRDLOperation):
     def verify_(self) -> None:
         _check_bounds(self, self.start.data, self.end.data, self.body)
         if self.kind.data == RangeKind.REDUCE:
-            raise _fail(self, "a reduce range is written as pg_loop.reduce")
+            raise fail(self, "a reduce range is written as pg_loop.reduce")
 
     @classmethod
     def parse(cls, parser: Parser) -> RangeOp:
@@ -249,7 +200,7 @@ class ReduceOp(IRDLOperation):
         _check_bounds(self, self.start.data, self.end.data, self.body)
         last = self.body.block.last_op
         if not isinstance(last, YieldOp) or last.value.type != self.result.type:
-            raise _fail(self, f"the body must end in pg_loop.yield of a {self.result.type}")
+            raise fail(self, f"the body must end in pg_loop.yield of a {self.result.type}")
 
     @classmethod
     def parse(cls, parser: Parser) -> ReduceOp:
@@ -349,7 +300,7 @@ class IndexOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.kind.data not in INDEX_KINDS:
-            raise _fail(
+            raise fail(
                 self,
                 f"'{self.kind.data}' is not an index operation "
                 f"({', '.join(str(k) for k in INDEX_KINDS)})",
@@ -399,7 +350,7 @@ class AndOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LoadOp(MaskedLoadSyntax, IRDLOperation):
+class LoadOp(MaskedLoadSyntax):
     """Read `buffer[index]`; with a mask, only where the mask holds, giving `other` elsewhere.
 
     %v = pg_loop.load %a[%i] : !pg.buffer<32xf32> -> f32
@@ -407,43 +358,16 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
     """
 
     name = "pg_loop.load"
-    buffer = operand_def(BufferType)
-    index = operand_def(IndexType)
-    mask = opt_operand_def(i1)
-    other = opt_prop_def(FloatAttr | IntegerAttr)
-    result = result_def(AnyAttr())
-
-    def __init__(
-        self,
-        buffer: SSAValue,
-        index: SSAValue,
-        mask: SSAValue | None = None,
-        other: float | int | bool = 0,
-    ):
-        props, dtype = self.load_properties(buffer, mask, other)
-        super().__init__(operands=[buffer, index, mask], properties=props, result_types=[dtype])
 
 
 @irdl_op_definition
-class StoreOp(IRDLOperation):
+class StoreOp(StoreSyntax):
     """Write `value` to `buffer[index]`.
 
     pg_loop.store %v, %out[%i] : f32, !pg.buffer<4xf32>
     """
 
     name = "pg_loop.store"
-    value = operand_def(AnyAttr())
-    buffer = operand_def(BufferType)
-    index = operand_def(IndexType)
-    assembly_format = (
-        "$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` type($buffer)"
-    )
-
-    def __init__(self, value: SSAValue, buffer: SSAValue, index: SSAValue):
-        super().__init__(operands=[value, buffer, index])
-
-    def verify_(self) -> None:
-        check_store(self, self.value, self.buffer)
 
 
 PG_LOOP = Dialect(

@@ -30,17 +30,10 @@ borrows these for the arithmetic on loaded values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i1
-from xdsl.ir import (
-    Attribute,
-    Dialect,
-    Operation,
-    Region,
-    SSAValue,
-)
+from xdsl.dialects.builtin import IndexType, IntAttr, i1
+from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -48,36 +41,29 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
-    opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.traits import Pure
 
 from picograd.dialects import target_ops
 from picograd.dialects.dtypes import bit_width, is_bool, is_float
-from picograd.dialects.flat_ops import (
+from picograd.dialects.flat_cells import (
     CellDeclSyntax,
     CellReadSyntax,
     CellType,
     CellWriteSyntax,
     ConstSyntax,
-    FlatFunction,
-    MaskedLoadSyntax,
     check_cell,
-    check_store,
-    fail,
-    flat_body,
 )
+from picograd.dialects.flat_memory import GroupBufferSyntax, MaskedLoadSyntax, StoreSyntax
+from picograd.dialects.flat_ops import BareStatement, FlatFunction, GuardSyntax, fail
 from picograd.dialects.pg import (
     BinaryKind,
     BinaryKindAttr,
-    BufferType,
     CmpKind,
     CmpKindAttr,
     RangeKind,
@@ -112,13 +98,6 @@ class KernelOp(FlatFunction):
     """
 
     name = "pg_uop.kernel"
-    sym_name = prop_def(StringAttr)
-    body = region_def("single_block")
-    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
-
-    def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region | None = None):
-        super().__init__(properties={"sym_name": StringAttr(name)},
-                         regions=[flat_body(arg_types, body)])
 
     def verify_(self) -> None:
         self.verify_nesting(RangeOp, EndOp, "range", guard=(IfOp, EndIfOp))
@@ -227,18 +206,17 @@ class SpecialOp(IRDLOperation):
 
 
 @irdl_op_definition
-class BarrierOp(IRDLOperation):
+class BarrierOp(BareStatement):
     """Synchronise the threads of a work group (GPU targets only).
 
     pg_uop.barrier
     """
 
     name = "pg_uop.barrier"
-    assembly_format = "attr-dict"
 
 
 @irdl_op_definition
-class IfOp(IRDLOperation):
+class IfOp(GuardSyntax):
     """Run the ops up to the matching `pg_uop.endif` only where `cond` holds (a guard).
 
     %ok = pg_uop.cmp lt %gid, %n : index
@@ -248,26 +226,20 @@ class IfOp(IRDLOperation):
     """
 
     name = "pg_uop.if"
-    cond = operand_def(i1)
-    assembly_format = "$cond attr-dict"
-
-    def __init__(self, cond: SSAValue | Operation):
-        super().__init__(operands=[cond])
 
 
 @irdl_op_definition
-class EndIfOp(IRDLOperation):
+class EndIfOp(BareStatement):
     """Close the innermost open `pg_uop.if`.
 
     pg_uop.endif
     """
 
     name = "pg_uop.endif"
-    assembly_format = "attr-dict"
 
 
 @irdl_op_definition
-class SharedOp(IRDLOperation):
+class SharedOp(GroupBufferSyntax):
     """A buffer shared by the work items of one work group (GPU shared / workgroup memory).
 
     Loads and stores take it like a kernel argument; its contents start undefined and live
@@ -277,11 +249,6 @@ class SharedOp(IRDLOperation):
     """
 
     name = "pg_uop.shared"
-    result = result_def(BufferType)
-    assembly_format = "attr-dict `:` type($result)"
-
-    def __init__(self, buffer_type: BufferType):
-        super().__init__(result_types=[buffer_type])
 
 
 # ── accumulators ─────────────────────────────────────────────────────────────
@@ -297,7 +264,6 @@ class AccOp(CellDeclSyntax):
     name = "pg_uop.acc"
     CELL_TYPE: ClassVar = AccType
     CELL_NOUN: ClassVar = "register"
-    init = prop_def(FloatAttr | IntegerAttr)
     result = result_def(AccType)
 
 
@@ -312,7 +278,6 @@ class AccLoadOp(CellReadSyntax):
     CELL_TYPE: ClassVar = AccType
     CELL_NOUN: ClassVar = "register"
     acc = operand_def(AccType)
-    result = result_def(AnyAttr())
 
     def verify_(self) -> None:
         check_cell(self, self.acc, self.result.type, "result", self.CELL_NOUN)
@@ -329,14 +294,13 @@ class AccStoreOp(CellWriteSyntax):
     CELL_TYPE: ClassVar = AccType
     CELL_NOUN: ClassVar = "register"
     acc = operand_def(AccType)
-    value = operand_def(AnyAttr())
 
 
 # ── memory ───────────────────────────────────────────────────────────────────
 
 
 @irdl_op_definition
-class LoadOp(MaskedLoadSyntax, IRDLOperation):
+class LoadOp(MaskedLoadSyntax):
     """Read `buffer[index]`; with a mask, read only where it holds and give `other` elsewhere.
 
     %v = pg_uop.load %a[%i] : !pg.buffer<32xf32> -> f32
@@ -344,43 +308,16 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
     """
 
     name = "pg_uop.load"
-    buffer = operand_def(BufferType)
-    index = operand_def(IndexType)
-    mask = opt_operand_def(i1)
-    other = opt_prop_def(FloatAttr | IntegerAttr)
-    result = result_def(AnyAttr())
-
-    def __init__(
-        self,
-        buffer: SSAValue,
-        index: SSAValue,
-        mask: SSAValue | None = None,
-        other: float | int | bool = 0,
-    ):
-        props, dtype = self.load_properties(buffer, mask, other)
-        super().__init__(operands=[buffer, index, mask], properties=props, result_types=[dtype])
 
 
 @irdl_op_definition
-class StoreOp(IRDLOperation):
+class StoreOp(StoreSyntax):
     """Write `value` to `buffer[index]`.
 
     pg_uop.store %v, %out[%i] : f32, !pg.buffer<4xf32>
     """
 
     name = "pg_uop.store"
-    value = operand_def(AnyAttr())
-    buffer = operand_def(BufferType)
-    index = operand_def(IndexType)
-    assembly_format = (
-        "$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` type($buffer)"
-    )
-
-    def __init__(self, value: SSAValue, buffer: SSAValue, index: SSAValue):
-        super().__init__(operands=[value, buffer, index])
-
-    def verify_(self) -> None:
-        check_store(self, self.value, self.buffer)
 
 
 # ── scalar ALU (shared with pg_loop bodies) ──────────────────────────────────
@@ -394,9 +331,6 @@ class ConstOp(ConstSyntax):
     """
 
     name = "pg_uop.const"
-    value = prop_def(FloatAttr | IntegerAttr)
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure(), ConstantLike())
 
 
 @irdl_op_definition
@@ -496,13 +430,6 @@ class WhereOp(target_ops.SelectionOp):
     """
 
     name = "pg_uop.where"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    cond = operand_def(i1)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($result)"
 
 
 @irdl_op_definition

@@ -46,9 +46,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
-    FloatAttr,
     IntAttr,
-    IntegerAttr,
     StringAttr,
     f16,
     f32,
@@ -57,43 +55,43 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import (
-    Attribute,
-    Dialect,
-    Operation,
-    SSAValue,
-)
+from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
-    VarConstraint,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
-    opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.traits import Pure
 
 from picograd.dialects import target_ops
 from picograd.dialects.capabilities import capabilities
 from picograd.dialects.dtypes import is_bool, is_int
-from picograd.dialects.flat_ops import (
+from picograd.dialects.flat_cells import (
     CellDeclSyntax,
     CellReadSyntax,
     CellType,
     CellWriteSyntax,
     ConstSyntax,
-    ForLoopSyntax,
-    LaunchedFunction,
+)
+from picograd.dialects.flat_memory import (
+    GroupBufferSyntax,
     MaskedLoadSyntax,
+    StoreSyntax,
     check_store,
+)
+from picograd.dialects.flat_ops import (
+    BareStatement,
+    EndLoopSyntax,
+    ForLoopSyntax,
+    GuardSyntax,
+    LaunchedFunction,
     fail,
 )
 from picograd.dialects.pg import BufferType
@@ -202,15 +200,10 @@ class FuncOp(LaunchedFunction):
     """
 
     name = "pg_wgsl.fn"
-    sym_name = prop_def(StringAttr)
-    grid = prop_def(DenseArrayBase, prop_name="grid")
-    block_size = prop_def(DenseArrayBase, prop_name="block")
-    body = region_def("single_block")
-    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
 
     def verify_(self) -> None:
         _launch_dims(self, f"{self.where}: grid", self.grid)
-        _launch_dims(self, f"{self.where}: block", self.block_size)
+        _launch_dims(self, f"{self.where}: block", self.block)
         self.verify_buffer_args()
         self.verify_nesting(ForOp, EndForOp, "loop", guard=(IfOp, EndIfOp))
 
@@ -224,8 +217,6 @@ class ForOp(ForLoopSyntax):
 
     name = "pg_wgsl.for"
     INDEX_TYPE: ClassVar = i32
-    start = prop_def(IntAttr)
-    end = prop_def(IntAttr)
     result = result_def(i32)
 
     def verify_(self) -> None:
@@ -236,52 +227,39 @@ class ForOp(ForLoopSyntax):
 
 
 @irdl_op_definition
-class EndForOp(IRDLOperation):
+class EndForOp(EndLoopSyntax):
     """Close the innermost open loop: `}`.
 
         pg_wgsl.end_for %i
     """
 
     name = "pg_wgsl.end_for"
+    LOOP_OP: ClassVar = ForOp
     loop = operand_def(i32)
-    assembly_format = "$loop attr-dict"
-
-    def __init__(self, loop: SSAValue):
-        super().__init__(operands=[loop])
-
-    def verify_(self) -> None:
-        if not isinstance(self.loop.owner, ForOp):
-            raise fail(self, "operand must be the result of a pg_wgsl.for")
 
 
 @irdl_op_definition
-class IfOp(IRDLOperation):
+class IfOp(GuardSyntax):
     """Open `if (cond) {`: the statements up to the matching `end_if` run where it holds.
 
         pg_wgsl.if %ok
     """
 
     name = "pg_wgsl.if"
-    cond = operand_def(i1)
-    assembly_format = "$cond attr-dict"
-
-    def __init__(self, cond: SSAValue | Operation):
-        super().__init__(operands=[cond])
 
 
 @irdl_op_definition
-class EndIfOp(IRDLOperation):
+class EndIfOp(BareStatement):
     """Close the innermost open `if`: `}`.
 
         pg_wgsl.end_if
     """
 
     name = "pg_wgsl.end_if"
-    assembly_format = "attr-dict"
 
 
 @irdl_op_definition
-class BarrierOp(IRDLOperation):
+class BarrierOp(BareStatement):
     """Wait for every work item of the group and make its workgroup writes visible:
     `workgroupBarrier();` (only in uniform control flow, as WGSL requires).
 
@@ -289,7 +267,6 @@ class BarrierOp(IRDLOperation):
     """
 
     name = "pg_wgsl.workgroup_barrier"
-    assembly_format = "attr-dict"
 
 
 # ── work-item ids and workgroup memory ───────────────────────────────────────
@@ -333,7 +310,7 @@ class BuiltinOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WorkgroupOp(IRDLOperation):
+class WorkgroupOp(GroupBufferSyntax):
     """An array shared by the work items of a group: `var<workgroup> k_s0: array<f32, 256>;`
     at module scope (WGSL allows it nowhere else); loads and stores take it like a buffer
     argument. Its contents start undefined.
@@ -342,11 +319,6 @@ class WorkgroupOp(IRDLOperation):
     """
 
     name = "pg_wgsl.workgroup"
-    result = result_def(BufferType)
-    assembly_format = "attr-dict `:` type($result)"
-
-    def __init__(self, buffer_type: BufferType):
-        super().__init__(result_types=[buffer_type])
 
     def verify_(self) -> None:
         _check_buffer(self, self.result.type)
@@ -365,7 +337,6 @@ class VarOp(CellDeclSyntax):
     name = "pg_wgsl.var"
     CELL_TYPE: ClassVar = VarType
     CELL_NOUN: ClassVar = "variable"
-    init = prop_def(FloatAttr | IntegerAttr)
     result = result_def(VarType)
 
     def verify_(self) -> None:
@@ -384,7 +355,6 @@ class AssignOp(CellWriteSyntax):
     CELL_TYPE: ClassVar = VarType
     CELL_NOUN: ClassVar = "variable"
     var = operand_def(VarType)
-    value = operand_def(AnyAttr())
 
 
 @irdl_op_definition
@@ -398,7 +368,6 @@ class ReadOp(CellReadSyntax):
     CELL_TYPE: ClassVar = VarType
     CELL_NOUN: ClassVar = "variable"
     var = operand_def(VarType)
-    result = result_def(AnyAttr())
 
 
 # ── values ───────────────────────────────────────────────────────────────────
@@ -413,9 +382,6 @@ class ConstOp(ConstSyntax):
     """
 
     name = "pg_wgsl.const"
-    value = prop_def(FloatAttr | IntegerAttr)
-    result = result_def(AnyAttr())
-    traits = traits_def(Pure(), ConstantLike())
 
     def verify_(self) -> None:
         _check_scalar(self, self.result.type)
@@ -431,12 +397,6 @@ class UnaryOp(_WgslArithmeticOp, target_ops.UnaryOperatorOp):
 
     name = "pg_wgsl.unary"
     OPERATORS: ClassVar = PREFIX
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    operator = prop_def(StringAttr)
-    input = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$operator $input attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -447,12 +407,6 @@ class CallOp(target_ops.UnaryCallOp):
     """
 
     name = "pg_wgsl.call"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    callee = prop_def(StringAttr)
-    input = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$callee `(` $input `)` attr-dict `:` type($result)"
 
     def verify_(self) -> None:
         if self.input.type != f32:
@@ -476,13 +430,6 @@ class BinaryOp(_WgslArithmeticOp, target_ops.BinaryOperatorOp):
     FLOAT_OPERATORS: ClassVar = FLOAT_BINARY
     BOOL_OPERATORS: ClassVar = BOOL_BINARY
     INT_OPERATORS: ClassVar = INT_BINARY
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    operator = prop_def(StringAttr)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -494,13 +441,6 @@ class CmpOp(_WgslValueOp, target_ops.ComparisonOp):
     """
 
     name = "pg_wgsl.cmp"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    operator = prop_def(StringAttr)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(i1)
-    traits = traits_def(Pure())
-    assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def verify_(self) -> None:
         operator, t = self.operator.data, self.lhs.type
@@ -519,13 +459,6 @@ class SelectOp(_WgslValueOp, target_ops.SelectionOp):
     """
 
     name = "pg_wgsl.select"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    cond = operand_def(i1)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -569,7 +502,7 @@ class BitcastOp(_WgslValueOp, target_ops.ConversionOp):
 
 
 @irdl_op_definition
-class LoadOp(MaskedLoadSyntax, IRDLOperation):
+class LoadOp(MaskedLoadSyntax):
     """Read an element: `let v = k_p0[i];`; masked, `let w = select(0.0f, k_p0[select(0i,
     i, m)], m);` (where the mask fails, element 0 is read and `other` is the result).
 
@@ -579,16 +512,9 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
 
     name = "pg_wgsl.load"
     INDEX_TYPE: ClassVar = i32
+    # An i32 index; `buffer` is re-declared too, to stay the first operand (see flat_ops).
     buffer = operand_def(BufferType)
     index = operand_def(i32)
-    mask = opt_operand_def(i1)
-    other = opt_prop_def(FloatAttr | IntegerAttr)
-    result = result_def(AnyAttr())
-
-    def __init__(self, buffer: SSAValue, index: SSAValue, mask: SSAValue | None = None,
-                 other: float | int | bool = 0):
-        props, dtype = self.load_properties(buffer, mask, other)
-        super().__init__(operands=[buffer, index, mask], properties=props, result_types=[dtype])
 
     def verify_(self) -> None:
         _check_buffer(self, self.buffer.type)
@@ -599,21 +525,17 @@ class LoadOp(MaskedLoadSyntax, IRDLOperation):
 
 
 @irdl_op_definition
-class StoreOp(IRDLOperation):
+class StoreOp(StoreSyntax):
     """Write an element: `k_p1[i] = v;` (a bool as `select(0u, 1u, v)`).
 
         pg_wgsl.store %v, %out[%i] : f32, !pg.buffer<4xf32>
     """
 
     name = "pg_wgsl.store"
+    # An i32 index; the operands before it are re-declared too, to keep their order.
     value = operand_def(AnyAttr())
     buffer = operand_def(BufferType)
     index = operand_def(i32)
-    assembly_format = ("$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` "
-                       "type($buffer)")
-
-    def __init__(self, value: SSAValue, buffer: SSAValue, index: SSAValue):
-        super().__init__(operands=[value, buffer, index])
 
     def verify_(self) -> None:
         _check_buffer(self, self.buffer.type)

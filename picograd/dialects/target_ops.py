@@ -11,10 +11,12 @@ against the operand type; `select` and `cast` are also `pg_uop.where` / `pg_uop.
     %r = <dialect>.select %c, %x, %y : f32     SelectionOp
     %r = <dialect>.cast %x : f32 to i32        ConversionOp
 
-As in `flat_ops`, each op class declares its IRDL fields (and `assembly_format`), with its
-docstring and IR example; a base gives it `__init__` and the checks. `check_scalar(t)` is
-the dialect's test that a value type is one of its scalars: a dialect op sets it to its own
-check (`check_scalar = _check_scalar`); by default every type passes.
+As in `flat_ops`, a base declares the IRDL fields (operands, results, properties, traits and
+assembly format) its ops share and gives them `__init__` and the checks; an op declares its
+name, docstring and IR example, and the tables its base reads (`OPERATORS`, ...).
+`check_scalar(t)` is the dialect's test that a value type is one of its scalars: a dialect
+op gets it from a dialect mixin listed before the base (`_CValueOp`); by default every
+type passes. `T` constrains the operands and result that must have one type.
 """
 
 from __future__ import annotations
@@ -24,25 +26,43 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr, i1
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import AnyAttr, IRDLOperation, operand_def, result_def, traits_def
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    VarConstraint,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.traits import Pure
 
 from picograd.dialects.dtypes import is_bool, is_float
 from picograd.dialects.flat_ops import fail
 
+# The one type of the operands and result of an op that computes in one type.
+T = VarConstraint("T", AnyAttr())
+
 
 class ScalarValueOp(IRDLOperation):
-    """A value op whose operand and result types are the dialect's scalars."""
+    """A pure value op whose operand and result types are the dialect's scalars."""
+
+    traits = traits_def(Pure())
 
     def check_scalar(self, t: Attribute) -> None:
         """Raise a verifier error unless `t` is one of the dialect's scalar types."""
 
 
 class UnaryOperatorOp(ScalarValueOp):
-    """`%y = <dialect>.unary "-" %x : T`. The op declares `operator`, `input`, `result`
-    (all of one type T) and `OPERATORS`: each operator, with the test of the types it takes."""
+    """`%y = <dialect>.unary "-" %x : T`. The op declares `OPERATORS`: each operator, with
+    the test of the types it takes."""
 
     OPERATORS: ClassVar[Mapping[str, Callable[[Attribute], bool]]]
+
+    operator = prop_def(StringAttr)
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$operator $input attr-dict `:` type($result)"
 
     def __init__(self, operator: str, x: SSAValue | Operation):
         x = SSAValue.get(x)
@@ -62,8 +82,13 @@ class UnaryOperatorOp(ScalarValueOp):
 
 
 class UnaryCallOp(ScalarValueOp):
-    """`%y = <dialect>.call "exp"(%x) : T`: a built-in function of one value. The op declares
-    `callee`, `input` and `result` (of one type) and checks which functions take which type."""
+    """`%y = <dialect>.call "exp"(%x) : T`: a built-in function of one value. The op checks
+    which functions take which type."""
+
+    callee = prop_def(StringAttr)
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$callee `(` $input `)` attr-dict `:` type($result)"
 
     def __init__(self, callee: str, x: SSAValue | Operation):
         x = SSAValue.get(x)
@@ -72,12 +97,18 @@ class UnaryCallOp(ScalarValueOp):
 
 
 class BinaryOperatorOp(ScalarValueOp):
-    """`%z = <dialect>.binary "+" %x, %y : T`. The op declares `operator`, `lhs`, `rhs`,
-    `result` (all of one type) and the operators it has on floats, bools and integers."""
+    """`%z = <dialect>.binary "+" %x, %y : T`. The op declares the operators it has on
+    floats, bools and integers."""
 
     FLOAT_OPERATORS: ClassVar[tuple[str, ...]]
     BOOL_OPERATORS: ClassVar[tuple[str, ...]]
     INT_OPERATORS: ClassVar[tuple[str, ...]]
+
+    operator = prop_def(StringAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($result)"
 
     def __init__(self, operator: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
@@ -96,8 +127,14 @@ class BinaryOperatorOp(ScalarValueOp):
 
 
 class ComparisonOp(ScalarValueOp):
-    """`%m = <dialect>.cmp "<" %x, %y : T`: a comparison giving a bool. The op declares
-    `operator`, `lhs`, `rhs` (of one type) and `result` (i1), and checks the operator."""
+    """`%m = <dialect>.cmp "<" %x, %y : T`: a comparison giving a bool (i1). The op checks
+    the operator."""
+
+    operator = prop_def(StringAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(i1)
+    assembly_format = "$operator $lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, operator: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         super().__init__(properties={"operator": StringAttr(operator)}, operands=[lhs, rhs],
@@ -105,8 +142,13 @@ class ComparisonOp(ScalarValueOp):
 
 
 class SelectionOp(ScalarValueOp):
-    """`%r = <dialect>.select %c, %x, %y : T`: x where c holds, else y. The op declares
-    `cond` (i1), `lhs`, `rhs` and `result` (of one type)."""
+    """`%r = <dialect>.select %c, %x, %y : T`: x where the bool c holds, else y."""
+
+    cond = operand_def(i1)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($result)"
 
     def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation,
                  rhs: SSAValue | Operation):
@@ -122,7 +164,6 @@ class ConversionOp(ScalarValueOp):
 
     input = operand_def(AnyAttr())
     result = result_def(AnyAttr())
-    traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def __init__(self, x: SSAValue | Operation, result_type: Attribute):

@@ -1,8 +1,19 @@
-"""picograd's frontend: the lazy `Tensor`, its dtypes, and realization.
+"""picograd's frontend: the lazy `Tensor`, its dtypes, autograd and realization.
 
-Modules: dtype.py (DType, promotion), lazy.py (LazyOp graph nodes, error helpers), base.py
-(TensorBase), ops_movement.py / ops_elementwise.py / ops_reduce.py (the op mixins),
-tensor.py (Tensor: creation, conversion), realize.py (cache key, IR, compile, PG_DUMP).
+    dtype.py        DType, torch's promotion (`result_type`)
+    lazy.py         LazyOp (a node of the pending graph) and the user-error helpers
+    base.py         TensorBase: what every op mixin builds on
+    ops_*.py        the op mixins, one per family (movement, elementwise, reduce, math,
+                    activation, shape, index, stats, linalg) that `Tensor` combines
+    creation.py     zeros/ones/full/arange/linspace/eye/rand... (class methods)
+    random.py       the counter-based generator computed on the device, `manual_seed`
+    autograd.py     grad mode, the backward rules of the primitives, `backward()`
+    tensor.py       Tensor: construction, conversion (`numpy`, `item`, `to`), `assign`
+    realize.py      the structural key and the pg_tensor module; asks the compile driver
+                    (`picograd.compiler.driver`) for the Program and runs it
+    capture.py      what a recorder of realizes (`picograd.jit`) is told
+
+The frontend sits above the compiler; `picograd.nn`, `optim`, `data` and `jit` sit above it.
 """
 
 from __future__ import annotations

@@ -11,74 +11,46 @@ Gradients are lazy tensors like any other: nothing computes until they (or somet
 them, like an optimiser's update) are realized, so the forward and backward graphs of a
 training step fuse into one compiled program.
 
-    with no_grad(): ...          build graphs that record nothing (optimiser updates, eval)
+    with no_grad(): ...          build graphs that record nothing (optimiser updates, eval;
+                                 defined in grad_mode.py, with the Context record)
     t.backward(gradient=None)    accumulate d(t)/d(leaf) into `leaf.grad`
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from picograd.dialects.pg import BinaryKind, ReduceKind, UnaryKind
-from picograd.errors import PicogradError
+from picograd.frontend.grad_mode import (
+    AutogradError,
+    Context,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+)
 from picograd.frontend.lazy import LazyOp, user_location
 
 if TYPE_CHECKING:
-    from picograd.frontend.tensor import Tensor
+    # The rules use only the ops of MathOps' chain; `picograd.frontend.tensor` imports this
+    # module, so naming `Tensor` here would make a circle.
+    from picograd.frontend.ops_math import MathOps as Tensor
 
-
-class AutogradError(PicogradError, RuntimeError):
-    """A backward that cannot run: nothing requires grad, or a non-scalar without a gradient."""
-
-
-_grad_enabled = [True]
-
-
-def is_grad_enabled() -> bool:
-    return _grad_enabled[-1]
-
-
-@contextlib.contextmanager
-def _grad_mode(enabled: bool) -> Iterator[None]:
-    _grad_enabled.append(enabled)
-    try:
-        yield
-    finally:
-        _grad_enabled.pop()
-
-
-def no_grad() -> contextlib.AbstractContextManager[None]:
-    """A context in which new tensors record no graph (as `torch.no_grad`)."""
-    return _grad_mode(False)
-
-
-def enable_grad() -> contextlib.AbstractContextManager[None]:
-    return _grad_mode(True)
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """How a tensor was made: primitive `op` with parameter `arg` over `src`."""
-
-    op: str
-    arg: Any
-    src: tuple[Tensor, ...]
+__all__ = ["AutogradError", "Context", "backward", "enable_grad", "is_grad_enabled", "no_grad",
+           "pending_roots", "pending_writes"]
 
 
 # Tensors `backward()` was called on since the last optimiser step: `Optimizer.step`
 # realizes them together with the updated parameters, so `loss.item()` after a step costs
 # nothing and the forward pass is not computed twice.
-pending_roots: list[Tensor] = []
+pending_roots: list[Any] = []  # picograd Tensors
 
 # Buffers updated lazily by a forward pass (BatchNorm's running statistics), as (leaf node
 # the buffer lives in, tensor now pointing at the pending new value): `Optimizer.step`
 # realizes the values in its one graph and writes them back into those leaves with
 # `assign`, so node identity stays stable and `picograd.jit` replays the update.
-pending_writes: list[tuple[LazyOp, Tensor]] = []
+pending_writes: list[tuple[LazyOp, Any]] = []  # (leaf, a picograd Tensor)
 
 
 # ── the rules: (context, output, output gradient) -> one gradient per source ─

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Self
 
-from picograd.frontend.autograd import Context, is_grad_enabled
 from picograd.frontend.dtype import DType
+from picograd.frontend.grad_mode import Context, is_grad_enabled
 from picograd.frontend.lazy import LazyOp, shape_error
 
 Scalar = float | int | bool

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from picograd.errors import ShapeError
-from picograd.frontend.autograd import AutogradError, is_grad_enabled
 from picograd.frontend.base import Scalar, shape_arg
 from picograd.frontend.dtype import DType, float32, int32, to_dtype
+from picograd.frontend.grad_mode import AutogradError, is_grad_enabled
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_math import MathOps
 

@@ -33,7 +33,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.ir import Attribute
 
+from picograd.dialects.dtypes import from_numpy_dtype
 from picograd.errors import DTypeError
 
 # categories, in promotion order
@@ -92,10 +94,8 @@ class DType:
         return True if self.is_bool else int(np.iinfo(self.np).max)
 
     @property
-    def ir(self):  # -> xdsl Attribute (imported lazily: the frontend loads xDSL on demand)
+    def ir(self) -> Attribute:
         """The IR element type (picograd.dialects.dtypes: f16 f32 i1 i8 ui8 i16 i32 i64)."""
-        from picograd.dialects.dtypes import from_numpy_dtype
-
         return from_numpy_dtype(self.np)
 
 

@@ -33,8 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from picograd.dialects.capabilities import capabilities
 from picograd.errors import DTypeError, PicogradError, ShapeError
-from picograd.frontend.dtype import DType, cast_scalar
+from picograd.frontend.dtype import DTYPES, DType, cast_scalar
+from picograd.runtimes.registry import get_device
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -88,9 +90,6 @@ class LazyOp:
 def _holds(device: str, dtype: DType) -> bool:
     """Whether `device`'s compile target supports `dtype` (True for a device that is not
     present here: using it fails later with the reason)."""
-    from picograd.dialects.capabilities import capabilities
-    from picograd.runtimes import get_device
-
     try:
         renderer = get_device(device).renderer
     except (PicogradError, ImportError, OSError):
@@ -99,10 +98,6 @@ def _holds(device: str, dtype: DType) -> bool:
 
 
 def _unsupported(op: str, device: str, dtype: DType) -> PicogradError:
-    from picograd.dialects.capabilities import capabilities
-    from picograd.frontend.dtype import DTYPES
-    from picograd.runtimes import get_device
-
     target = get_device(device).renderer
     held = ", ".join(t.name for t in DTYPES if capabilities(target).supports(t.ir))
     return dtype_error(op, f"device {device} cannot hold {dtype.name} tensors (its {target} "

@@ -1,11 +1,10 @@
-"""Elementwise math and activations built from the primitives (torch's names and semantics).
+"""Elementwise math built from the primitives (torch's names and semantics).
 
-    abs sign reciprocal rsqrt exp2 log2 cos tan tanh sigmoid erf
+    abs sign reciprocal rsqrt exp2 log2 cos tan tanh erf
     floor ceil trunc round                   zero gradient (as torch); ints are returned as is
     pow(exponent) / ** / rpow                tensor or scalar exponent
     clamp(min, max) / clip, lerp(end, weight)
     isnan isinf isfinite                     bool results
-    leaky_relu elu gelu(approximate) silu mish softplus hardswish hardsigmoid relu6
     logsumexp(dim, keepdim) softmax(dim) log_softmax(dim)
     bitwise_and/or/xor/not, & | ^ ~         integers and bools only
     << >>                                    integer tensors, by a python int or a tensor
@@ -18,7 +17,7 @@ kinks (where torch picks a side, `where` on the same comparison picks it too) an
 branch that `where` discards can produce an inf or NaN that would poison the gradient.
 
 Float functions return the input's float dtype (float16 stays float16) and float32 for
-integer and bool inputs.
+integer and bool inputs. The activations (sigmoid, gelu, silu, ...) are in ops_activation.py.
 
 Accuracy notes (float32):
 - `erf` is a piecewise fit: x + x*P(x^2) for |x| < 0.85, else sign(x) * (1 - exp(Q(|x|)))
@@ -56,9 +55,16 @@ import math
 from typing import Self
 
 from picograd.dialects.pg import BinaryKind, UnaryKind
-from picograd.frontend.autograd import is_grad_enabled
 from picograd.frontend.base import TensorBase
-from picograd.frontend.dtype import bool_, dtype_of_scalar, float32, int32, result_type
+from picograd.frontend.dtype import (
+    bool_,
+    dtype_of_scalar,
+    float32,
+    int32,
+    result_type,
+    to_dtype,
+)
+from picograd.frontend.grad_mode import is_grad_enabled
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_elementwise import Operand
 from picograd.frontend.ops_reduce import ReduceOps
@@ -162,12 +168,6 @@ class MathOps(ReduceOps):
         x = self._f()
         small = x * (x * x)._poly(_TANH_SMALL)
         return (na > -0.25).where(small, pos.where(big, -big))
-
-    def sigmoid(self) -> Self:
-        pos, na = self._neg_abs()
-        z = na.exp()
-        d = 1.0 + z
-        return pos.where(1.0 / d, z / d)
 
     def erf(self) -> Self:
         x = self._f()
@@ -325,51 +325,6 @@ class MathOps(ReduceOps):
             return x._const(True, x.shape, bool_)
         return x.abs() < math.inf
 
-    # ── activations ─────────────────────────────────────────────────────────
-
-    def leaky_relu(self, negative_slope: float = 0.01) -> Self:
-        return (self > 0).where(self, self * negative_slope)
-
-    def elu(self, alpha: float = 1.0) -> Self:
-        pos = self > 0
-        neg = pos.where(0.0, self)  # exp of it never overflows
-        return pos.where(self, (neg.exp() - 1.0) * alpha)
-
-    def gelu(self, approximate: str = "none") -> Self:
-        """x * Phi(x) with the exact erf form, or torch's tanh form (approximate='tanh')."""
-        x = self._f()
-        if approximate == "tanh":
-            inner = (x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)
-            return x * 0.5 * (1.0 + inner.tanh())
-        if approximate != "none":
-            raise shape_error("gelu", f"approximate must be 'none' or 'tanh', got "
-                                      f"{approximate!r}")
-        return x * 0.5 * (1.0 + (x * (1 / math.sqrt(2))).erf())
-
-    def silu(self) -> Self:
-        return self * self.sigmoid()
-
-    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Self:
-        """log(1 + exp(beta x)) / beta; x itself where beta x > threshold (torch's rule)."""
-        bx = self._f() * beta
-        linear = bx > threshold
-        safe = linear.where(0.0, bx)
-        return linear.where(self._f(), (safe.exp() + 1.0).log() * (1 / beta))
-
-    def mish(self) -> Self:
-        return self * self.softplus().tanh()
-
-    def hardswish(self) -> Self:
-        x = self._f()
-        return (x <= -3.0).where(0.0, (x >= 3.0).where(x, x * (x + 3.0) * (1 / 6)))
-
-    def hardsigmoid(self) -> Self:
-        x = self._f()
-        return (x <= -3.0).where(0.0, (x >= 3.0).where(1.0, x * (1 / 6) + 0.5))
-
-    def relu6(self) -> Self:
-        return (self <= 0).where(0, (self >= 6).where(6, self))
-
     # ── softmax family (picograd.nn.functional calls these) ─────────────────
 
     def logsumexp(self, dim: int = -1, keepdim: bool = False) -> Self:
@@ -479,8 +434,6 @@ class MathOps(ReduceOps):
     def bitcast(self, dtype: object) -> Self:
         """The same bits read as `dtype` (torch's `view(dtype)`), which must have this
         dtype's item size; it has no gradient, so a tensor that requires grad is refused."""
-        from picograd.frontend.dtype import to_dtype
-
         dt = to_dtype(dtype)
         if dt.itemsize != self.dtype.itemsize or dt.is_bool or self.dtype.is_bool:
             raise dtype_error("bitcast", f"cannot reinterpret {self.dtype.name} as {dt.name}: "

@@ -1,30 +1,25 @@
-"""Shape and indexing ops built from the movement primitives, as torch names them.
+"""Shape ops built from the movement primitives, as torch names them.
 
     view/reshape_as/view_as/expand_as, flatten, unflatten, squeeze(dim or dims), movedim,
-    swapaxes/swapdims, repeat (tile), roll, split, chunk, tril/triu, masked_fill, one_hot,
-    gather, scatter, x[int_tensor], x[basic] = value
+    swapaxes/swapdims, repeat (tile), roll, split, chunk, tril/triu
     cat(tensors, dim), stack(tensors, dim), pad(x, pad, mode, value) (torch's F.pad)
 
 Every op is a composition of existing ops, so autograd and every device apply unchanged:
 `cat` is the sum of its pieces each zero-padded to the full size (one fused elementwise
-kernel); `gather`, `scatter` and tensor indexing compare an index with an arange (a one-hot
-mask) and reduce over the indexed dim, which costs (index size) x (dim size) work: fine for
-the small sizes they are meant for. Out-of-range indices select nothing (a zero / an
-unchanged element) where torch raises, since checking would need the index's values.
+kernel). Indexing (x[int_tensor], x[basic] = value, gather, scatter, masked_fill, one_hot)
+is in ops_index.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
 import numpy as np
 
-from picograd.errors import ShapeError
-from picograd.frontend.autograd import AutogradError, is_grad_enabled
 from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
-from picograd.frontend.dtype import bool_, int32, promote
-from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
+from picograd.frontend.dtype import int32, promote
+from picograd.frontend.lazy import LazyOp, shape_error
 from picograd.frontend.ops_reduce import ReduceOps
 
 T = TypeVar("T", bound="ShapeOps")
@@ -50,16 +45,6 @@ class ShapeOps(ReduceOps):
         shape = (*self.shape[:dim], length, *self.shape[dim + 1:])
         begin = tuple(start if i == dim else 0 for i in range(self.ndim))
         return self._slice(begin, (1,) * self.ndim, shape)
-
-    def _index_mask(self, op: str, index: TensorBase, n: int) -> Self:
-        """index.shape + (n,): True where the last coordinate equals the index (negative
-        indices count from the end, as torch)."""
-        if index.dtype.is_float or index.dtype.is_bool:
-            raise dtype_error(op, f"indices must be an int tensor, got {index.dtype.name}")
-        self._check_device(op, index)
-        idx: Any = index
-        idx = (idx < 0).where(idx + n, idx)
-        return idx.unsqueeze(-1) == self._arange(n)
 
     # ── views and dims ──────────────────────────────────────────────────────
 
@@ -194,7 +179,7 @@ class ShapeOps(ReduceOps):
         n = self.shape[normalize_axis("chunk", dim, self.ndim, self.shape)]
         return self.split(max(-(-n // chunks), 1), dim)
 
-    # ── masks ───────────────────────────────────────────────────────────────
+    # ── triangles ───────────────────────────────────────────────────────────
 
     def _triangle(self, op: str, diagonal: int, lower: bool) -> Self:
         if self.ndim < 2:
@@ -211,219 +196,6 @@ class ShapeOps(ReduceOps):
     def triu(self, diagonal: int = 0) -> Self:
         """The upper triangle of the last two dims (j - i >= diagonal), zeros below."""
         return self._triangle("triu", diagonal, False)
-
-    def masked_fill(self, mask: TensorBase, value: Scalar | TensorBase) -> Self:
-        """`value` where the bool `mask` (broadcast to this shape) is True; keeps the dtype."""
-        if not mask.dtype.is_bool:
-            raise dtype_error("masked_fill", f"the mask must be bool, got {mask.dtype.name}")
-        self._check_device("masked_fill", mask)
-        m: Any = mask
-        if m.ndim > self.ndim or any(a != b and a != 1 for a, b in
-                                     zip(m.shape[::-1], self.shape[::-1], strict=False)):
-            raise shape_error("masked_fill", f"mask of shape {mask.shape} does not broadcast "
-                                             f"to the tensor's shape {self.shape}")
-        if isinstance(value, TensorBase):
-            if value.ndim:
-                raise shape_error("masked_fill", f"value must be a 0-d tensor, got shape "
-                                                 f"{value.shape}")
-            fill: Any = value
-            fill = fill.cast(self.dtype).expand(self.shape)
-        else:
-            fill = self._const(value, self.shape, self.dtype)
-        return m.expand(self.shape).where(fill, self)
-
-    def one_hot(self, num_classes: int = -1) -> Self:
-        """int32 one-hot of an int tensor: shape + (num_classes,), as torch's F.one_hot.
-        num_classes=-1 takes max + 1, which realizes this tensor to read it."""
-        if self.dtype.is_float or self.dtype.is_bool:
-            raise dtype_error("one_hot", f"class indices must be an int tensor, got "
-                                         f"{self.dtype.name}")
-        if num_classes == -1:
-            if self.numel() == 0:
-                raise shape_error("one_hot", "cannot infer num_classes of an empty tensor")
-            top: Any = self.max()
-            num_classes = int(top.item()) + 1
-        if num_classes < 0:
-            raise shape_error("one_hot", f"num_classes must be positive, got {num_classes}")
-        return (self.unsqueeze(-1) == self._arange(num_classes)).cast(int32)
-
-    # ── gather / scatter / tensor indexing ──────────────────────────────────
-
-    def _check_index(self, op: str, dim: int, index: TensorBase) -> int:
-        d = normalize_axis(op, dim, self.ndim, self.shape)
-        if index.ndim != self.ndim or any(i > s for k, (i, s) in
-                                          enumerate(zip(index.shape, self.shape, strict=True))
-                                          if k != d):
-            raise shape_error(op, f"index of shape {index.shape} does not fit the tensor's "
-                                  f"shape {self.shape} along dims other than {d}")
-        return d
-
-    def gather(self, dim: int, index: TensorBase) -> Self:
-        """out[..., i, ...] = self[..., index[..., i, ...], ...] along `dim`; out has the
-        index's shape (which may be smaller than self off `dim`)."""
-        d = self._check_index("gather", dim, index)
-        n = self.shape[d]
-        hit = self._index_mask("gather", index, n)  # (*index.shape, n)
-        part = self._slice((0,) * self.ndim, (1,) * self.ndim,
-                           tuple(n if k == d else i for k, i in enumerate(index.shape)))
-        src = part.movedim(d, -1).unsqueeze(d).expand(hit.shape)  # (*index.shape, n)
-        out = hit.where(src, self._const(0, hit.shape, self.dtype)).sum(-1)
-        return out.cast(self.dtype)
-
-    def scatter(self, dim: int, index: TensorBase, src: TensorBase | Scalar) -> Self:
-        """A copy of self with self[..., index[..., i, ...], ...] = src[..., i, ...] along
-        `dim` (out of place). Where an index repeats, the src values written there add up
-        (torch keeps one of them)."""
-        d = self._check_index("scatter", dim, index)
-        n = self.shape[d]
-        hit = self._index_mask("scatter", index, n)  # (*index.shape, n)
-        if isinstance(src, TensorBase):
-            if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape,
-                                                                   strict=True)):
-                raise shape_error("scatter", f"index of shape {index.shape} is larger than src "
-                                             f"of shape {src.shape}")
-            self._check_device("scatter", src)
-            s: Any = src
-            s = s._slice((0,) * s.ndim, (1,) * s.ndim, index.shape).cast(self.dtype)
-        else:
-            s = self._const(src, index.shape, self.dtype)
-        vals = hit.where(s.unsqueeze(-1).expand(hit.shape), self._const(0, hit.shape,
-                                                                         self.dtype))
-        total = vals.sum(d).movedim(-1, d).cast(self.dtype)  # index.shape, dim d -> n
-        written = hit.sum(d).movedim(-1, d) > 0
-        pads = tuple((0, full - part) for full, part in zip(self.shape, total.shape,
-                                                             strict=True))
-        return written.pad(pads, False).where(total.pad(pads), self)
-
-    def _take(self, dim: int, index: TensorBase) -> Self:
-        """self[:, ..., index, ...] at `dim`: shape[:dim] + index.shape + shape[dim + 1:]."""
-        n, k = self.shape[dim], index.ndim
-        hit = self._index_mask("getitem", index, n)  # (*index.shape, n)
-        pre, post = self.shape[:dim], self.shape[dim + 1:]
-        full = (*pre, *index.shape, n, *post)
-        x = self.reshape((*pre, *(1,) * k, n, *post)).expand(full)
-        mask = hit.reshape((*(1,) * len(pre), *hit.shape, *(1,) * len(post))).expand(full)
-        out = mask.where(x, self._const(0, full, self.dtype)).sum(dim + k)
-        return out.cast(self.dtype)
-
-    def __getitem__(self, index: Any) -> Self:
-        """numpy basic indexing, plus one int tensor (or list of ints) index on one dim."""
-        items = list(index) if isinstance(index, tuple) else [index]
-        for i, item in enumerate(items):
-            if isinstance(item, list):
-                items[i] = item = np.asarray(item)
-            if isinstance(item, np.ndarray):
-                if item.dtype.kind not in "iub":
-                    raise shape_error("getitem", f"unsupported index array of {item.dtype}: "
-                                                 "use ints")
-                dt = bool_ if item.dtype.kind == "b" else int32
-                items[i] = type(self)._from_node(LazyOp.leaf(item.astype(dt.np), dt,
-                                                             self.device))
-        tensors = [i for i, item in enumerate(items) if isinstance(item, TensorBase)]
-        if not tensors:
-            return super().__getitem__(tuple(items))
-        for i in tensors:
-            if items[i].dtype.is_bool:
-                raise shape_error("getitem", "boolean mask indexing makes a data-dependent "
-                                             "shape, which static shapes cannot express; use "
-                                             "masked_fill or where")
-        if len(tensors) > 1:
-            raise shape_error("getitem", "only one tensor index is supported")
-        (pos,) = tensors
-        idx = items[pos]
-        items[pos] = slice(None)
-        basic = super().__getitem__(tuple(items))
-        # the output dim the tensor index selects from: dims made by the items before it
-        used = sum(1 for i in items if i is not None and i is not Ellipsis)
-        out_dim = 0
-        for item in items[:pos]:
-            if item is Ellipsis:
-                out_dim += self.ndim - used
-            elif item is None or isinstance(item, slice):
-                out_dim += 1
-        return basic._take(out_dim, idx)
-
-    def _unslice(self, full: tuple[int, ...], start: tuple[int, ...],
-                 step: tuple[int, ...], fill: Scalar) -> Self:
-        """The inverse of `_slice`: this tensor placed at the strided positions of a tensor
-        of shape `full`, `fill` elsewhere."""
-        x = self
-        for dim, s in enumerate(step):
-            if s > 1 and x.shape[dim] > 0:
-                shape = x.shape
-                x = x.unsqueeze(dim + 1)
-                x = x.pad(tuple((0, s - 1) if i == dim + 1 else (0, 0) for i in range(x.ndim)),
-                          fill)
-                x = x.reshape((*shape[:dim], shape[dim] * s, *shape[dim + 1:]))
-        pads = []
-        for dim, (n, b) in enumerate(zip(full, start, strict=True)):
-            end = min(b + x.shape[dim], n)
-            x = x._narrow(dim, 0, end - b)
-            pads.append((b, n - end))
-        return x.pad(tuple(pads), fill)
-
-    def __setitem__(self, index: Any, value: TensorBase | Scalar) -> None:
-        """x[basic index] = value (ints, slices, None, '...'): a functional update that
-        points this tensor at a new node, recorded for autograd. Tensors built from this
-        one earlier keep the old values (and their gradients flow to the old ones)."""
-        items = index if isinstance(index, tuple) else (index,)
-        if any(isinstance(i, TensorBase | list | np.ndarray) for i in items):
-            raise shape_error("setitem", "only basic indices (ints, slices, None, '...') can be "
-                                         "assigned to")
-        if is_grad_enabled() and self.requires_grad and self._ctx is None:
-            raise AutogradError("setitem: a leaf Variable that requires grad is being used in "
-                                "an in-place operation\n  at " + user_location())
-        old = self._from_node(self._node)
-        old._ctx, old.requires_grad = self._ctx, self.requires_grad
-        target_shape = super().__getitem__(index).shape  # checks the index
-        if isinstance(value, TensorBase):
-            self._check_device("setitem", value)
-            v: Any = value
-            try:
-                v = v.expand(target_shape).cast(self.dtype)
-            except ShapeError:
-                raise shape_error("setitem", f"value of shape {value.shape} does not broadcast "
-                                             f"to the indexed shape {target_shape}") from None
-        else:
-            v = self._const(value, target_shape, self.dtype)
-        mask = self._const(True, target_shape, bool_)._placed(index, self.shape)
-        placed = v._placed(index, self.shape)
-        result = mask.where(placed, old)
-        self._node = result._node
-        if is_grad_enabled():
-            self._ctx, self.requires_grad = result._ctx, result.requires_grad
-
-    def _placed(self, index: Any, full: tuple[int, ...]) -> Self:
-        """This tensor (the shape `index` selects from a tensor of shape `full`) put back at
-        the selected positions, zeros elsewhere: the inverse of basic `__getitem__`."""
-        items = index if isinstance(index, tuple) else (index,)
-        used = sum(1 for i in items if i is not None and i is not Ellipsis)
-        items = [x for i in items for x in ((slice(None),) * (len(full) - used)
-                                            if i is Ellipsis else (i,))]
-        if len(items) - items.count(None) < len(full):  # no '...': the rest are whole
-            items += [slice(None)] * (len(full) - used)
-        start, step, sizes, flips = [], [], [], []
-        dim = 0
-        for item in items:
-            if item is None:
-                continue
-            n = full[dim]
-            if isinstance(item, slice):
-                b, e, s = item.indices(n)
-                count = len(range(b, e, s))
-                if s < 0:
-                    flips.append(dim)
-                    b, s = n - 1 - b, -s
-                start.append(max(b, 0) if count else 0)
-                step.append(s)
-                sizes.append(count)
-            else:
-                start.append(item % n)
-                step.append(1)
-                sizes.append(1)
-            dim += 1
-        x = self.reshape(tuple(sizes))._unslice(full, tuple(start), tuple(step), 0)
-        return x.flip(tuple(flips)) if flips else x
 
 
 # ── module-level functions ───────────────────────────────────────────────────

@@ -22,7 +22,6 @@ import numpy as np
 
 from picograd.errors import DeviceError
 from picograd.frontend import autograd, capture, random
-from picograd.frontend.autograd import AutogradError
 from picograd.frontend.base import Scalar, TensorBase, shape_arg
 from picograd.frontend.creation import CreationOps
 from picograd.frontend.dtype import (
@@ -35,7 +34,10 @@ from picograd.frontend.dtype import (
     int32,
     to_dtype,
 )
+from picograd.frontend.grad_mode import AutogradError
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
+from picograd.frontend.ops_activation import ActivationOps
+from picograd.frontend.ops_index import IndexOps
 from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_stats import StatsOps
@@ -74,7 +76,7 @@ def _to_array(data: Any, dtype: DType | None) -> tuple[np.ndarray, DType]:
     raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}")
 
 
-class Tensor(CreationOps, MathOps, ShapeOps, StatsOps):
+class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()

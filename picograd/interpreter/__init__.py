@@ -24,6 +24,9 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
+from picograd.dialects.dtypes import to_numpy_dtype
+from picograd.dialects.pg import BufferType
+
 __all__ = ["run"]
 
 
@@ -37,11 +40,13 @@ def run(module: ModuleOp, inputs: Sequence[np.ndarray], entry: str = "main") -> 
     arrays are never written. Results are fresh arrays. Errors in the program (division by
     zero, out-of-bounds access, unknown ops) raise `InterpretationError`.
     """
+    # lazy: passes import this package's modules (alu) without loading every interpreter
     from xdsl.dialects import func
     from xdsl.interpreter import Interpreter
     from xdsl.interpreters.func import FuncFunctions
     from xdsl.traits import SymbolTable
 
+    # lazy: as above, the interpreters load on the first run
     from picograd.interpreter.loop import LoopFunctions
     from picograd.interpreter.sched import SchedFunctions
     from picograd.interpreter.tensor import TensorFunctions
@@ -68,9 +73,6 @@ def run(module: ModuleOp, inputs: Sequence[np.ndarray], entry: str = "main") -> 
 
 def _argument(entry: str, n: int, x: Any, t: Attribute) -> np.ndarray:
     """Input `n` as the run-time value of an argument of type `t` (a private copy)."""
-    from picograd.dialects.dtypes import to_numpy_dtype
-    from picograd.dialects.pg import BufferType
-
     if isinstance(t, TensorType):
         shape, dtype = tuple(t.get_shape()), to_numpy_dtype(t.element_type)
     elif isinstance(t, BufferType):

@@ -3,13 +3,13 @@
     outer_split(kernel) -> OuterSplit | None
 
 A CPU kernel takes two trailing `i64` arguments `(start, end)` that bound its outermost
-global range (the kernel ABI, `picograd.dialects.abi`); `picograd/runtimes/parallel.py` calls it once with
-`(0, trip)` or, for a large kernel, once per contiguous chunk on a thread pool. That is only
-correct when the chunks are independent and together do exactly the kernel's work, so a
-kernel is split only when its body is exactly one top-level `pg_uop.range ... global`
-(iterations of a global range are independent: on a GPU each is its own work item) and
-everything else at the top level is pure (`pg_uop.const` and ALU ops, recomputed by each
-chunk). A reduction into a scalar (a top-level `acc`), a store after the loop or a second
+global range (the kernel ABI, `picograd.dialects.abi`); `picograd/runtimes/parallel.py` calls
+it once with `(0, trip)` or, for a large kernel, once per contiguous chunk on a thread pool.
+That is only correct when the chunks are independent and together do exactly the kernel's
+work, so a kernel is split only when its body is exactly one top-level `pg_uop.range ...
+global` (iterations of a global range are independent: on a GPU each is its own work item)
+and everything else at the top level is pure (`pg_uop.const` and ALU ops, recomputed by
+each chunk). A reduction into a scalar (a top-level `acc`), a store after the loop or a second
 top-level loop make the kernel unsplittable: it ignores `(start, end)`.
 
 The target function records the split as discardable attributes, which its renderer turns

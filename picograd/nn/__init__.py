@@ -21,10 +21,11 @@ from picograd.nn.activations import (
     Tanh,
 )
 from picograd.nn.attention import MultiheadAttention
-from picograd.nn.conv import AvgPool2d, Conv2d, ConvTranspose2d, MaxPool2d
+from picograd.nn.conv import Conv2d, ConvTranspose2d
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
+from picograd.nn.pool import AvgPool2d, MaxPool2d
 from picograd.nn.resize import Upsample
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",

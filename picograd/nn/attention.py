@@ -21,7 +21,7 @@ import numpy as np
 
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.tensor import Tensor
-from picograd.nn import functional as F
+from picograd.nn.basic import dropout, linear
 from picograd.nn.layers import Linear, uniform
 from picograd.nn.module import Module
 
@@ -57,7 +57,7 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, dropout_p: flo
     scores = (q @ k.transpose(-2, -1)) * scale
     if bias is not None:
         scores = scores + bias
-    weights = F.dropout(_masked_softmax(scores), dropout_p, dropout_p > 0)
+    weights = dropout(_masked_softmax(scores), dropout_p, dropout_p > 0)
     return weights @ v, weights
 
 
@@ -161,7 +161,7 @@ class MultiheadAttention(Module):
         """(N, T, D) projected and split into heads: (N, heads, T, head_dim)."""
         e = self.embed_dim
         b = None if self.in_proj_bias is None else self.in_proj_bias[part * e:(part + 1) * e]
-        y = F.linear(x, weight, b)
+        y = linear(x, weight, b)
         n, t = x.shape[:2]
         return y.reshape(n, t, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
 

@@ -1,13 +1,15 @@
 """Functional forms of layers and losses, as compositions of Tensor ops (so autograd and
 fusion apply to them unchanged).
 
-    linear(x, w, b)                 x @ w.T + b
+    linear(x, w, b)                 x @ w.T + b                (defined in picograd/nn/basic.py)
     log_softmax(x, dim) / softmax(x, dim) / logsumexp(x, dim)
     cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
-    nll_loss(logp, target) / mse_loss(a, b) / dropout(x, p, training)
+    nll_loss(logp, target) / mse_loss(a, b)
+    dropout(x, p, training)                    (defined in picograd/nn/basic.py)
     binary_cross_entropy(p, y) / binary_cross_entropy_with_logits(x, y)
     one_hot(target, num_classes)
-    conv2d / conv_transpose2d / max_pool2d / avg_pool2d     (defined in picograd/nn/conv.py)
+    conv2d / conv_transpose2d                  (defined in picograd/nn/conv.py)
+    max_pool2d / avg_pool2d                    (defined in picograd/nn/pool.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
@@ -18,35 +20,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from picograd.frontend.dtype import DType, float32
 from picograd.frontend.lazy import dtype_error, shape_error
+from picograd.frontend.ops_shape import pad
 from picograd.frontend.tensor import Tensor
+from picograd.nn.attention import scaled_dot_product_attention
+from picograd.nn.basic import dropout, linear
+from picograd.nn.conv import conv2d, conv_transpose2d
+from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
+from picograd.nn.pool import avg_pool2d, max_pool2d
+from picograd.nn.resize import interpolate
 
-_ELSEWHERE = {
-    **dict.fromkeys(("conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"),
-                    "picograd.nn.conv"),
-    "interpolate": "picograd.nn.resize",
-    "scaled_dot_product_attention": "picograd.nn.attention",
-    **dict.fromkeys(("batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding"),
-                    "picograd.nn.norm"),
-    "pad": "picograd.frontend.ops_shape",
-}
-
-
-def __getattr__(name: str):
-    # conv.py, norm.py, resize.py and attention.py build on this module's siblings: import
-    # them on first use, which also avoids an import cycle
-    if name in _ELSEWHERE:
-        import importlib
-
-        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
-    raise AttributeError(f"module 'picograd.nn.functional' has no attribute {name!r}")
-
-
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    y = x @ weight.transpose(0, 1)
-    return y if bias is None else y + bias
-
+__all__ = [
+    "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "conv2d", "conv_transpose2d", "cross_entropy", "dropout", "embedding", "group_norm",
+    "interpolate", "layer_norm", "linear", "log_softmax", "logsumexp", "max_pool2d",
+    "mse_loss", "nll_loss", "one_hot", "pad", "rms_norm", "scaled_dot_product_attention",
+    "softmax",
+]
 
 def logsumexp(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) along `dim` (`Tensor.logsumexp`)."""
@@ -143,19 +133,3 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor,
 
 def mse_loss(a: Tensor, b: Tensor) -> Tensor:
     return ((a - b) * (a - b)).mean()
-
-
-def _rand_dtype(x: Tensor) -> DType:
-    return x.dtype if x.dtype.is_float else float32
-
-
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """In training, zero each element with probability p and scale the rest by 1/(1-p)."""
-    if not 0 <= p <= 1:
-        raise shape_error("dropout", f"p must be in [0, 1], got {p}")
-    if not training or p == 0:
-        return x
-    # The mask is drawn on the device, so it fuses into the step's graph (keys are inputs:
-    # no recompile per step).
-    keep = Tensor.rand(*x.shape, device=x.device, dtype=_rand_dtype(x)) >= p
-    return keep.where(x * (1 / (1 - p) if p < 1 else 0.0), 0.0)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator, Sequence
 
 from picograd.frontend.tensor import Tensor
-from picograd.nn import functional as F
+from picograd.nn.basic import dropout, linear
 from picograd.nn.module import Module
 
 
@@ -34,7 +34,7 @@ class Linear(Module):
         self.bias = uniform((out_features,), bound, device) if bias else None
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.linear(x, self.weight, self.bias)
+        return linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -65,7 +65,7 @@ class Dropout(Module):
         self.p = p
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return dropout(x, self.p, self.training)
 
 
 class Sequential(Module):

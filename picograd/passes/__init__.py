@@ -1,61 +1,15 @@
-"""picograd's passes and the pass manager.
+"""picograd's passes, grouped by the stage they work in or produce.
 
-    registry.py    PICOGRAD_PASSES (name -> lazy getter), all_passes()
-    pipelines.py   CPU_LLVM, CPU_C, DEFAULT_PIPELINES, run_pipeline, parse_pipeline,
-                   canonical_form, and the pipeline errors
-    tensor/, loop/, uop/, convert_*.py   the passes themselves (see docs/design.md)
+    tensor/   tensor-simplify
+    sched/    convert-tensor-to-sched (with kernel grouping = fusion)
+    loop/     convert-sched-to-loop (with the index arithmetic of views), loop-simplify,
+              loop-upcast
+    uop/      convert-loop-to-uop, uop-simplify, uop-gpu-map, uop-legalize
+    rules/    the declarative rewrite engine the simplification passes are written in
 
-The names below are re-exported lazily, so importing a pass module does not load the
-pass manager.
+A conversion `convert-<src>-to-<dst>` lives with the stage it produces (`dst`): so
+convert-tensor-to-sched is in sched/, and each convert-uop-to-<target> is in
+`picograd/lowering/<target>/`. A pass's file is named after the pass (`loop-simplify` is
+`loop/loop_simplify.py`). The pass manager, the default pipelines and the registry of names
+are the compile driver's (`picograd.compiler`).
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ imports them
-    from picograd.compiler.pass_registry import PICOGRAD_PASSES, all_passes
-    from picograd.compiler.pipelines import (
-        CPU_C,
-        CPU_LLVM,
-        DEFAULT_PIPELINES,
-        PassOptionError,
-        PipelineError,
-        PipelineSyntaxError,
-        PipelineVerifyError,
-        UnknownPassError,
-        canonical_form,
-        parse_pipeline,
-        run_pipeline,
-    )
-
-_EXPORTS = {
-    "PICOGRAD_PASSES": "registry",
-    "all_passes": "registry",
-    "CPU_C": "pipelines",
-    "CPU_LLVM": "pipelines",
-    "DEFAULT_PIPELINES": "pipelines",
-    "PassOptionError": "pipelines",
-    "PipelineError": "pipelines",
-    "PipelineSyntaxError": "pipelines",
-    "PipelineVerifyError": "pipelines",
-    "UnknownPassError": "pipelines",
-    "canonical_form": "pipelines",
-    "parse_pipeline": "pipelines",
-    "run_pipeline": "pipelines",
-}
-
-__all__ = [  # noqa: RUF022 (grouped by module, as in _EXPORTS)
-    "PICOGRAD_PASSES", "all_passes",
-    "CPU_C", "CPU_LLVM", "DEFAULT_PIPELINES", "PassOptionError", "PipelineError",
-    "PipelineSyntaxError", "PipelineVerifyError", "UnknownPassError", "canonical_form",
-    "parse_pipeline", "run_pipeline",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'picograd.passes' has no attribute '{name}'")
-    return getattr(importlib.import_module(f"picograd.passes.{module}"), name)

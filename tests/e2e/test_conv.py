@@ -13,8 +13,9 @@ import pytest
 
 import picograd as pg
 from picograd.nn import functional as F
-from picograd.nn.conv import AvgPool2d, Conv2d, MaxPool2d, avg_pool2d, conv2d, max_pool2d
+from picograd.nn.conv import Conv2d, conv2d
 from picograd.nn.layers import Flatten, Linear, ReLU, Sequential
+from picograd.nn.pool import AvgPool2d, MaxPool2d, avg_pool2d, max_pool2d
 
 torch = pytest.importorskip("torch", reason="torch is the oracle of the conv tests")
 TF = torch.nn.functional

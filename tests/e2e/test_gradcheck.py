@@ -13,8 +13,9 @@ from gradcheck import gradcheck
 
 from picograd.frontend.ops_shape import pad
 from picograd.nn import functional as F
-from picograd.nn.conv import conv2d, max_pool2d
+from picograd.nn.conv import conv2d
 from picograd.nn.norm import batch_norm, group_norm, layer_norm, rms_norm
+from picograd.nn.pool import max_pool2d
 
 rng = np.random.default_rng(17)
 

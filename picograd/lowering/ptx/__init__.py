@@ -1,1 +1,2 @@
-"""picograd/lowering/ptx"""
+"""The PTX target: convert-uop-to-ptx (`pg_ptx`) and the PTX printer (printer.py) whose text
+CUDA's driver loads (and ptxas checks)."""

@@ -1,1 +1,1 @@
-"""Passes within the `pg_tensor` stage."""
+"""Passes within the `pg_tensor` stage: tensor-simplify (tensor_simplify.py)."""
