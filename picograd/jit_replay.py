@@ -27,12 +27,13 @@ What a replay does NOT redo (the function's Python does not run):
   - Python side effects: prints, counters, appends, `.numpy()` / `.item()` reads;
   - host values baked into the capture: python scalars and tensors made from host data
     inside the function (`Tensor(np_array)`, `.to(device)`) keep their call-2 values;
-  - random tensors made inside the function (`rand`, `randn`, dropout): their keys are
-    host values, so every replay draws the capture's numbers again;
   - rebinding a tensor's node (`t._node = ...`, BatchNorm's running statistics today,
     `load_checkpoint` replacing an optimiser's state): only `Tensor.assign` writes are
     replayed, so make a new jit after such a change (or after changing momentum, betas,
     weight decay: they are constants of the captured programs).
+  Random tensors made inside the function (`rand`, `randn`, dropout) draw new numbers on
+  every replay: their keys are 0-d input buffers, and the frontend reports each draw
+  (`on_random_key`), so the replay writes the next keys into them first.
   Objects that must update host state per call register a callback with
   `picograd.frontend.capture.on_host_state(fn)` during the capture (the optimisers do: step
   count, learning rate, bias corrections are refreshed into their 0-d buffers before the

@@ -1,13 +1,29 @@
-"""picograd's IR stages as xDSL dialects, and the context that knows all of them.
+"""picograd's IR stages as xDSL dialects, what they share, and the context that knows them.
 
-    pg          shared types and enums (!pg.buffer, #pg.unary, ...)
-    pg_tensor   the realize graph on tensors               (stage 1)
-    pg_sched    buffers, kernels, launch order             (stage 2)
-    pg_loop     ranges, index arithmetic, masked access    (stage 3)
-    pg_uop      one flat block of micro-ops per kernel     (stage 4)
-    pg_c, llvm  CPU target dialects                        (stage 5)
-    pg_ptx      PTX statements (CUDA)                      (stage 5)
-    pg_wgsl     WGSL statements (WebGPU)                   (stage 5)
+The dialects (`make_context()` registers each, loaded on first use):
+
+    pg.py          shared types and enums (!pg.buffer, #pg.unary, ...)
+    pg_tensor.py   the realize graph on tensors                 (stage 1)
+    pg_sched.py    buffers, kernels, launch order               (stage 2)
+    pg_loop.py     ranges, index arithmetic, masked access      (stage 3)
+    pg_uop.py      one flat block of micro-ops per kernel       (stage 4)
+    pg_c.py        C statements (CPU:C)                         (stage 5)
+    pg_ptx.py      PTX statements (CUDA)                        (stage 5)
+    pg_wgsl.py     WGSL statements (WebGPU)                     (stage 5)
+
+(CPU:LLVM's stage 5 is xDSL's own `llvm` dialect.)
+
+What the dialects are built from, and the tables that passes, lowerings and runtimes read:
+
+    dtypes.py        element types and their numpy twins
+    syntax.py        parsing and printing helpers of the custom syntax
+    flat_ops.py      bases of the flat-kernel dialects: kernels, loops, guards
+    flat_cells.py    bases of their constants and mutable cells (locals, registers)
+    flat_memory.py   bases of their loads, stores and work-group buffers
+    target_ops.py    bases of the value ops pg_c and pg_wgsl spell as operators and calls
+    ptx_isa.py       the PTX ISA as pg_ptx uses it: register classes, opcodes, memory types
+    capabilities.py  one capability table per target (dtypes, math, limits)
+    abi.py           the kernel ABI names that the lowerings emit and the runtimes look up
 """
 
 from __future__ import annotations

@@ -4,6 +4,22 @@
     import picograd.nn.functional as F
     model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
     loss = F.cross_entropy(model(x), y)
+
+    module.py       Module (parameters, buffers, state_dict, train/eval), StateDictError
+    basic.py        linear, dropout: the functional forms Linear, Dropout and attention use
+    layers.py       Linear, Sequential, ReLU, Flatten, Dropout
+    activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
+                    Hardsigmoid, ReLU6
+    conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
+    pool.py         max_pool2d, avg_pool2d; MaxPool2d, AvgPool2d
+    norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
+    attention.py    scaled_dot_product_attention; MultiheadAttention
+    resize.py       interpolate; Upsample
+    functional.py   losses, the softmax family, one_hot, and the functional forms above
+    init.py         torch's initialisers (kaiming, xavier, trunc_normal, ...)
+    state.py        safetensors files and training checkpoints (model + optimiser)
+
+`functional` imports the layer modules; none of them imports `functional`.
 """
 
 from picograd.nn import functional, init

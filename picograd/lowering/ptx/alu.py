@@ -289,7 +289,13 @@ class AluLowering(ABC):
             # Bitwise ops of two extended values are extended already.
             return self._alu(f"{kind.value}.{info.bits}", a, b)
         if kind in (BinaryKind.MAX, BinaryKind.MIN):
-            return self._alu(f"{kind.value}.{info.typed}", a, b)
+            # (a > b) ? a : b, not `max.s32`: CUDA 13.0's ptxas (-O2 and up, sm_90, driver
+            # 580) folds `neg` operands of an unrolled chain of `max.s32` into 3-input VIMNMX3
+            # instructions and drops one negation: max(-0, -0, -3, -5) gave 3. The
+            # setp/selp form computes the same and was compiled correctly there.
+            wins = self._alu(f"setp.{'gt' if kind == BinaryKind.MAX else 'lt'}.{info.typed}",
+                             a, b)
+            return self._alu(f"selp.{info.bits}", a, b, wins)
         if kind in (BinaryKind.DIV, BinaryKind.MOD):
             return self._int_divmod(kind, a, b, info)
         if kind in (BinaryKind.SHL, BinaryKind.SHR):

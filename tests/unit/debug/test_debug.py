@@ -14,7 +14,7 @@ from picograd import debug, flags
 from picograd.debug import ir_summary
 from picograd.dialects import make_context
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "debugging.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "debugging.md"
 
 LOOP_IR = """
 pg_loop.kernel @k0(%a: !pg.buffer<6xf32>, %out: !pg.buffer<2xf32>) {
