@@ -27,7 +27,6 @@ kernels launched since the previous one.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 from dataclasses import dataclass
 from typing import Any
@@ -83,9 +82,13 @@ class CudaModule:
         self.source = source  # the PTX as the driver got it
 
     def __del__(self) -> None:
-        # Interpreter shutdown, or a context that is gone already: nothing left to free.
-        with contextlib.suppress(Exception):
+        # Interpreter shutdown, or a context that is gone already: nothing left to free. No
+        # `contextlib.suppress`: at shutdown module globals may already be None (seen on an
+        # H200: "'NoneType' object has no attribute 'suppress'" for every loaded module).
+        try:  # noqa: SIM105
             self.runtime.driver.cuModuleUnload(self.handle)
+        except Exception:
+            pass
 
 
 class CudaRuntime(Runtime[CudaBuffer, CudaModule]):
