@@ -43,6 +43,17 @@ then exp / sum per element). Candidates are tried latest first, so that fusing a
 reduce removes its kernel and leaves an earlier one read by a single kernel; a fusion that
 would exceed the buffer limit is not made.
 
+Reuse: fusing a producer into a consumer only pays when the consumer evaluates it about once
+per element it produces. A kernel's loops evaluate its root once per element, a reduce's
+input once per element of the reduce's input, and every other op's operands as often as the
+op (a view passes the count through: `expand` and overlapping `slice`s multiply it). A fused
+elementwise value with more than one element that the kernel evaluates more than
+`MAX_REUSE` times per element (a relu read once per multiply-add of a matmul, a pooled value
+re-read by every tap of a window) and that depends on no reduce of the kernel is
+materialised, outermost first, until no kernel has one, unless the reading kernel would then
+exceed the target's buffer limit. One-element values are left fused:
+the target compilers hoist them out of the loops.
+
 Constants and iotas are never read from a buffer: every kernel that uses one recreates it (a
 returned constant still gets a kernel that fills its result buffer). A fused reduce has one
 reading kernel, so recomputing a shared value never duplicates a reduction. Dead ops are
@@ -65,6 +76,9 @@ from picograd.dialects.pg_tensor import shape_of
 
 MAX_RECOMPUTED_USERS = 2
 MAX_RECOMPUTE_COST = 4
+# A fused value that its kernel evaluates more than this many times per element it produces
+# is materialised (see "Reuse" in the module docstring).
+MAX_REUSE = 2
 BIJECTIVE_VIEWS = (T.ReshapeOp, T.PermuteOp, T.FlipOp)
 ELEMENTWISE = (T.UnaryOp, T.BinaryOp, T.CmpOp, T.WhereOp, T.CastOp, T.BitcastOp)
 
@@ -109,6 +123,7 @@ def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping
     max_reads = None if max_buffers is None else max_buffers - 1
     materialised = _fuse_row_reductions(materialised, set(ret.operands), decide.is_buffer,
                                         position, max_reads)
+    materialised = _split_reused(materialised, decide.is_buffer, position, max_reads)
     kernels = tuple(_kernel(root, decide.is_buffer, position) for root in materialised)
     return Grouping(kernels, tuple(ret.operands))
 
@@ -261,3 +276,64 @@ def _row_wise(kernel: KernelGroup, reduce: T.ReduceOp) -> bool:
             return False
         has_reduce.add(value)
     return True
+
+
+def _split_reused(roots: Sequence[SSAValue], is_buffer: set[SSAValue],
+                  position: dict[Operation, int], max_reads: int | None) -> list[SSAValue]:
+    """The materialised values once no kernel re-evaluates a fused value more than
+    `MAX_REUSE` times per element (see "Reuse" in the module docstring), except where the
+    reading kernel would then read more than `max_reads` buffers; updates `is_buffer`."""
+    chosen = set(roots)
+    pending = list(roots)
+    while pending:
+        root = pending.pop()
+        for value in _over_reused(_kernel(root, is_buffer, position)):
+            is_buffer.add(value)
+            if max_reads is not None and len(_kernel(root, is_buffer, position).reads) > \
+                    max_reads:
+                is_buffer.discard(value)  # the target's binding limit comes first
+                continue
+            chosen.add(value)
+            pending.append(value)
+    return sorted(chosen, key=lambda v: position[v.owner])  # type: ignore[index]
+
+
+def _numel(value: SSAValue) -> int:
+    n = 1
+    for d in shape_of(value):
+        n *= d
+    return n
+
+
+def _over_reused(kernel: KernelGroup) -> list[SSAValue]:
+    """The outermost fused elementwise values of `kernel` evaluated more than `MAX_REUSE`
+    times per element they produce."""
+    after_reduce: set[SSAValue] = set()  # values computed from a reduce of this kernel
+    for op in kernel.cone:
+        if isinstance(op, T.ReduceOp) or any(x in after_reduce for x in op.operands):
+            after_reduce.add(op.results[0])
+    # Users that read a value at their own index (elementwise ops, a reduce's input) share
+    # one evaluation of it (the lowering computes it once per index); each view reads it at
+    # indices of its own, so views add up.
+    aligned: dict[SSAValue, int] = {kernel.root: _numel(kernel.root)}
+    viewed: dict[SSAValue, int] = {}
+    found: list[SSAValue] = []
+    for op in reversed(kernel.cone):
+        value = op.results[0]
+        count = aligned.get(value, 0) + viewed.get(value, 0)
+        if (value is not kernel.root and isinstance(op, ELEMENTWISE)
+                and value not in after_reduce and _numel(value) > 1
+                and count > MAX_REUSE * _numel(value)):
+            found.append(value)  # its own kernel now: its operands are not evaluated here
+            continue
+        if isinstance(op, T.ReduceOp):
+            count = _numel(op.input)  # hoisted: once per element of its result
+        is_view = not isinstance(op, (*ELEMENTWISE, T.ReduceOp))
+        for x in dict.fromkeys(op.operands):  # an op reading x twice evaluates it once
+            if isinstance(x, BlockArgument) or x in kernel.reads:
+                continue
+            if is_view:
+                viewed[x] = viewed.get(x, 0) + count
+            else:
+                aligned[x] = max(aligned.get(x, 0), count)
+    return found

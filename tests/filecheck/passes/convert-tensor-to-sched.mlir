@@ -174,3 +174,27 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<
   %c = pg_tensor.const 3.0 : tensor<8xf32>
   func.return %a, %c : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A value re-read by three taps of a window (each at its own offset) would be evaluated three
+// times per element it produces: more than MAX_REUSE, so it gets a kernel of its own.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%x: !pg.buffer<10xf32>, %out: !pg.buffer<10xf32>) {
+// CHECK:           %r = pg_tensor.binary max
+// CHECK-NEXT:      pg_sched.store %r, %out
+// CHECK:         pg_sched.kernel @k1(%r: !pg.buffer<10xf32>, %out: !pg.buffer<8xf32>) {
+// CHECK-NEXT:      %r_1 = pg_sched.load %r
+// CHECK-COUNT-3:   pg_tensor.slice %r_1
+// CHECK-NOT:       pg_tensor.binary max
+// CHECK:           pg_sched.store %u, %out
+func.func @main(%x: tensor<10xf32>) -> tensor<8xf32> {
+  %z = pg_tensor.const 0.0 : tensor<10xf32>
+  %r = pg_tensor.binary max %x, %z : tensor<10xf32>
+  %t0 = pg_tensor.slice %r {start = array<i64: 0>, step = array<i64: 1>} : tensor<10xf32> -> tensor<8xf32>
+  %t1 = pg_tensor.slice %r {start = array<i64: 1>, step = array<i64: 1>} : tensor<10xf32> -> tensor<8xf32>
+  %t2 = pg_tensor.slice %r {start = array<i64: 2>, step = array<i64: 1>} : tensor<10xf32> -> tensor<8xf32>
+  %s = pg_tensor.binary add %t0, %t1 : tensor<8xf32>
+  %u = pg_tensor.binary add %s, %t2 : tensor<8xf32>
+  func.return %u : tensor<8xf32>
+}

@@ -367,3 +367,84 @@ def test_row_fusion_respects_the_buffer_limit():
     module = Parser(ctx, text).parse_module()
     ConvertTensorToSchedPass(max_buffers=3).apply(ctx, module)
     assert all(len(k.args) <= 3 for k in kernels(module))
+
+
+# ── reuse: a fused producer is evaluated about once per element it produces ──
+
+# relu(a) @ b: fused, the relu would run once per multiply-add (64 times per element)
+RELU_MATMUL = MATMUL.replace(
+    "  %a3 = pg_tensor.reshape %a :",
+    "  %z = pg_tensor.const 0.0 : tensor<64x64xf32>\n"
+    "  %ra = pg_tensor.binary max %a, %z : tensor<64x64xf32>\n"
+    "  %a3 = pg_tensor.reshape %ra :")
+
+# a 3-tap window over relu(x): each tap reads relu(x) at its own offset
+RELU_TAPS = """
+func.func @main(%x: tensor<10xf32>) -> tensor<8xf32> {
+  %z = pg_tensor.const 0.0 : tensor<10xf32>
+  %r = pg_tensor.binary max %x, %z : tensor<10xf32>
+  %t0 = pg_tensor.slice %r {start = array<i64: 0>, step = array<i64: 1>}
+      : tensor<10xf32> -> tensor<8xf32>
+  %t1 = pg_tensor.slice %r {start = array<i64: 1>, step = array<i64: 1>}
+      : tensor<10xf32> -> tensor<8xf32>
+  %t2 = pg_tensor.slice %r {start = array<i64: 2>, step = array<i64: 1>}
+      : tensor<10xf32> -> tensor<8xf32>
+  %s = pg_tensor.binary add %t0, %t1 : tensor<8xf32>
+  %u = pg_tensor.binary add %s, %t2 : tensor<8xf32>
+  func.return %u : tensor<8xf32>
+}
+"""
+
+# a scalar computed once and broadcast: the compilers hoist it, so it stays fused
+SCALAR_BROADCAST = """
+func.func @main(%x: tensor<64x64xf32>, %lr: tensor<f32>) -> tensor<64x64xf32> {
+  %two = pg_tensor.const 2.0 : tensor<f32>
+  %l = pg_tensor.binary mul %lr, %two : tensor<f32>
+  %l2 = pg_tensor.reshape %l : tensor<f32> -> tensor<1x1xf32>
+  %le = pg_tensor.expand %l2 : tensor<1x1xf32> -> tensor<64x64xf32>
+  %y = pg_tensor.binary mul %x, %le : tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
+}
+"""
+
+
+def test_a_producer_reread_per_multiply_add_gets_its_own_kernel():
+    relu, matmul = kernels(lower(RELU_MATMUL))
+    assert tensor_ops(relu) == ["const", "binary"]
+    assert "reduce" in tensor_ops(matmul) and "const" not in tensor_ops(matmul)
+
+
+def test_a_producer_reread_by_every_tap_of_a_window_gets_its_own_kernel():
+    relu, taps = kernels(lower(RELU_TAPS))
+    assert tensor_ops(relu) == ["const", "binary"]
+    assert tensor_ops(taps).count("slice") == 3 and "const" not in tensor_ops(taps)
+
+
+def test_two_taps_and_a_broadcast_scalar_stay_fused():
+    # two taps read each element about twice: within the bound (MAX_REUSE = 2)
+    (k,) = kernels(lower(RELU_TAPS.replace(
+        "  %u = pg_tensor.binary add %s, %t2 : tensor<8xf32>\n  func.return %u",
+        "  func.return %s")))
+    assert tensor_ops(k).count("slice") == 2
+    (k,) = kernels(lower(SCALAR_BROADCAST))
+    assert tensor_ops(k).count("binary") == 2
+
+
+def test_reuse_splits_stay_within_the_buffer_limit():
+    # the taps also read x and y: with relu(x) in a buffer of its own the tap kernel would read
+    # three buffers and write a fourth, more than max-buffers=3 allows, so relu stays fused
+    text = RELU_TAPS.replace(
+        "func.func @main(%x: tensor<10xf32>)", "func.func @main(%x: tensor<10xf32>, "
+        "%y: tensor<8xf32>)").replace(
+        "  %u = pg_tensor.binary add %s, %t2 : tensor<8xf32>\n",
+        "  %v = pg_tensor.binary add %s, %t2 : tensor<8xf32>\n"
+        "  %x8 = pg_tensor.slice %x {start = array<i64: 1>, step = array<i64: 1>}\n"
+        "      : tensor<10xf32> -> tensor<8xf32>\n"
+        "  %w = pg_tensor.binary add %v, %x8 : tensor<8xf32>\n"
+        "  %u = pg_tensor.binary add %w, %y : tensor<8xf32>\n")
+    assert len(kernels(lower(text))) == 2
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    ConvertTensorToSchedPass(max_buffers=3).apply(ctx, module)
+    (k,) = kernels(module)
+    assert len(k.args) == 3 and "const" in tensor_ops(k)  # x, y, out; relu recomputed
