@@ -23,6 +23,7 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "tensor-simplify": ("picograd.passes.tensor.tensor_simplify", "TensorSimplifyPass"),
     "convert-tensor-to-sched": (
         "picograd.passes.sched.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
+    "sched-dedup": ("picograd.passes.sched.sched_dedup", "SchedDedupPass"),
     "convert-sched-to-loop": (
         "picograd.passes.loop.convert_sched_to_loop", "ConvertSchedToLoopPass"),
     "loop-simplify": ("picograd.passes.loop.loop_simplify", "LoopSimplifyPass"),

@@ -4,6 +4,7 @@
 // CHECK:      picograd passes:
 // CHECK-NEXT:   tensor-simplify          {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-tensor-to-sched  {{[A-Za-z`].+}}
+// CHECK-NEXT:   sched-dedup              {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-sched-to-loop    {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-simplify            {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-upcast              {{[A-Za-z`].+}}

@@ -10,6 +10,7 @@
 // CHECK:        ----Wall Time----  ----Name----
 // CHECK-NEXT:   {{ *[0-9]+\.[0-9]+ \( *[0-9]+\.[0-9]%\)}}  tensor-simplify
 // CHECK-NEXT:   {{.*}}  convert-tensor-to-sched
+// CHECK-NEXT:   {{.*}}  sched-dedup
 // CHECK-NEXT:   {{.*}}  convert-sched-to-loop
 // CHECK-NEXT:   {{.*}}  loop-simplify
 // CHECK-NEXT:   {{.*}}  loop-upcast

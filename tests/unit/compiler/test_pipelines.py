@@ -63,8 +63,8 @@ def test_registry_is_lazy() -> None:
 
 
 def test_default_pipelines_are_the_documented_strings() -> None:
-    common = ("tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,"
-              "convert-loop-to-uop,uop-simplify,cse,")
+    common = ("tensor-simplify,convert-tensor-to-sched,sched-dedup,convert-sched-to-loop,"
+              "loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-upcast,")  # CPU only
     assert cpu + "convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
@@ -84,7 +84,7 @@ def test_default_pipelines_are_the_documented_strings() -> None:
 
 def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
     assert P.stage_pipeline("tensor") == "tensor-simplify"
-    assert P.stage_pipeline("sched") == "tensor-simplify,convert-tensor-to-sched"
+    assert P.stage_pipeline("sched") == "tensor-simplify,convert-tensor-to-sched,sched-dedup"
     assert P.stage_pipeline("loop").endswith("convert-sched-to-loop,loop-simplify,loop-upcast")
     assert P.stage_pipeline("uop").endswith("convert-loop-to-uop,uop-simplify,cse")
     assert P.stage_pipeline("llvm") == P.CPU_LLVM
