@@ -14,8 +14,11 @@ every launch of the others at it, and erases them:
     func.func @main(...) { pg_sched.launch @k0(%x, %y) ...  pg_sched.launch @k0(%y, %z) ... }
 
 Two kernels are identical when their bodies are structurally equivalent (the same ops,
-attributes, types and use-def structure; names do not matter). Kernels are bucketed by their
-argument types and op count first, so comparing costs one walk per candidate pair.
+attributes, properties and use-def structure; names do not matter) and every op's results
+have the same types. xDSL's `is_structurally_equivalent` does not compare result types, and
+a `pg_sched.load` of one buffer as `tensor<3x4xf32>` or as `tensor<4x3xf32>` differs only
+there. Kernels are bucketed by their argument and result types first, so comparing costs
+one walk per candidate pair.
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from picograd.dialects import pg_sched as S
 
 
 def _bucket(kernel: S.KernelOp) -> tuple:
-    """A cheap key that identical kernels share."""
+    """A key that identical kernels share: argument types, then every op's name and result
+    types in order (what `is_structurally_equivalent` leaves out)."""
     block = kernel.body.block
-    return (tuple(a.type for a in block.args), tuple(op.name for op in block.ops))
+    return (tuple(a.type for a in block.args),
+            tuple((op.name, tuple(r.type for r in op.results)) for op in kernel.body.walk()))
 
 
 @dataclass(frozen=True)

@@ -21,3 +21,4 @@ func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<
   %z = pg_tensor.unary log %b : tensor<4xf32>
   func.return %x, %y, %z : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
