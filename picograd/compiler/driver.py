@@ -38,7 +38,13 @@ from picograd.compiler.dump import Dump
 from picograd.compiler.pipelines import DEFAULT_PIPELINES, PipelineError, run_pipeline
 from picograd.debug import trace as debug
 from picograd.lowering.render import render
-from picograd.runtimes import Program, Runtime, device_for_target, get_device
+from picograd.runtimes import (
+    Program,
+    Runtime,
+    canonical_device_name,
+    device_for_target,
+    get_device,
+)
 
 
 @dataclass
@@ -62,10 +68,19 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
+_DEFAULTS: dict[str, str] = {}  # canonical device name -> its default pipeline
+
+
 def default_pipeline(device: str) -> str:
     """The pipeline realize() runs on `device` when neither the call nor PG_PIPELINE names
-    one."""
-    return DEFAULT_PIPELINES[get_device(device).renderer]
+    one. Remembered per canonical name (what realize passes), so a cached realize does not
+    look the runtime up; an alias such as "CPU" follows PG_CPU_RENDERER every time."""
+    spec = _DEFAULTS.get(device)
+    if spec is None:
+        spec = DEFAULT_PIPELINES[get_device(device).renderer]
+        if canonical_device_name(device) == device:
+            _DEFAULTS[device] = spec
+    return spec
 
 
 def program_for(key: tuple, build: Callable[[], ModuleOp], device: str,
