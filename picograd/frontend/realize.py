@@ -29,9 +29,10 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from picograd.compiler.driver import CompileStats, clear_cache, compile_stats, program_for
+from picograd.compiler.pipelines import PipelineError
 from picograd.dialects import pg_tensor as pt
 from picograd.frontend import capture
-from picograd.frontend.lazy import LazyOp
+from picograd.frontend.lazy import LazyOp, user_location
 from picograd.runtimes import Program
 
 if TYPE_CHECKING:
@@ -119,6 +120,9 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
 
 def _program(outputs: list[LazyOp], device: str, pipeline: str | None
              ) -> tuple[Program, list[np.ndarray]]:
+    if pipeline is not None and not isinstance(pipeline, str):
+        raise PipelineError(f"realize: pipeline must be a pass pipeline string, got "
+                            f"{type(pipeline).__name__} {pipeline!r}\n  at {user_location()}")
     nodes, entries, buffers, out_pos = linearize(outputs)
     key = (device, tuple(entries), out_pos)
     program = program_for(key, lambda: build_module(nodes, entries, out_pos), device,

@@ -86,3 +86,9 @@ def test_a_dumped_custom_pipeline_reproduces_with_opt_tool(device: str, tmp_path
 def test_a_pipeline_that_stops_short_of_the_target_is_a_pipeline_error(device: str) -> None:
     with pytest.raises(PipelineError, match=r"left pg_\w+\.\w+ in the graph.*must lower"):
         _graph(device).realize(pipeline="tensor-simplify,convert-tensor-to-sched")
+
+
+def test_a_pipeline_that_is_not_a_string_is_a_pipeline_error(device: str) -> None:
+    with pytest.raises(PipelineError, match=r"pipeline must be a pass pipeline string, got "
+                                            r"int 5\n  at .*test_pipeline_choice.py"):
+        _graph(device).realize(pipeline=5)  # type: ignore[arg-type]
