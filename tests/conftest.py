@@ -23,9 +23,11 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 settings.register_profile("ci", derandomize=True)
+# a quick yes/no for mutation checks: the first failing example, not shrunk
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 if os.environ.get("PG_HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["PG_HYPOTHESIS_PROFILE"])
 

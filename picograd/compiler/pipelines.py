@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from picograd.compiler.pass_registry import PassGetter, all_passes
 from picograd.dialects import make_context
+from picograd.dialects.capabilities import host_vector_registers
 from picograd.errors import PicogradError
 
 
@@ -61,11 +62,20 @@ def _gpu_map(target: str) -> tuple[str, ...]:
             "uop-simplify")
 
 
-# `loop-upcast` (CPU only) tiles reduce kernels into register blocks that the C and LLVM
-# compilers vectorise. WebGPU's kernels are split to fit its 8 storage-buffer bindings
+
+def _cpu_schedule() -> str:
+    """`loop-optimize` for the host's vector registers (CPU only): each kernel's schedule
+    (register tiles that the C and LLVM compilers vectorise, loop order) is picked from
+    them; the numbers are in the pipeline string, so a dumped pipeline replays the same
+    schedules on another machine."""
+    vector_bytes, registers = host_vector_registers()
+    return f"loop-optimize{{vector-bytes={vector_bytes} registers={registers}}}"
+
+
+# WebGPU's kernels are split to fit its 8 storage-buffer bindings
 # (`capabilities("wgsl").max_buffers`).
-CPU_LLVM = _join(_tensor_to_loop(), "loop-upcast", _LOOP_TO_UOP, "convert-uop-to-llvm")
-CPU_C = _join(_tensor_to_loop(), "loop-upcast", _LOOP_TO_UOP, "convert-uop-to-c")
+CPU_LLVM = _join(_tensor_to_loop(), _cpu_schedule(), _LOOP_TO_UOP, "convert-uop-to-llvm")
+CPU_C = _join(_tensor_to_loop(), _cpu_schedule(), _LOOP_TO_UOP, "convert-uop-to-c")
 GPU_PTX = _join(_tensor_to_loop(), _LOOP_TO_UOP, _gpu_map("ptx"), "convert-uop-to-ptx")
 GPU_WGSL = _join(_tensor_to_loop(max_buffers=8), _LOOP_TO_UOP, _gpu_map("wgsl"),
                  "convert-uop-to-wgsl")
@@ -268,7 +278,18 @@ def _parse_cached(spec: str) -> tuple[ModulePass, ...]:
 def canonical_form(spec: str) -> str:
     """`builtin.module(p1,p2{k=v})`: the anchored form, options as the passes print them
     (non-default values only)."""
-    return "builtin.module(" + ",".join(str(p) for p in parse_pipeline(spec)) + ")"
+    return "builtin.module(" + ",".join(_pass_text(p) for p in parse_pipeline(spec)) + ")"
+
+
+def _pass_text(pass_: ModulePass) -> str:
+    """`name{option-name=value ...}` with MLIR's hyphenated option names (xDSL prints the
+    Python field names, `vector_bytes`; both parse)."""
+    text = str(pass_)
+    for info in get_pass_option_infos(type(pass_)):
+        field = info[0]
+        if "_" in field:
+            text = re.sub(rf"([{{ ]){field}=", rf"\g<1>{field.replace('_', '-')}=", text)
+    return text
 
 
 def pass_names(spec: str) -> list[str]:
@@ -281,7 +302,7 @@ def stage_pipeline(stage: str) -> str:
 
     A target stage gives that target's whole pipeline; an earlier stage cuts CPU_LLVM's
     (every pipeline agrees with it up to the end of "uop", but for the CPU-only
-    `loop-upcast` and the GPU mapping).
+    `loop-optimize` and the GPU mapping).
     """
     if stage not in STAGES:
         raise PipelineError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")

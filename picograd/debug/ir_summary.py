@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
+from picograd.dialects.abi import SCHEDULE_ATTR
 from picograd.dialects.dtypes import is_float
 
 
@@ -73,6 +74,7 @@ class LoopShape:
     ranges: str  # `trip kind` per range, outermost first
     ops: Counter[str]  # op name -> count
     text: str
+    schedule: str = ""  # the loop actions recorded on the kernel (`pg.schedule`)
 
 
 def loop_shape(kernel: Operation) -> LoopShape:
@@ -86,7 +88,9 @@ def loop_shape(kernel: Operation) -> LoopShape:
             kind = op.properties.get("kind" if op.name == "pg_loop.range" else "range_kind")
             label = str(getattr(kind, "data", "")).split(".")[-1].lower()
             ranges.append(f"{_trip(op)} {label}".strip())
-    return LoopShape("[" + ", ".join(ranges) + "]", ops, str(kernel))
+    schedule = kernel.attributes.get(SCHEDULE_ATTR)
+    return LoopShape("[" + ", ".join(ranges) + "]", ops, str(kernel),
+                     schedule.data if isinstance(schedule, StringAttr) else "")
 
 
 def loop_change(before: dict[str, LoopShape], after: dict[str, LoopShape]) -> list[str]:
@@ -103,6 +107,8 @@ def loop_change(before: dict[str, LoopShape], after: dict[str, LoopShape]) -> li
         changes += [f"{d:+d} {op}" for op, d in delta if d]
         if not changes and old.text != new.text:
             changes.append("operands rewritten, same ops")
+        if new.schedule != old.schedule:
+            changes.append(f"schedule \"{new.schedule}\"")
         if changes:
             notes.append(f"@{name} " + ", ".join(changes))
     return notes

@@ -15,6 +15,9 @@ constant `{trip, work}` named `outer_symbol(kernel)`:
 from here, so none of them has to import another.
 """
 
+# The loop actions a pg_loop kernel went through, `split(1, 64, upcast); interchange(1)`
+# (picograd/passes/loop/schedule.py), read by DEBUG=3.
+SCHEDULE_ATTR = "pg.schedule"
 OUTER_ATTR = "pg.outer"  # trip count of the splittable outer range
 WORK_ATTR = "pg.work"  # estimated dynamic op count of the whole kernel
 START_NAME, END_NAME = "start", "end"  # names of the two trailing arguments

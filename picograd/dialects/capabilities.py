@@ -3,6 +3,7 @@ mapping passes and by the runtimes.
 
     capabilities("wgsl").max_buffers        -> 8
     capabilities("ptx").has_math("exp", f32) -> False  (PTX has ex2.approx, not exp)
+    host_vector_registers()                  -> (64, 32) on AVX-512: the CPU targets' tiles
 
 A pass that depends on a target takes a `target=<name>` option and looks the table up here,
 so `opt-tool -p 'uop-gpu-map{target=wgsl}'` replays exactly what `realize()` did.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+import llvmlite.binding as llvm
 from xdsl.dialects.builtin import f16, f32, f64, i1, i8, i16, i32
 from xdsl.ir import Attribute
 
@@ -112,6 +114,21 @@ TARGETS = tuple(_TABLES)
 
 
 @functools.cache
+def host_vector_registers() -> tuple[int, int]:
+    """The host CPU's vector registers as `(bytes each, how many)`, from LLVM's view of its
+    features (the LLVM target builds for them, the C target with `-march=native`): AVX-512
+    (64, 32), AVX/AVX2 (32, 16), Arm NEON (16, 32), else SSE-sized (16, 16)."""
+    features = set(llvm.get_host_cpu_features().flatten().split(","))
+    if "+avx512f" in features:
+        return 64, 32
+    if "+avx" in features:
+        return 32, 16
+    if "+neon" in features:
+        return 16, 32
+    return 16, 16
+
+
+@functools.cache
 def capabilities(target: str) -> Capabilities:
     """The table of `target` ("llvm", "c", "ptx" or "wgsl"); DeviceError if unknown."""
     try:
@@ -121,4 +138,4 @@ def capabilities(target: str) -> Capabilities:
             f"unknown compile target {target!r}; targets are {', '.join(TARGETS)}") from None
 
 
-__all__ = ["TARGETS", "TRANSCENDENTALS", "Capabilities", "capabilities"]
+__all__ = ["TARGETS", "TRANSCENDENTALS", "Capabilities", "capabilities", "host_vector_registers"]

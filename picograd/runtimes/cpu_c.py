@@ -45,7 +45,7 @@ C_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-march=native")
 # GCC 12's SLP vectoriser (with -march=native, F16C) folds the rounding
 # `float -> _Float16 -> float` into the identity (2049.0 stays 2049.0 instead of rounding to
 # 2048.0): it is turned off for units that use float16. Elsewhere it turns the register
-# tiles of `loop-upcast` into vector code (loop vectorisation stays on everywhere).
+# tiles of `loop-optimize` into vector code (loop vectorisation stays on everywhere).
 F16_FLAGS = ("-fno-tree-slp-vectorize",)
 
 

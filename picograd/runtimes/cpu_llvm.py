@@ -27,7 +27,7 @@ from picograd.runtimes import parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 
 OPT_LEVEL = 3
-# llvmlite leaves the SLP vectoriser off by default; loop-upcast's register tiles (straight-line
+# llvmlite leaves the SLP vectoriser off by default; loop-optimize's register tiles (straight-line
 # code, one accumulator per lane) only become vector FMAs with it.
 SLP_VECTORIZE = True
 

@@ -121,6 +121,20 @@ def test_debug_3_loop_changes(device: str, capsys: pytest.CaptureFixture[str]) -
     assert notes and re.search(r"loop-simplify: @k\d+ .*-\d+ pg_loop\.cmp", notes[0])
 
 
+def test_debug_3_prints_each_kernels_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    """DEBUG=3 names each kernel the heuristic scheduled and its list of actions (a 16 x 32
+    matmul: the small 4 x 8 tile)."""
+    debug.set_level(3)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((16, 24), np.float32), rng.standard_normal((24, 32), np.float32)
+    out = (pg.Tensor(a, device="CPU:LLVM") @ pg.Tensor(b, device="CPU:LLVM")).numpy()
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+    notes = [line for line in _lines(capsys.readouterr().err) if "loop-optimize:" in line]
+    match = re.search(r'loop-optimize: @(k\d+) .*schedule "([^"]+)"', notes[0])
+    assert match is not None, notes
+    assert match.group(2) == "split(1, 8, upcast); split(0, 4, upcast); interchange(1)"
+
+
 def test_debug_4_target_source(device: str, capsys: pytest.CaptureFixture[str]) -> None:
     debug.set_level(4)
     _softmaxish(A, device).realize()

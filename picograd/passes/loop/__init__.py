@@ -3,6 +3,12 @@
     convert_sched_to_loop.py   convert-sched-to-loop: kernels as ranges, loads and stores
     views.py                   the index arithmetic of movement ops (used by the above)
     loop_simplify.py           loop-simplify: index and mask rules to a fixpoint
-    loop_upcast.py             loop-upcast: register tiling of reduce kernels (CPU)
+    schedule.py                loop actions (split, interchange) and kernel schedules
+    kernel_select.py           the `kernel=` option of the schedule passes
+    loop_split.py              loop-split: one action, split a range
+    loop_interchange.py        loop-interchange: one action, move a range inward
+    loop_schedule.py           loop-schedule: replay a kernel's list of actions
+    loop_optimize.py           loop-optimize: pick each kernel's schedule (CPU heuristic)
+    loop_upcast.py             loop-upcast: register tiling with fixed sizes
     bounds.py                  value ranges of index expressions (for the rules' guards)
 """

@@ -28,15 +28,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from picograd.dialects import pg_loop as L
-from picograd.dialects import pg_uop
 from picograd.dialects.pg import BinaryKind, RangeKind
-
-# Pure ops of a range body that may move into the lane body with the range they index.
-_MOVABLE = (L.ConstOp, L.IndexOp, L.CmpOp, L.AndOp, *pg_uop.ALU_OPS)
+from picograd.passes.loop.schedule import PURE, Action, apply_schedule, axes
 
 
 def _index_at(value: SSAValue, env: dict[SSAValue, int]) -> int | None:
@@ -84,78 +81,50 @@ def _contiguous_in(store: L.StoreOp, index: SSAValue) -> bool:
     return True
 
 
-def _is_candidate(inner: L.RangeOp, cols: int, min_reduce: int) -> bool:
+def is_candidate(inner: L.RangeOp, min_reduce: int) -> bool:
     body = list(inner.body.block.ops)
     reduces = [op for op in body if isinstance(op, L.ReduceOp)]
     stores = [op for op in body if isinstance(op, L.StoreOp)]
-    return (inner.kind.data == RangeKind.GLOBAL and inner.start.data == 0
-            and inner.end.data % cols == 0
+    return (inner.kind.data == RangeKind.GLOBAL
             and not any(isinstance(op, L.RangeOp) for op in body)
             and any(r.end.data - r.start.data >= min_reduce for r in reduces)
             and bool(stores) and all(_contiguous_in(s, inner.index) for s in stores))
 
 
-def _splittable_outer(inner: L.RangeOp, rows: int) -> L.RangeOp | None:
+def splittable_outer(inner: L.RangeOp, rows: int) -> L.RangeOp | None:
     """The global range directly around `inner`, when it can get `rows` lanes: its body is
-    `inner` and pure ops only, its size a multiple of `rows`."""
+    `inner` and pure ops only, it has at least `rows` iterations."""
     outer = inner.parent_op()
     if rows <= 1 or not isinstance(outer, L.RangeOp):
         return None
-    if outer.kind.data != RangeKind.GLOBAL or outer.start.data != 0 or outer.end.data % rows:
+    if outer.kind.data != RangeKind.GLOBAL or outer.end.data - outer.start.data < rows:
         return None
-    if any(op is not inner and not isinstance(op, _MOVABLE) for op in outer.body.block.ops):
+    if any(op is not inner and not isinstance(op, PURE) for op in outer.body.block.ops):
         return None
     return outer
 
 
-def _tile(index: SSAValue, tile: SSAValue, lane: SSAValue, lanes: int, at: Block) -> None:
-    """Replace the uses of `index` by `tile * lanes + lane`, computed at the top of `at`."""
-    size = L.ConstOp(lanes)
-    scaled = L.IndexOp(BinaryKind.MUL, tile, size)
-    whole = L.IndexOp(BinaryKind.ADD, scaled, lane)
-    whole.result.name_hint = index.name_hint
-    first = at.first_op
-    for op in (size, scaled, whole):
-        if first is None:
-            at.add_op(op)
-        else:
-            at.insert_op_before(op, first)
-    index.replace_all_uses_with(whole.result)
+def tile_actions(kernel: L.KernelOp, inner: L.RangeOp, rows: int, cols: int) -> list[Action]:
+    """The actions that give `inner` (a candidate, see `is_candidate`) `cols` lanes and the
+    range around it `rows` lanes, lanes innermost: split the inner range, split the outer
+    one, move the outer lanes inside the inner tiles."""
+    ranges = axes(kernel)
+    at = ranges.index(inner)
+    actions = []
+    if 1 < cols <= inner.end.data - inner.start.data:
+        actions.append(Action("split", at, cols, RangeKind.UPCAST))
+    outer = splittable_outer(inner, rows)
+    if outer is not None:
+        actions += [Action("split", at - 1, rows, RangeKind.UPCAST), Action("interchange", at)]
+    return actions
 
 
-def _upcast(inner: L.RangeOp, outer: L.RangeOp | None, rows: int, cols: int) -> None:
-    """Rewrite the nest in place (see the module docstring)."""
-    lane1 = L.RangeOp(0, cols, RangeKind.UPCAST)
-    lane_body = lane1.body.block
-    # the body of `inner`, and the pure ops of `outer` before it, move into the lanes
-    moved = [op for op in outer.body.block.ops if op is not inner] if outer else []
-    moved += list(inner.body.block.ops)
-    for op in moved:
-        op.detach()
-        lane_body.add_op(op)
-    tile1 = L.RangeOp(0, inner.end.data // cols, RangeKind.GLOBAL)
-    lane1.index.name_hint = f"{inner.index.name_hint or 'i'}_lane"
-    tile1.index.name_hint = f"{inner.index.name_hint or 'i'}_tile"
-    _tile(inner.index, tile1.index, lane1.index, cols, lane_body)
-    if outer is None:
-        tile1.body.block.add_op(lane1)
-        inner.parent_block().insert_op_before(tile1, inner)  # type: ignore[union-attr]
-        inner.detach()
-        inner.erase()
-        return
-    lane0 = L.RangeOp(0, rows, RangeKind.UPCAST)
-    lane0.body.block.add_op(lane1)
-    tile1.body.block.add_op(lane0)
-    tile0 = L.RangeOp(0, outer.end.data // rows, RangeKind.GLOBAL)
-    tile0.body.block.add_op(tile1)
-    lane0.index.name_hint = f"{outer.index.name_hint or 'i'}_lane"
-    tile0.index.name_hint = f"{outer.index.name_hint or 'i'}_tile"
-    _tile(outer.index, tile0.index, lane0.index, rows, lane_body)
-    outer.parent_block().insert_op_before(tile0, outer)  # type: ignore[union-attr]
-    inner.detach()
-    inner.erase()
-    outer.detach()
-    outer.erase()
+def upcast_kernel(kernel: L.KernelOp, rows: int, cols: int, min_reduce: int) -> None:
+    """Tile every candidate range of `kernel` (the last ones first, so that the axis numbers
+    of the others stay valid) and record the actions as its schedule."""
+    candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
+    for inner in reversed(candidates):
+        apply_schedule(kernel, tile_actions(kernel, inner, rows, cols))
 
 
 @dataclass(frozen=True)
@@ -178,12 +147,5 @@ class LoopUpcastPass(ModulePass):
         if self.cols < 1 or self.rows < 1:
             raise ValueError("loop-upcast: rows and cols must be at least 1")
         for kernel in op.ops:
-            if not isinstance(kernel, L.KernelOp):
-                continue
-            inners = [r for r in kernel.walk() if isinstance(r, L.RangeOp)
-                      and _is_candidate(r, self.cols, self.min_reduce)]
-            for inner in inners:
-                outer = _splittable_outer(inner, self.rows)
-                if self.cols == 1 and outer is None:
-                    continue
-                _upcast(inner, outer, self.rows, self.cols)
+            if isinstance(kernel, L.KernelOp):
+                upcast_kernel(kernel, self.rows, self.cols, self.min_reduce)

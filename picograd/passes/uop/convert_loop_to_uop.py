@@ -24,7 +24,8 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
   non-negative modulo while `pg_uop.binary` truncates: they agree on the non-negative
   indices that index math produces where it is used (docs/design.md; a negative index only
   occurs under a false mask, whose load is not performed).
-* An `upcast` range nest (see `loop-upcast`) is emitted once per lane with the lane index
+* An `unroll` range is emitted once per iteration, in order, its index a constant.
+* An `upcast` range nest (see `loop-optimize`) is emitted once per lane with the lane index
   as a constant. When the innermost body is straight-line code with reduces, each reduce
   becomes one loop with one accumulator per lane (lanes are independent, so the lane loop
   moves inside the reduce); otherwise the body is repeated per lane.
@@ -35,7 +36,6 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +48,10 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd.dialects import pg_loop, pg_uop
 from picograd.dialects.dtypes import is_bool, is_float, to_numpy_dtype
 from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
+
+# pg_loop ops without effects, which a lane nest may hold between its ranges.
+_PURE_LOOP_OPS = (pg_loop.ConstOp, pg_loop.IndexOp, pg_loop.CmpOp, pg_loop.AndOp,
+                  *pg_uop.ALU_OPS)
 
 _COMBINE = {ReduceKind.SUM: BinaryKind.ADD, ReduceKind.PROD: BinaryKind.MUL,
             ReduceKind.MAX: BinaryKind.MAX, ReduceKind.MIN: BinaryKind.MIN}
@@ -144,12 +148,8 @@ class _Linearizer:
     def _op(self, op: Operation) -> None:
         v = self.values
         match op:
-            case pg_loop.RangeOp() if op.kind.data == RangeKind.UPCAST:
-                self._lanes(op)
             case pg_loop.RangeOp():
-                range_op = self._open(op.start.data, op.end.data, op.kind.data, op.index)
-                self._block(op.body.block)
-                self._close(range_op)
+                self._range(op)
             case pg_loop.ReduceOp():
                 self._reduce(op)
             case pg_loop.YieldOp():
@@ -177,7 +177,27 @@ class _Linearizer:
             case _:
                 raise self._fail(f"{op.name} cannot be linearised")
 
-    # ── upcast lanes ────────────────────────────────────────────────────────
+    def _range(self, op: pg_loop.RangeOp) -> None:
+        if op.kind.data == RangeKind.UPCAST:
+            self._lanes(op)
+        elif op.kind.data == RangeKind.UNROLL:
+            self._unrolled(op)
+        else:
+            range_op = self._open(op.start.data, op.end.data, op.kind.data, op.index)
+            self._block(op.body.block)
+            self._close(range_op)
+
+    # ── upcast lanes and unrolled ranges ────────────────────────────────────
+
+    def _unrolled(self, op: pg_loop.RangeOp) -> None:
+        """An `unroll` range as straight-line code: its body once per iteration, in order,
+        with the index as a constant."""
+        base = self.values
+        for value in range(op.start.data, op.end.data):
+            self.values = dict(base)
+            self.values[op.index] = self._lane_const(value)
+            self._block(op.body.block)
+        self.values = base
 
     def _lane_const(self, value: int) -> SSAValue:
         # one per use (cse merges them): a cached one could sit in a range closed since
@@ -188,22 +208,36 @@ class _Linearizer:
     def _lanes(self, op: pg_loop.RangeOp) -> None:
         """Emit a nest of `upcast` ranges once per lane, the lane indices as constants.
 
-        Lanes are independent, so when the innermost body is straight-line code and reduces,
-        the lane loop is interchanged into each reduce: one loop, one accumulator per lane.
-        Otherwise the whole body is simply repeated per lane.
+        The nest is `op` and the `upcast` ranges each level holds as its last op, after pure
+        ops only (index arithmetic of that level's lane, emitted once per lane of the levels
+        so far). Lanes are independent, so when the innermost body is straight-line code and
+        reduces, the lane loop is interchanged into each reduce: one loop, one accumulator
+        per lane. Otherwise the whole body is simply repeated per lane.
         """
-        nest = [op]
-        while (len(ops := list(nest[-1].body.block.ops)) == 1
-               and isinstance(ops[0], pg_loop.RangeOp) and ops[0].kind.data == RangeKind.UPCAST):
-            nest.append(ops[0])
+        nest, preludes = [op], []
+        while True:
+            ops = list(nest[-1].body.block.ops)
+            last = ops[-1] if ops else None
+            if not (isinstance(last, pg_loop.RangeOp) and last.kind.data == RangeKind.UPCAST
+                    and all(isinstance(x, _PURE_LOOP_OPS) for x in ops[:-1])):
+                break
+            preludes.append(ops[:-1])
+            nest.append(last)
+        preludes.append([])
         body = nest[-1].body.block
         base = self.values
-        envs: list[dict[SSAValue, SSAValue]] = []
-        for lane in itertools.product(*(range(r.start.data, r.end.data) for r in nest)):
-            env = dict(base)
-            for r, value in zip(nest, lane, strict=True):
-                env[r.index] = self._lane_const(value)
-            envs.append(env)
+        envs: list[dict[SSAValue, SSAValue]] = [dict(base)]
+        for r, prelude in zip(nest, preludes, strict=True):
+            deeper = []
+            for env in envs:
+                for value in range(r.start.data, r.end.data):
+                    lane_env = dict(env)
+                    lane_env[r.index] = self._lane_const(value)
+                    self.values = lane_env
+                    for x in prelude:
+                        self._op(x)
+                    deeper.append(lane_env)
+            envs = deeper
         interleave = (any(isinstance(x, pg_loop.ReduceOp) for x in body.ops)
                       and not any(isinstance(x, pg_loop.RangeOp) for x in body.ops))
         if not interleave:

@@ -1,16 +1,18 @@
 // RUN: opt-tool %s -p loop-upcast | filecheck %s
 // RUN: opt-tool %s -p 'loop-upcast{rows=2 cols=2},convert-loop-to-uop' | filecheck %s --check-prefix=UOP
 
-// A matmul: the column range splits into tiles of 8 lanes, the row range into tiles of 4;
+// A matmul: the column range splits into tiles of 8 lanes, the row range into tiles of 4,
+// and the row lanes move inside the column tiles (three actions, recorded on the kernel);
 // the body is unchanged but for its two indices, rebuilt from tile and lane.
 // CHECK-LABEL: pg_loop.kernel @mm(
+// CHECK-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 4, upcast); interchange(1)"
 // CHECK:         pg_loop.range %[[T0:.*]] = 0 to 2 global {
 // CHECK-NEXT:      pg_loop.range %[[T1:.*]] = 0 to 2 global {
 // CHECK-NEXT:        pg_loop.range %[[L0:.*]] = 0 to 4 upcast {
+// CHECK-NEXT:          %[[C4:.*]] = pg_loop.const 4
+// CHECK-NEXT:          %[[S0:.*]] = pg_loop.index mul %[[T0]], %[[C4]]
+// CHECK-NEXT:          %[[I0:.*]] = pg_loop.index add %[[S0]], %[[L0]]
 // CHECK-NEXT:          pg_loop.range %[[L1:.*]] = 0 to 8 upcast {
-// CHECK-NEXT:            %[[C4:.*]] = pg_loop.const 4
-// CHECK-NEXT:            %[[S0:.*]] = pg_loop.index mul %[[T0]], %[[C4]]
-// CHECK-NEXT:            %[[I0:.*]] = pg_loop.index add %[[S0]], %[[L0]]
 // CHECK-NEXT:            %[[C8:.*]] = pg_loop.const 8
 // CHECK-NEXT:            %[[S1:.*]] = pg_loop.index mul %[[T1]], %[[C8]]
 // CHECK-NEXT:            %[[I1:.*]] = pg_loop.index add %[[S1]], %[[L1]]
@@ -68,10 +70,16 @@ pg_loop.kernel @elementwise(%a: !pg.buffer<64xf32>, %out: !pg.buffer<64xf32>) {
   }
 }
 
-// 12 columns are no multiple of 8: unchanged.
+// 12 columns are no multiple of 8: one tile of 8 lanes, then the 4 last columns in a
+// remainder range, a copy of the original one.
 // CHECK-LABEL: pg_loop.kernel @ragged(
-// CHECK-NEXT:    pg_loop.range %{{.*}} = 0 to 12 global {
+// CHECK-SAME:    pg.schedule = "split(0, 8, upcast)"
+// CHECK-NEXT:    pg_loop.range %{{.*}} = 0 to 1 global {
+// CHECK-NEXT:      pg_loop.range %{{.*}} = 0 to 8 upcast {
+// CHECK:             pg_loop.reduce sum
+// CHECK:         pg_loop.range %[[REST:.*]] = 8 to 12 global {
 // CHECK-NEXT:      pg_loop.reduce sum
+// CHECK:           pg_loop.store %{{.*}}, %out[%[[REST]]]
 pg_loop.kernel @ragged(%a: !pg.buffer<96xf32>, %out: !pg.buffer<12xf32>) {
   pg_loop.range %i = 0 to 12 global {
     %s = pg_loop.reduce sum %r = 0 to 8 : f32 {

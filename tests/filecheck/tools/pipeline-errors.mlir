@@ -4,7 +4,7 @@
 // RUN: not opt-tool %s --pass-pipeline='builtin.module(cse' 2>&1 | filecheck %s --check-prefix=SYNTAX
 // RUN: not opt-tool %s --emit=loop -p cse 2>&1 | filecheck %s --check-prefix=EMIT
 
-// UNKNOWN: opt-tool: error: unknown pass 'loop-simplfy'; did you mean 'loop-simplify', 'uop-simplify', 'tensor-simplify'?
+// UNKNOWN: opt-tool: error: unknown pass 'loop-simplfy'; did you mean 'loop-simplify', 'uop-simplify', 'loop-split'?
 // UNKNOWN-NOT: Traceback
 
 // OPTION: opt-tool: error: pass 'cse': Provided arguments ["bogus"] not found in expected arguments [] (its options: none)

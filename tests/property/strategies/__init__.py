@@ -6,6 +6,7 @@ edges where rewrites go wrong: 0, -0.0, 1, -1, inf, nan and the integer limits.
 
     tensor_programs()   stage 1: pg_tensor ops in func.func @main
     loop_programs()     stage 3: index expressions over pg_loop ranges, masked loads
+    reduce_programs()   stage 3: matmul-like and row-reduction kernels, any sizes and kinds
     uop_programs()      stage 4: a flat pg_uop kernel of ALU ops over loaded values
 
 `assert_same(before, after)` compares interpreter results bit for bit (NaN equals NaN);
@@ -19,8 +20,8 @@ from strategies.base import (
     round_trip,
     scalars,
 )
-from strategies.kernels import loop_programs, uop_programs
+from strategies.kernels import loop_programs, reduce_programs, uop_programs
 from strategies.tensor import tensor_programs
 
-__all__ = ["Program", "arrays", "assert_same", "loop_programs", "round_trip", "scalars",
-           "tensor_programs", "uop_programs"]
+__all__ = ["Program", "arrays", "assert_same", "loop_programs", "reduce_programs",
+           "round_trip", "scalars", "tensor_programs", "uop_programs"]

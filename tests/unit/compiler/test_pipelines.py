@@ -17,6 +17,7 @@ from xdsl.transforms import get_all_passes
 from picograd.compiler import pipelines as P
 from picograd.compiler.pass_registry import PICOGRAD_PASSES, all_passes, pass_location
 from picograd.dialects import make_context
+from picograd.dialects.capabilities import host_vector_registers
 from picograd.dialects.pg_tensor import UnaryOp
 from picograd.errors import PicogradError
 
@@ -65,7 +66,9 @@ def test_registry_is_lazy() -> None:
 def test_default_pipelines_are_the_documented_strings() -> None:
     common = ("tensor-simplify,convert-tensor-to-sched,sched-dedup,convert-sched-to-loop,"
               "loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
-    cpu = common.replace("loop-simplify,", "loop-simplify,loop-upcast,")  # CPU only
+    vector_bytes, registers = host_vector_registers()  # CPU only: the host's vector unit
+    cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
+                         f"vector-bytes={vector_bytes} registers={registers}}},")
     assert cpu + "convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
     for target in ("ptx", "wgsl"):
@@ -85,7 +88,9 @@ def test_default_pipelines_are_the_documented_strings() -> None:
 def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
     assert P.stage_pipeline("tensor") == "tensor-simplify"
     assert P.stage_pipeline("sched") == "tensor-simplify,convert-tensor-to-sched,sched-dedup"
-    assert P.stage_pipeline("loop").endswith("convert-sched-to-loop,loop-simplify,loop-upcast")
+    assert P.stage_pipeline("loop").endswith(
+        f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[5]}")
+    assert P.stage_pipeline("loop").split(",")[-1].startswith("loop-optimize{")
     assert P.stage_pipeline("uop").endswith("convert-loop-to-uop,uop-simplify,cse")
     assert P.stage_pipeline("llvm") == P.CPU_LLVM
     assert P.stage_pipeline("c") == P.CPU_C

@@ -68,7 +68,6 @@ def test_a_matmul_gets_a_4x8_tile() -> None:
 
 
 @pytest.mark.parametrize(("text", "why"), [
-    (matmul(8, 12, 8), "12 columns are no multiple of 8"),
     (matmul(8, 16, 4), "a reduce of 4 is too short"),
     (matmul(8, 16, 8, store="%tj"), "the store is transposed"),
 ])
@@ -76,10 +75,18 @@ def test_kernels_it_leaves_alone(text: str, why: str) -> None:
     assert str(upcast(text)) == str(parse(text)), why
 
 
-def test_only_columns_when_the_rows_do_not_divide() -> None:
-    module = upcast(matmul(6, 16, 8))
-    assert ranges(module) == [(6, RangeKind.GLOBAL), (2, RangeKind.GLOBAL),
-                              (8, RangeKind.UPCAST)]
+def test_ranges_that_lanes_do_not_divide_keep_a_remainder() -> None:
+    module = upcast(matmul(6, 12, 8))  # 6 = 4 + 2 rows, 12 = 8 + 4 columns
+    assert ranges(module) == [
+        (1, RangeKind.GLOBAL),  # the row tile
+        (1, RangeKind.GLOBAL), (4, RangeKind.UPCAST), (8, RangeKind.UPCAST),  # the 4 x 8 tile
+        (12, RangeKind.GLOBAL), (4, RangeKind.UPCAST),  # columns 8..12 of those 4 rows
+        (6, RangeKind.GLOBAL),  # rows 4..6: the untiled copy, its columns tiled by 8
+        (1, RangeKind.GLOBAL), (8, RangeKind.UPCAST), (12, RangeKind.GLOBAL)]
+    assert L.KernelOp is not None
+    kernel = next(op for op in module.ops if isinstance(op, L.KernelOp))
+    assert kernel.attributes["pg.schedule"].data == (  # type: ignore[union-attr]
+        "split(1, 8, upcast); split(0, 4, upcast); interchange(1)")
 
 
 def test_an_elementwise_kernel_is_untouched() -> None:

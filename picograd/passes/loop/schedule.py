@@ -1,0 +1,245 @@
+"""Loop actions on one `pg_loop.kernel`: the steps a kernel's schedule is made of.
+
+    split(kernel, axis, factor, kind)      range `axis` -> outer x inner (`factor`, `kind`)
+    interchange(kernel, axis)              range `axis` moves inside the ranges it holds
+    Action.parse("split(1, 64, upcast)")   one step, written as a kernel schedule writes it
+    apply_schedule(kernel, actions)        the steps in order; the schedule is recorded
+
+Ranges are named by their *axis*: the position of the `pg_loop.range` in a pre-order walk of
+the kernel (outermost first, then in program order). Numbering is read afresh before each
+action, so a schedule is a list of actions on the IR as the previous ones left it, as in
+tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes: splitting one would change the
+order a float reduction adds in.
+
+Legality: the iterations of a `global`, `local` or `upcast` range are independent (each is
+a work item or a vector lane), so such a range may be split into independent parts or moved
+inside the ranges it holds. `loop` and `unroll` ranges run in order: they may be split only
+into ordered parts (`loop`, `unroll`) and are never moved inward. An action that does not
+apply raises `ScheduleError` naming the kernel, the action and why.
+
+A kernel that went through a schedule carries it as the `pg.schedule` string attribute
+(`split(1, 64, upcast); interchange(1)`), which `DEBUG=3` prints, `PG_DUMP` keeps, and
+`loop-schedule{kernel=k0 actions="..."}` replays with `opt-tool`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from picograd.dialects import pg_loop as L
+from picograd.dialects import pg_uop
+from picograd.dialects.abi import SCHEDULE_ATTR
+from picograd.dialects.pg import BinaryKind, RangeKind
+
+# Ranges whose iterations are independent of each other.
+INDEPENDENT = frozenset({RangeKind.GLOBAL, RangeKind.LOCAL, RangeKind.UPCAST})
+# Ranges whose iterations run in order.
+ORDERED = frozenset({RangeKind.LOOP, RangeKind.UNROLL})
+
+# Pure ops that may be recomputed in another place of a range's body.
+PURE = (L.ConstOp, L.IndexOp, L.CmpOp, L.AndOp, *pg_uop.ALU_OPS)
+
+
+class ScheduleError(ValueError):
+    """An action that does not apply to a kernel (no such axis, an illegal move...)."""
+
+
+def axes(kernel: L.KernelOp) -> list[L.RangeOp]:
+    """The kernel's `pg_loop.range` ops, in pre-order (axis 0 is the outermost first one)."""
+    return [op for op in kernel.walk() if isinstance(op, L.RangeOp)]
+
+
+def _axis(kernel: L.KernelOp, axis: int, action: str) -> L.RangeOp:
+    ranges = axes(kernel)
+    if not 0 <= axis < len(ranges):
+        have = f"axes 0 to {len(ranges) - 1}" if ranges else "no ranges"
+        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: no axis {axis} (the kernel "
+                            f"has {have})")
+    return ranges[axis]
+
+
+# ── split ──────────────────────────────────────────────────────────────────
+
+
+def split_problem(r: L.RangeOp, factor: int, kind: RangeKind) -> str | None:
+    """Why range `r` cannot be split by `factor` into `kind` lanes, or None when it can."""
+    size = r.end.data - r.start.data
+    if factor < 1:
+        return f"factor {factor} is not positive"
+    if factor > size:
+        return f"factor {factor} exceeds the range's {size} iterations"
+    if kind == RangeKind.REDUCE:
+        return "a reduce is not a loop range"
+    if r.kind.data in ORDERED and kind not in ORDERED:
+        return f"a {r.kind.data.value} range runs in order; its parts must be loop or unroll"
+    return None
+
+
+def split(kernel: L.KernelOp, axis: int, factor: int, kind: RangeKind) -> None:
+    """Split range `axis` of `[s, e)` into an outer range over `(e - s) // factor` blocks
+    (the range's kind) holding an inner `kind` range of `factor` iterations, the index being
+    `s + outer * factor + inner`; the `(e - s) % factor` last iterations, if any, run in a
+    copy of the original range right after it (the remainder)."""
+    r = _axis(kernel, axis, f"split({axis}, {factor}, {kind.value})")
+    if (problem := split_problem(r, factor, kind)) is not None:
+        raise ScheduleError(f"@{kernel.sym_name.data}: split({axis}, {factor}, "
+                            f"{kind.value}): {problem}")
+    start, end, outer_kind = r.start.data, r.end.data, r.kind.data
+    blocks, rest = divmod(end - start, factor)
+    parent = r.parent_block()
+    assert parent is not None
+    if rest:
+        tail = L.RangeOp(end - rest, end, outer_kind, r.body.clone())
+        tail.index.name_hint = r.index.name_hint
+        parent.insert_op_after(tail, r)
+    outer = L.RangeOp(0, blocks, outer_kind)
+    inner = L.RangeOp(0, factor, kind)
+    outer.body.block.add_op(inner)
+    name = r.index.name_hint or "i"
+    outer.index.name_hint, inner.index.name_hint = f"{name}_o", f"{name}_{kind.value}"
+    body = inner.body.block
+    for op in list(r.body.block.ops):
+        op.detach()
+        body.add_op(op)
+    size = L.ConstOp(factor)
+    scaled = L.IndexOp(BinaryKind.MUL, outer.index, size.result)
+    whole = L.IndexOp(BinaryKind.ADD, scaled.result, inner.index)
+    prefix: list[Operation] = [size, scaled, whole]
+    if start:
+        first = L.ConstOp(start)
+        whole = L.IndexOp(BinaryKind.ADD, whole.result, first.result)
+        prefix += [first, whole]
+    whole.result.name_hint = r.index.name_hint
+    r.index.replace_all_uses_with(whole.result)
+    _prepend(body, prefix)
+    parent.insert_op_before(outer, r)
+    r.detach()
+    r.erase()
+
+
+def _prepend(block: Block, ops: Sequence[Operation]) -> None:
+    first = block.first_op
+    for op in ops:
+        if first is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, first)
+
+
+# ── interchange ────────────────────────────────────────────────────────────
+
+
+def interchange_problem(r: L.RangeOp) -> str | None:
+    """Why range `r` cannot move inside the ranges it holds, or None when it can."""
+    if r.kind.data not in INDEPENDENT:
+        return f"a {r.kind.data.value} range runs in order and stays where it is"
+    ops = list(r.body.block.ops)
+    if not any(isinstance(op, L.RangeOp) for op in ops):
+        return "it holds no range"
+    others = [op.name for op in ops if not isinstance(op, (L.RangeOp, *PURE))]
+    if others:
+        return f"it holds {others[0]} outside its inner ranges"
+    return None
+
+
+def interchange(kernel: L.KernelOp, axis: int) -> None:
+    """Move range `axis` inside each range its body holds: `for i { p(i); for j A; for k B }`
+    becomes `for j { for i { p(i); A } }; for k { for i { p(i); B } }` (its pure ops `p` are
+    copied into each). Legal because the iterations of `i` are independent."""
+    r = _axis(kernel, axis, f"interchange({axis})")
+    if (problem := interchange_problem(r)) is not None:
+        raise ScheduleError(f"@{kernel.sym_name.data}: interchange({axis}): {problem}")
+    parent = r.parent_block()
+    assert parent is not None
+    pure = [op for op in r.body.block.ops if not isinstance(op, L.RangeOp)]
+    for child in [op for op in r.body.block.ops if isinstance(op, L.RangeOp)]:
+        moved = L.RangeOp(r.start.data, r.end.data, r.kind.data)
+        moved.index.name_hint = r.index.name_hint
+        mapping: dict[SSAValue, SSAValue] = {r.index: moved.index}
+        for op in pure:
+            moved.body.block.add_op(op.clone(value_mapper=mapping))
+        for op in list(child.body.block.ops):
+            op.detach()
+            moved.body.block.add_op(op)
+        _remap(moved.body.block.ops, mapping)
+        child.body.block.add_op(moved)
+        child.detach()
+        parent.insert_op_before(child, r)
+    r.detach()
+    r.erase()
+
+
+def _remap(ops: Iterable[Operation], mapping: dict[SSAValue, SSAValue]) -> None:
+    for top in ops:
+        for op in top.walk():
+            if any(v in mapping for v in op.operands):
+                op.operands = [mapping.get(v, v) for v in op.operands]
+
+
+# ── actions and schedules ──────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step of a schedule: `split(axis, factor, kind)` or `interchange(axis)`."""
+
+    op: str
+    axis: int
+    factor: int = 0
+    kind: RangeKind = RangeKind.UPCAST
+
+    def __str__(self) -> str:
+        if self.op == "split":
+            return f"split({self.axis}, {self.factor}, {self.kind.value})"
+        return f"interchange({self.axis})"
+
+    def apply(self, kernel: L.KernelOp) -> None:
+        if self.op == "split":
+            split(kernel, self.axis, self.factor, self.kind)
+        else:
+            interchange(kernel, self.axis)
+
+    @staticmethod
+    def parse(text: str) -> Action:
+        """`split(1, 64, upcast)` or `interchange(0)`; ScheduleError if malformed."""
+        m = re.fullmatch(r"\s*(split|interchange)\s*\(([^)]*)\)\s*", text)
+        args = [a.strip() for a in m.group(2).split(",")] if m else []
+        try:
+            if m and m.group(1) == "split" and len(args) == 3:
+                return Action("split", int(args[0]), int(args[1]), RangeKind(args[2]))
+            if m and m.group(1) == "interchange" and len(args) == 1:
+                return Action("interchange", int(args[0]))
+        except ValueError:
+            pass
+        kinds = ", ".join(str(k.value) for k in RangeKind if k != RangeKind.REDUCE)
+        raise ScheduleError(f"malformed action {text.strip()!r}: write split(axis, factor, "
+                            f"kind) with kind one of {kinds}, or interchange(axis)")
+
+
+def parse_schedule(text: str) -> list[Action]:
+    """Actions separated by `;` (empty text: no action)."""
+    return [Action.parse(part) for part in text.split(";") if part.strip()]
+
+
+def format_schedule(actions: Sequence[Action]) -> str:
+    return "; ".join(str(a) for a in actions)
+
+
+def recorded_schedule(kernel: L.KernelOp) -> str:
+    """The schedule a kernel went through ("" if none)."""
+    attr = kernel.attributes.get(SCHEDULE_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else ""
+
+
+def apply_schedule(kernel: L.KernelOp, actions: Sequence[Action]) -> None:
+    """Apply `actions` in order and append them to the kernel's recorded schedule."""
+    for action in actions:
+        action.apply(kernel)
+    if actions:
+        done = [s for s in (recorded_schedule(kernel), format_schedule(actions)) if s]
+        kernel.attributes[SCHEDULE_ATTR] = StringAttr("; ".join(done))

@@ -1,0 +1,62 @@
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 big-work=0}' | filecheck %s --check-prefix=AVX512
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=32 registers=16 big-work=0}' | filecheck %s --check-prefix=AVX2
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=16 registers=16 big-work=0}' | filecheck %s --check-prefix=SSE
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32}' | filecheck %s --check-prefix=SMALL
+
+// A 64 x 512 matmul (K = 64), given the big tile whatever its size (big-work=0). With 32
+// registers of 16 floats, 16 accumulators make a 4 x 64 tile and the 8 column tiles become
+// the outer loop; with 16 registers of 8 floats, 8 accumulators make a 4 x 16 tile; with 4
+// floats a register, 4 x 8.
+// AVX512-LABEL: pg_loop.kernel @mm(
+// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
+// AVX512-NEXT:    pg_loop.range %{{.*}} = 0 to 8 global {
+// AVX512-NEXT:      pg_loop.range %{{.*}} = 0 to 16 global {
+// AVX512-NEXT:        pg_loop.range %{{.*}} = 0 to 4 upcast {
+// AVX512:               pg_loop.range %{{.*}} = 0 to 64 upcast {
+// AVX2-LABEL: pg_loop.kernel @mm(
+// AVX2-SAME:    pg.schedule = "split(1, 16, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
+// SSE-LABEL: pg_loop.kernel @mm(
+// SSE-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
+
+// By default the big tile is for kernels of 2^26 multiply-adds and more; this one has 2^21.
+// SMALL-LABEL: pg_loop.kernel @mm(
+// SMALL-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 4, upcast); interchange(1)"
+
+// A row reduction gets 8 rows at once.
+// AVX512-LABEL: pg_loop.kernel @rows(
+// AVX512-SAME:    pg.schedule = "split(0, 8, upcast)"
+pg_loop.kernel @mm(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %out: !pg.buffer<32768xf32>) {
+  pg_loop.range %i0 = 0 to 64 global {
+    pg_loop.range %i1 = 0 to 512 global {
+      %s = pg_loop.reduce sum %r = 0 to 64 : f32 {
+        %ck = pg_loop.const 64
+        %cn = pg_loop.const 512
+        %ar = pg_loop.index mul %i0, %ck
+        %ai = pg_loop.index add %ar, %r
+        %x = pg_loop.load %a[%ai] : !pg.buffer<4096xf32> -> f32
+        %br = pg_loop.index mul %r, %cn
+        %bi = pg_loop.index add %br, %i1
+        %y = pg_loop.load %b[%bi] : !pg.buffer<32768xf32> -> f32
+        %xy = pg_uop.binary mul %x, %y : f32
+        pg_loop.yield %xy : f32
+      }
+      %n = pg_loop.const 512
+      %or = pg_loop.index mul %i0, %n
+      %oi = pg_loop.index add %or, %i1
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<32768xf32>
+    }
+  }
+}
+
+pg_loop.kernel @rows(%a: !pg.buffer<1024xf32>, %out: !pg.buffer<64xf32>) {
+  pg_loop.range %i = 0 to 64 global {
+    %s = pg_loop.reduce max %r = 0 to 16 : f32 {
+      %c16 = pg_loop.const 16
+      %row = pg_loop.index mul %i, %c16
+      %at = pg_loop.index add %row, %r
+      %x = pg_loop.load %a[%at] : !pg.buffer<1024xf32> -> f32
+      pg_loop.yield %x : f32
+    }
+    pg_loop.store %s, %out[%i] : f32, !pg.buffer<64xf32>
+  }
+}
