@@ -8,6 +8,10 @@ Rows (`--only` picks groups by these names):
     elementwise  relu(a*b + c) on 16M floats (3 reads, 1 write)             GB/s
     softmax      softmax over the last axis of (4096, 1024)                 ms and GB/s
     conv         conv2d (32,16,32,32) with (32,16,3,3), no padding          ms and GFLOP/s
+    call         matmul 1024x1024 as a user calls it: graph build, realize, result read
+                 back as numpy (tensors made outside the timer)                 ms
+    cnn          the Fashion-MNIST example CNN's Adam step at batch 128: the first step in
+                 a fresh process with PG_CACHE=0 (a cold compile), steady steps   s, img/s
     mlp          the 784-256-10 MLP Adam step at batch 128: the first step in a fresh
                  process (cold and warm disk cache), steady steps without and with
                  `picograd.jit` (skipped with a note when there is none)
@@ -37,13 +41,23 @@ import numpy as np
 
 # helpers of the neighbouring scripts (bench/ is on sys.path when a script there runs)
 from gpu import _torch_time
-from train_step import HIDDEN, IN, OUT, _data, _picograd_steps, bench_numpy, bench_torch
+from train_step import (
+    BATCH,
+    HIDDEN,
+    IN,
+    OUT,
+    _data,
+    _picograd_steps,
+    bench_cnn,
+    bench_numpy,
+    bench_torch,
+)
 
 import picograd as pg
 import picograd.nn.functional as F
 from picograd.frontend.realize import compiled
 
-GROUPS = ("matmul", "elementwise", "softmax", "conv", "mlp", "realize", "jit")
+GROUPS = ("matmul", "call", "elementwise", "softmax", "conv", "cnn", "mlp", "realize", "jit")
 TARGETS = {"realize": "<= 100 us", "jit": "<= 20 us/kernel", "first": "<= 0.8 s",
            "steady jit": "<= torch"}
 
@@ -132,6 +146,33 @@ def bench_matmul(device: str, quick: bool, repeat: int) -> list[Row]:
     return rows
 
 
+def bench_call(device: str, quick: bool, repeat: int) -> list[Row]:
+    """A whole user-visible call: `(a @ b).numpy()` from tensors already on the device."""
+    n = 128 if quick else 1024
+    rng = np.random.default_rng(n)
+    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+    ta, tb = pg.Tensor(a, device=device), pg.Tensor(b, device=device)
+    (ta @ tb).numpy()  # compiled once, outside the timer
+
+    def median_ms(call: Callable[[], object]) -> float:
+        call()  # warm: thread pools, first-call set-up
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1e3
+
+    torch = _torch()
+    theirs = None
+    if torch is not None:
+        xa, xb = torch.from_numpy(a), torch.from_numpy(b)
+        theirs = median_ms(lambda: (xa @ xb).numpy())
+    return [Row(f"matmul {n}x{n}, whole call", "ms", median_ms(lambda: (ta @ tb).numpy()),
+                median_ms(lambda: a @ b), theirs,
+                note="graph build + realize + read back")]
+
+
 def bench_elementwise(device: str, quick: bool, repeat: int) -> list[Row]:
     n = (1 << 20) if quick else (16 << 20)
     rng = np.random.default_rng(0)
@@ -190,24 +231,32 @@ def _mlp(device: str):
                          nn.Linear(HIDDEN, OUT, device=device))
 
 
-def first_step_child(device: str) -> None:
+def first_step_child(device: str, model_name: str) -> None:
     """In a fresh process (no in-memory caches): print the first step's seconds as JSON."""
-    data = _data(1)
-    model = _mlp(device)
+    if model_name == "cnn":
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+        from train_fashion_mnist import make_model
+
+        rng = np.random.default_rng(0)
+        data = [(rng.standard_normal((BATCH, 1, 28, 28), dtype=np.float32),
+                 rng.integers(0, OUT, BATCH).astype(np.int32))]
+        model = make_model(device)
+    else:
+        data, model = _data(1), _mlp(device)
     start = time.perf_counter()
     _picograd_steps(model, device, data)
     print(json.dumps({"first_s": time.perf_counter() - start}))
 
 
-def _first_step(device: str, cache_dir: str | None) -> float:
+def _first_step(device: str, cache_dir: str | None, model_name: str = "mlp") -> float:
     env = dict(os.environ)
     if cache_dir is None:
         env["PG_CACHE"] = "0"
     else:
         env["PG_CACHE_DIR"] = cache_dir
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--first-step-child",
-                          "--device", device], env=env, capture_output=True, text=True,
-                         check=True)
+                          model_name, "--device", device], env=env, capture_output=True,
+                         text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])["first_s"]
 
 
@@ -263,6 +312,14 @@ def bench_mlp(device: str, quick: bool, repeat: int) -> list[Row]:
     return rows
 
 
+def bench_cnn_step(device: str, quick: bool, repeat: int) -> list[Row]:
+    cold = _first_step(device, None, "cnn")
+    ours, theirs, _ = bench_cnn(device, 3 if quick else 10)
+    return [Row("CNN first step, fresh process, PG_CACHE=0", "s", cold, note="one run"),
+            Row("CNN steady step", "img/s", ours, None, theirs,
+                note="examples/train_fashion_mnist.py's model, batch 128")]
+
+
 # ── dispatch overhead ────────────────────────────────────────────────────────
 
 
@@ -315,9 +372,9 @@ def bench_jit_replay(device: str, quick: bool, repeat: int) -> list[Row]:
                 note=f"{kernels} kernels per replay")]
 
 
-BENCHES = {"matmul": bench_matmul, "elementwise": bench_elementwise, "softmax": bench_softmax,
-           "conv": bench_conv, "mlp": bench_mlp, "realize": bench_realize,
-           "jit": bench_jit_replay}
+BENCHES = {"matmul": bench_matmul, "call": bench_call, "elementwise": bench_elementwise,
+           "softmax": bench_softmax, "conv": bench_conv, "cnn": bench_cnn_step,
+           "mlp": bench_mlp, "realize": bench_realize, "jit": bench_jit_replay}
 
 
 def _cell(value: float | None) -> str:
@@ -343,10 +400,10 @@ def main() -> None:
                         help=f"comma-separated subset of {', '.join(GROUPS)}")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--first-step-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--first-step-child", choices=("mlp", "cnn"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_step_child:
-        first_step_child(args.device)
+        first_step_child(args.device, args.first_step_child)
         return
     chosen = [g.strip() for g in args.only.split(",") if g.strip()]
     unknown = sorted(set(chosen) - set(GROUPS))
