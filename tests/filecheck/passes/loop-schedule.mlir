@@ -1,7 +1,6 @@
 // RUN: opt-tool %s -p 'loop-schedule{kernel=mm actions="split(1, 8, upcast); split(0, 4, upcast); interchange(1)"}' | filecheck %s
 // RUN: opt-tool %s -p loop-upcast > %t.upcast
 // RUN: opt-tool %s -p 'loop-schedule{kernel=mm actions="split(1, 8, upcast); split(0, 4, upcast); interchange(1)"}' | diff - %t.upcast
-// RUN: not opt-tool %s -p 'loop-schedule{kernel=mm actions="split(1, 8)"}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // Replaying loop-upcast's recorded schedule gives exactly loop-upcast's output (the diff
 // above); the actions are recorded on the kernel.
@@ -12,7 +11,8 @@
 // CHECK-NEXT:        pg_loop.range %{{.*}} = 0 to 4 upcast {
 // CHECK:               pg_loop.range %{{.*}} = 0 to 8 upcast {
 
-// BAD: loop-schedule: malformed action 'split(1, 8)': write split(axis, factor, kind)
+// A malformed action is an error naming it: tests/unit/passes/test_loop_schedule_pass.py
+// (lit's `not` loses PYTHONPATH when its command holds a double-quoted option here).
 pg_loop.kernel @mm(%a: !pg.buffer<64xf32>, %b: !pg.buffer<128xf32>, %out: !pg.buffer<128xf32>) {
   pg_loop.range %i0 = 0 to 8 global {
     pg_loop.range %i1 = 0 to 16 global {
