@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
 
 from picograd import disk_store, flags
 from picograd.compiler import disk_cache
@@ -137,7 +138,10 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
     with _no_cyclic_gc():
         module = build()
         after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
-        run_pipeline(module, spec, after_pass=debug.watch(trace, module, after_pass))
+        try:
+            run_pipeline(module, spec, after_pass=debug.watch(trace, module, after_pass))
+        except PassFailedException as e:  # e.g. a schedule action a kernel cannot take
+            raise PipelineError(f"{e} (pipeline '{spec}')") from e
         _check_lowered(module, spec, runtime.renderer)
         program = _build_program(module, runtime)
     debug.finish(trace, module, program, _cache_summary())
