@@ -48,10 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd.dialects import pg_loop, pg_uop
 from picograd.dialects.dtypes import is_bool, is_float, to_numpy_dtype
 from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
-
-# pg_loop ops without effects, which a lane nest may hold between its ranges.
-_PURE_LOOP_OPS = (pg_loop.ConstOp, pg_loop.IndexOp, pg_loop.CmpOp, pg_loop.AndOp,
-                  *pg_uop.ALU_OPS)
+from picograd.passes.loop.schedule import PURE
 
 _COMBINE = {ReduceKind.SUM: BinaryKind.ADD, ReduceKind.PROD: BinaryKind.MUL,
             ReduceKind.MAX: BinaryKind.MAX, ReduceKind.MIN: BinaryKind.MIN}
@@ -219,7 +216,7 @@ class _Linearizer:
             ops = list(nest[-1].body.block.ops)
             last = ops[-1] if ops else None
             if not (isinstance(last, pg_loop.RangeOp) and last.kind.data == RangeKind.UPCAST
-                    and all(isinstance(x, _PURE_LOOP_OPS) for x in ops[:-1])):
+                    and all(isinstance(x, PURE) for x in ops[:-1])):
                 break
             preludes.append(ops[:-1])
             nest.append(last)
