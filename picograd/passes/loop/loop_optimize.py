@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_loop as L
 from picograd.dialects.dtypes import to_numpy_dtype
@@ -133,7 +134,8 @@ class LoopOptimizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.vector_bytes < 1 or self.registers < 1:
-            raise ValueError("loop-optimize: vector-bytes and registers must be positive")
+            raise PassFailedException(
+                "loop-optimize: vector-bytes and registers must be positive")
         unit = VectorUnit(self.vector_bytes, self.registers)
         for kernel in op.ops:
             if isinstance(kernel, L.KernelOp):

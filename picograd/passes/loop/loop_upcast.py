@@ -30,6 +30,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_loop as L
 from picograd.dialects.pg import BinaryKind, RangeKind
@@ -145,7 +146,7 @@ class LoopUpcastPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cols < 1 or self.rows < 1:
-            raise ValueError("loop-upcast: rows and cols must be at least 1")
+            raise PassFailedException("loop-upcast: rows and cols must be at least 1")
         for kernel in op.ops:
             if isinstance(kernel, L.KernelOp):
                 upcast_kernel(kernel, self.rows, self.cols, self.min_reduce)

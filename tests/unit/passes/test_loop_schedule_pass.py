@@ -14,6 +14,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd.compiler.pipelines import PipelineError, run_pipeline
 from picograd.dialects import make_context
+from picograd.dialects.pg import RangeKind
 from picograd.passes.loop.schedule import Action, ScheduleError, parse_schedule
 
 MATMUL = Path(__file__).parents[2] / "filecheck" / "passes" / "loop-schedule.mlir"
@@ -42,7 +43,7 @@ def test_unknown_kernel_lists_the_kernels() -> None:
 def test_actions_print_as_they_parse() -> None:
     text = "split(1, 64, upcast); split(0, 4, unroll); interchange(1)"
     actions = parse_schedule(text)
-    assert actions[1] == Action("split", 0, 4, parse_schedule("split(0, 4, unroll)")[0].kind)
+    assert actions[1] == Action("split", 0, 4, RangeKind.UNROLL)
     assert "; ".join(map(str, actions)) == text
     with pytest.raises(ScheduleError):
         parse_schedule("tile(0)")
@@ -56,6 +57,15 @@ def test_opt_tool_prints_one_line() -> None:
     assert result.returncode == 1
     assert "malformed action 'split(1, 8)'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("spec", ["loop-optimize{registers=0}", "loop-upcast{cols=0}",
+                                  "loop-split{kernel=mm factor=0}"])
+def test_opt_tool_refuses_bad_options_in_one_line(spec: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "picograd.tools.opt_tool", str(MATMUL),
+                             "-p", spec], capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: pass") and "Traceback" not in result.stderr
 
 
 def test_pipeline_errors_are_picograd_errors() -> None:

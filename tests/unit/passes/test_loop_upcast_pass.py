@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import PassFailedException
 
 from picograd.compiler.pipelines import run_pipeline
 from picograd.dialects import make_context
@@ -111,7 +112,7 @@ def test_lanes_share_one_reduce_loop() -> None:
 
 
 def test_bad_options_are_refused() -> None:
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(PassFailedException, match="at least 1"):
         upcast(matmul(8, 16, 8), "loop-upcast{cols=0}")
 
 
