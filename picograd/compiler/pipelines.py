@@ -50,8 +50,10 @@ def _tensor_to_loop(max_buffers: int | None = None) -> tuple[str, ...]:
             "loop-simplify")
 
 
-# pg_loop -> pg_uop, simplified, with common subexpressions merged.
+# pg_loop -> pg_uop, simplified, with common subexpressions merged. The CPU targets take
+# upcast lanes as vectors where they have a vector form (LLVM vectors, C vector extensions).
 _LOOP_TO_UOP = ("convert-loop-to-uop", "uop-simplify", "cse")
+_CPU_LOOP_TO_UOP = ("convert-loop-to-uop{vectorize=true}", "uop-simplify", "cse")
 
 
 def _gpu_map(target: str) -> tuple[str, ...]:
@@ -74,8 +76,8 @@ def _cpu_schedule() -> str:
 
 # WebGPU's kernels are split to fit its 8 storage-buffer bindings
 # (`capabilities("wgsl").max_buffers`).
-CPU_LLVM = _join(_tensor_to_loop(), _cpu_schedule(), _LOOP_TO_UOP, "convert-uop-to-llvm")
-CPU_C = _join(_tensor_to_loop(), _cpu_schedule(), _LOOP_TO_UOP, "convert-uop-to-c")
+CPU_LLVM = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "convert-uop-to-llvm")
+CPU_C = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "convert-uop-to-c")
 GPU_PTX = _join(_tensor_to_loop(), _LOOP_TO_UOP, _gpu_map("ptx"), "convert-uop-to-ptx")
 GPU_WGSL = _join(_tensor_to_loop(max_buffers=8), _LOOP_TO_UOP, _gpu_map("wgsl"),
                  "convert-uop-to-wgsl")

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     Signedness,
+    VectorType,
     f16,
     f32,
     f64,
@@ -56,8 +57,14 @@ def from_numpy_dtype(d: np.dtype | type) -> Attribute:
     return _FROM_NUMPY[np.dtype(d)]
 
 
+def lane_type(t: Attribute) -> Attribute:
+    """The element type of each lane of `t`: itself for a scalar, `f32` for `vector<16xf32>`."""
+    return t.element_type if isinstance(t, VectorType) else t
+
+
 def is_float(t: Attribute) -> bool:
-    return isinstance(t, Float16Type | Float32Type | Float64Type)
+    """A float scalar, or a vector of floats."""
+    return isinstance(lane_type(t), Float16Type | Float32Type | Float64Type)
 
 
 def is_bool(t: Attribute) -> bool:

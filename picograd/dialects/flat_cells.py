@@ -27,6 +27,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 
+from picograd.dialects.dtypes import lane_type
 from picograd.dialects.flat_ops import fail
 from picograd.dialects.syntax import parse_number, print_number, scalar_attr, scalar_value
 
@@ -120,7 +121,8 @@ class CellDeclSyntax(IRDLOperation):
     init = prop_def(FloatAttr | IntegerAttr)
 
     def __init__(self, init: float | int | bool, element_type: Attribute):
-        super().__init__(properties={"init": scalar_attr(init, element_type)},
+        # a cell holding a vector (pg_uop) starts with `init` in every lane
+        super().__init__(properties={"init": scalar_attr(init, lane_type(element_type))},
                          result_types=[self.CELL_TYPE(element_type)])
 
     @property
@@ -131,7 +133,7 @@ class CellDeclSyntax(IRDLOperation):
 
     def verify_(self) -> None:
         init_type = self.properties["init"].type  # pyright: ignore[reportAttributeAccessIssue]
-        if init_type != self.element_type:
+        if init_type != lane_type(self.element_type):
             raise fail(self, f"init type {init_type} != {self.CELL_NOUN} type "
                              f"{self.element_type}")
 

@@ -24,7 +24,10 @@ math functions by their `<math.h>` name (`"expf"`).
     }
 
 Operand and result types are picograd element types (`f32`, `i1`, `index`, ...); buffers are
-`!pg.buffer` (a pointer parameter) and mutable locals `!pg_c.var<T>`.
+`!pg.buffer` (a pointer parameter) and mutable locals `!pg_c.var<T>`. Vectors of f32 or f64
+(`vector<16xf32>`, a GCC/Clang vector extension type `pg_f32x16`) are what `binary`
+(`+ - * /`), `unary "-"`, locals and the vector ops `vload`, `vstore`, `broadcast` and
+`vreduce` take.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, UnitAttr
+from xdsl.dialects.builtin import IndexType, UnitAttr, VectorType, f32, f64
 from xdsl.ir import Attribute, Dialect, Operation, Region
 from xdsl.irdl import (
     irdl_attr_definition,
@@ -55,6 +58,12 @@ from picograd.dialects.flat_cells import (
 )
 from picograd.dialects.flat_memory import MaskedLoadSyntax, StoreSyntax
 from picograd.dialects.flat_ops import EndLoopSyntax, FlatFunction, ForLoopSyntax, fail
+from picograd.dialects.flat_vectors import (
+    BroadcastSyntax,
+    VLoadSyntax,
+    VReduceSyntax,
+    VStoreSyntax,
+)
 
 # C operators by the operand types they accept. `max`/`min` are not C operators: they print
 # as conditional expressions (NaN-propagating on floats, as numpy's maximum/minimum).
@@ -72,13 +81,23 @@ def is_scalar(t: Attribute) -> bool:
     return t in ELEMENT_TYPES or isinstance(t, IndexType)
 
 
-def _check_scalar(op: Operation, t: Attribute) -> None:
-    if not is_scalar(t):
-        raise fail(op, f"expected an element type or index, got {t}")
+def is_float_vector(t: Attribute) -> bool:
+    """A vector of f32 or f64 lanes (a GCC/Clang vector extension type in C)."""
+    return isinstance(t, VectorType) and t.element_type in VECTOR_LANES
+
+
+def _check_scalar(op: Operation, t: Attribute, vectors: bool = False) -> None:
+    if not (is_scalar(t) or (vectors and is_float_vector(t))):
+        allowed = ", or a vector of f32 or f64" if vectors else ""
+        raise fail(op, f"expected an element type or index{allowed}, got {t}")
 
 
 # Prefix operators, with the test of the operand types each takes.
-PREFIX: dict[str, Callable[[Attribute], bool]] = {"-": is_scalar, "!": is_bool, "~": is_int}
+PREFIX: dict[str, Callable[[Attribute], bool]] = {
+    "-": lambda t: is_scalar(t) or is_float_vector(t), "!": is_bool, "~": is_int}
+# The lane types of vectors, and the operators that apply to them lane by lane.
+VECTOR_LANES = (f32, f64)
+VECTOR_BINARY = ("+", "-", "*", "/")
 
 
 class _CValueOp(target_ops.ScalarValueOp):
@@ -172,7 +191,7 @@ class DeclOp(CellDeclSyntax):
     result = result_def(VarType)
 
     def verify_(self) -> None:
-        _check_scalar(self, self.element_type)
+        _check_scalar(self, self.element_type, vectors=True)
         super().verify_()
 
 
@@ -229,6 +248,9 @@ class UnaryOp(_CValueOp, target_ops.UnaryOperatorOp):
     name = "pg_c.unary"
     OPERATORS: ClassVar = PREFIX
 
+    def check_scalar(self, t: Attribute) -> None:
+        _check_scalar(self, t, vectors=True)
+
 
 @irdl_op_definition
 class CallOp(target_ops.UnaryCallOp):
@@ -262,6 +284,12 @@ class BinaryOp(_CValueOp, target_ops.BinaryOperatorOp):
     FLOAT_OPERATORS: ClassVar = FLOAT_BINARY
     BOOL_OPERATORS: ClassVar = BOOL_BINARY
     INT_OPERATORS: ClassVar = INT_BINARY
+
+    def check_scalar(self, t: Attribute) -> None:
+        _check_scalar(self, t, vectors=True)
+        if is_float_vector(t) and self.operator.data not in VECTOR_BINARY:
+            raise fail(self, f"{self.operator.data!r} does not apply to vectors "
+                             f"(one of {' '.join(VECTOR_BINARY)})")
 
 
 @irdl_op_definition
@@ -335,12 +363,78 @@ class StoreOp(StoreSyntax):
     name = "pg_c.store"
 
 
+# ── vectors (see flat_vectors) ───────────────────────────────────────────────
+
+
+def _check_lanes(op: Operation, t: Attribute) -> None:
+    if not is_float_vector(t):
+        raise fail(op, f"C vectors hold f32 or f64 lanes, got {t}")
+
+
+@irdl_op_definition
+class VLoadOp(VLoadSyntax):
+    """Read consecutive elements into a vector, through an unaligned vector type:
+    `pg_f32x16 v = *(const pg_f32x16_u*)(a + i);`.
+
+        %v = pg_c.vload %a[%i] : !pg.buffer<64xf32> -> vector<16xf32>
+    """
+
+    name = "pg_c.vload"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_lanes(self, self.result.type)
+
+
+@irdl_op_definition
+class VStoreOp(VStoreSyntax):
+    """Write a vector to consecutive elements: `*(pg_f32x16_u*)(out + i) = v;`.
+
+        pg_c.vstore %v, %out[%i] : vector<16xf32>, !pg.buffer<64xf32>
+    """
+
+    name = "pg_c.vstore"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_lanes(self, self.value.type)
+
+
+@irdl_op_definition
+class BroadcastOp(BroadcastSyntax):
+    """A vector of one value: `pg_f32x4 v = (pg_f32x4){x, x, x, x};`.
+
+        %v = pg_c.broadcast %x : f32 -> vector<4xf32>
+    """
+
+    name = "pg_c.broadcast"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_lanes(self, self.result.type)
+
+
+@irdl_op_definition
+class VReduceOp(VReduceSyntax):
+    """The lanes combined in order: `float s = ((v[0] + v[1]) + v[2]) + v[3];`.
+
+        %s = pg_c.vreduce add %v : vector<4xf32> -> f32
+    """
+
+    name = "pg_c.vreduce"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_lanes(self, self.input.type)
+
+
 VALUE_OPS = (ConstOp, UnaryOp, CallOp, BinaryOp, CmpOp, SelectOp, CastOp, BitcastOp, ReadOp,
-             LoadOp)
+             LoadOp, VLoadOp, BroadcastOp, VReduceOp)
 
 PG_C = Dialect(
     "pg_c",
     [FuncOp, ForOp, EndForOp, DeclOp, AssignOp, ReadOp, ConstOp, UnaryOp, CallOp, BinaryOp,
-     CmpOp, SelectOp, CastOp, BitcastOp, LoadOp, StoreOp],
+     CmpOp, SelectOp, CastOp, BitcastOp, LoadOp, StoreOp, VLoadOp, VStoreOp, BroadcastOp,
+     VReduceOp],
     [VarType],
 )

@@ -26,6 +26,9 @@ a `pg_uop.shared` buffer and `pg_uop.barrier` synchronises a work group.
 The scalar ALU ops (`const`, `unary`, `binary`, `cmp`, `where`, `cast`) are also the value
 ops inside `pg_loop` bodies: `pg_loop` owns loops, index math and memory access, and
 borrows these for the arithmetic on loaded values.
+
+`unary` and `binary` also apply lane by lane to vectors (`vector<16xf32>`), which
+`vload`, `vstore`, `broadcast` and `vreduce` move and combine (`flat_vectors.py`).
 """
 
 from __future__ import annotations
@@ -61,6 +64,12 @@ from picograd.dialects.flat_cells import (
 )
 from picograd.dialects.flat_memory import GroupBufferSyntax, MaskedLoadSyntax, StoreSyntax
 from picograd.dialects.flat_ops import BareStatement, FlatFunction, GuardSyntax, fail
+from picograd.dialects.flat_vectors import (
+    BroadcastSyntax,
+    VLoadSyntax,
+    VReduceSyntax,
+    VStoreSyntax,
+)
 from picograd.dialects.pg import (
     BinaryKind,
     BinaryKindAttr,
@@ -77,7 +86,8 @@ from picograd.dialects.pg import (
 
 @irdl_attr_definition(init=False)  # keeps CellType.__init__
 class AccType(CellType):
-    """A mutable register holding one scalar: `!pg_uop.acc<f32>`."""
+    """A mutable register holding one scalar or one vector: `!pg_uop.acc<f32>`,
+    `!pg_uop.acc<vector<16xf32>>`."""
 
     name = "pg_uop.acc"
 
@@ -320,6 +330,51 @@ class StoreOp(StoreSyntax):
     name = "pg_uop.store"
 
 
+# ── vectors (see flat_vectors) ───────────────────────────────────────────────
+
+
+@irdl_op_definition
+class VLoadOp(VLoadSyntax):
+    """Read `buffer[index]`, `buffer[index + 1]`, ... into the lanes of one vector.
+
+    %v = pg_uop.vload %a[%i] : !pg.buffer<64xf32> -> vector<16xf32>
+    """
+
+    name = "pg_uop.vload"
+
+
+@irdl_op_definition
+class VStoreOp(VStoreSyntax):
+    """Write lane `l` of `value` to `buffer[index + l]`, for every lane.
+
+    pg_uop.vstore %v, %out[%i] : vector<16xf32>, !pg.buffer<64xf32>
+    """
+
+    name = "pg_uop.vstore"
+
+
+@irdl_op_definition
+class BroadcastOp(BroadcastSyntax):
+    """A vector with `input` in every lane.
+
+    %v = pg_uop.broadcast %x : f32 -> vector<16xf32>
+    """
+
+    name = "pg_uop.broadcast"
+
+
+@irdl_op_definition
+class VReduceOp(VReduceSyntax):
+    """Combine the lanes of a float vector in lane order, `((v0 + v1) + v2) + ...`.
+
+    %s = pg_uop.vreduce add %v : vector<16xf32> -> f32
+    """
+
+    name = "pg_uop.vreduce"
+
+
+VECTOR_OPS = (VLoadOp, VStoreOp, BroadcastOp, VReduceOp)
+
 # ── scalar ALU (shared with pg_loop bodies) ──────────────────────────────────
 
 
@@ -477,6 +532,7 @@ PG_UOP = Dialect(
         AccStoreOp,
         LoadOp,
         StoreOp,
+        *VECTOR_OPS,
         *ALU_OPS,
     ],
     [AccType],
@@ -492,6 +548,7 @@ __all__ = [
     "BarrierOp",
     "BinaryOp",
     "BitcastOp",
+    "BroadcastOp",
     "CastOp",
     "CmpOp",
     "ConstOp",
@@ -505,5 +562,8 @@ __all__ = [
     "SpecialOp",
     "StoreOp",
     "UnaryOp",
+    "VLoadOp",
+    "VReduceOp",
+    "VStoreOp",
     "WhereOp",
 ]

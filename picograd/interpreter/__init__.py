@@ -50,7 +50,7 @@ def run(module: ModuleOp, inputs: Sequence[np.ndarray], entry: str = "main") -> 
     from picograd.interpreter.loop import LoopFunctions
     from picograd.interpreter.sched import SchedFunctions
     from picograd.interpreter.tensor import TensorFunctions
-    from picograd.interpreter.uop import ScalarFunctions, UopFunctions
+    from picograd.interpreter.uop import ScalarFunctions, UopFunctions, VectorFunctions
 
     main = SymbolTable.lookup_symbol(module, entry)
     if not isinstance(main, func.FuncOp):
@@ -63,7 +63,7 @@ def run(module: ModuleOp, inputs: Sequence[np.ndarray], entry: str = "main") -> 
 
     interp = Interpreter(module)
     for functions in (FuncFunctions(), TensorFunctions(), SchedFunctions(), LoopFunctions(),
-                      ScalarFunctions(), UopFunctions()):
+                      ScalarFunctions(), UopFunctions(), VectorFunctions()):
         interp.register_implementations(functions)
     with np.errstate(all="ignore"):  # overflow, inf and NaN are the semantics (alu.py)
         results = interp.call_op(main, args)

@@ -26,7 +26,9 @@ so that reading an element before writing it shows. Such kernels may not read `g
 specials. Kernels without shared memory and barriers keep the plain sequential walk.
 
 Scalars are numpy scalars of exactly the IR element type (Python ints for `index`); the
-ALU impls (`ScalarFunctions`) are shared with `pg_loop` bodies and defer to `alu`.
+ALU impls (`ScalarFunctions`) are shared with `pg_loop` bodies and defer to `alu`. A
+vector is a one-dimensional numpy array of its lane type; `unary` and `binary` apply to it
+lane by lane, and `vload`/`vstore` check every lane's index.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import VectorType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -48,7 +51,8 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from picograd.dialects import pg_uop as pu
-from picograd.dialects.dtypes import to_numpy_dtype
+from picograd.dialects.dtypes import lane_type, to_numpy_dtype
+from picograd.dialects.flat_vectors import lanes_of
 from picograd.dialects.pg import BufferType, SpecialKind
 from picograd.dialects.syntax import scalar_value
 from picograd.interpreter import alu
@@ -99,12 +103,12 @@ class ScalarFunctions(InterpreterFunctions):
 
     @impl(pu.UnaryOp)
     def run_unary(self, interp: Interpreter, op: pu.UnaryOp, args: PythonValues) -> PythonValues:
-        return (alu.unary(op.kind.data, args[0], op.input.type),)
+        return (alu.unary(op.kind.data, args[0], lane_type(op.input.type)),)
 
     @impl(pu.BinaryOp)
     def run_binary(self, interp: Interpreter, op: pu.BinaryOp, args: PythonValues
                    ) -> PythonValues:
-        return (alu.binary(op.kind.data, args[0], args[1], op.lhs.type),)
+        return (alu.binary(op.kind.data, args[0], args[1], lane_type(op.lhs.type)),)
 
     @impl(pu.CmpOp)
     def run_cmp(self, interp: Interpreter, op: pu.CmpOp, args: PythonValues) -> PythonValues:
@@ -140,7 +144,10 @@ class UopFunctions(InterpreterFunctions):
     @impl(pu.AccOp)
     def run_acc(self, interp: Interpreter, op: pu.AccOp, args: PythonValues) -> PythonValues:
         # A fresh register each time control reaches the op, set to its init value.
-        return (Register(alu.scalar(scalar_value(op.init), op.element_type)),)
+        init = alu.scalar(scalar_value(op.init), lane_type(op.element_type))
+        if isinstance(op.element_type, VectorType):
+            init = np.full(lanes_of(op.element_type), init)
+        return (Register(init),)
 
     @impl(pu.AccLoadOp)
     def run_acc_load(self, interp: Interpreter, op: pu.AccLoadOp, args: PythonValues
@@ -152,6 +159,41 @@ class UopFunctions(InterpreterFunctions):
                       ) -> PythonValues:
         args[0].value = args[1]
         return ()
+
+
+@register_impls
+class VectorFunctions(InterpreterFunctions):
+    """The vector ops: a vector is a one-dimensional numpy array of its lane type."""
+
+    @impl(pu.VLoadOp)
+    def run_vload(self, interp: Interpreter, op: pu.VLoadOp, args: PythonValues
+                  ) -> PythonValues:
+        buffer, index = args
+        lanes = lanes_of(op.result.type)
+        _checked_index(op, buffer, index + lanes - 1)
+        return (buffer[_checked_index(op, buffer, index):index + lanes].copy(),)
+
+    @impl(pu.VStoreOp)
+    def run_vstore(self, interp: Interpreter, op: pu.VStoreOp, args: PythonValues
+                   ) -> PythonValues:
+        value, buffer, index = args
+        _checked_index(op, buffer, index + len(value) - 1)
+        buffer[_checked_index(op, buffer, index):index + len(value)] = value
+        return ()
+
+    @impl(pu.BroadcastOp)
+    def run_broadcast(self, interp: Interpreter, op: pu.BroadcastOp, args: PythonValues
+                      ) -> PythonValues:
+        return (np.full(lanes_of(op.result.type), args[0]),)
+
+    @impl(pu.VReduceOp)
+    def run_vreduce(self, interp: Interpreter, op: pu.VReduceOp, args: PythonValues
+                    ) -> PythonValues:
+        lanes, t = args[0], op.result.type
+        total = lanes[0]
+        for lane in lanes[1:]:  # in lane order: the rounding of the scalar sequence
+            total = alu.binary(op.kind.data, total, lane, t)
+        return (total,)
 
 
 # ── the kernel walk ──────────────────────────────────────────────────────────

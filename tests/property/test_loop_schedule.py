@@ -1,8 +1,9 @@
 """Schedules on random kernels: any sequence of `split` (any axis, factor, inner kind) and
 `interchange` (any axis) that applies, and `loop-optimize` for any vector unit, keep the
 interpreter's results bit for bit, before and after `convert-loop-to-uop` lowers the lanes
-and unrolled ranges; the output verifies, round-trips, and replaying its recorded
-`pg.schedule` with `loop-schedule` on the original kernel gives the same IR."""
+(as scalars, and as vectors where they have a vector form) and unrolled ranges; the output
+verifies, round-trips, and replaying its recorded `pg.schedule` with `loop-schedule` on the
+original kernel gives the same IR."""
 
 from __future__ import annotations
 
@@ -36,9 +37,9 @@ def kernel(module: ModuleOp) -> L.KernelOp:
     return next(op for op in module.ops if isinstance(op, L.KernelOp))
 
 
-def lower(module: ModuleOp) -> ModuleOp:
+def lower(module: ModuleOp, vectorize: bool = False) -> ModuleOp:
     lowered = module.clone()
-    ConvertLoopToUopPass().apply(make_context(), lowered)
+    ConvertLoopToUopPass(vectorize=vectorize).apply(make_context(), lowered)
     lowered.verify()
     run_pipeline(lowered, "uop-simplify,cse")
     return lowered
@@ -59,8 +60,12 @@ def check(program: Program, scheduled: ModuleOp) -> None:
     with warnings.catch_warnings():  # numpy warns on inf/nan inputs
         warnings.simplefilter("ignore", RuntimeWarning)
         assert_same(run(program.parse(), program.inputs), run(scheduled, program.inputs))
-        assert_same(run(lower(program.parse()), program.inputs),
-                    run(lower(scheduled), program.inputs))
+        lowered = run(lower(scheduled), program.inputs)
+        assert_same(run(lower(program.parse()), program.inputs), lowered)
+        # lanes as vectors: each lane the same ops in the same order as its scalar twin
+        vectors = lower(scheduled, vectorize=True)
+        round_trip(vectors)
+        assert_same(lowered, run(vectors, program.inputs))
 
 
 @st.composite

@@ -16,6 +16,7 @@ Guarantee: no `pg_uop` op remains; every function verifies and prints as C
     }                                            }
 
 * A range of any kind is a sequential C `for` loop (the CPU runs one work item at a time).
+* Vector ops become their `pg_c` twins (GCC/Clang vector extension types in C).
 * The kind enums map to C spellings: `exp` -> `expf` (f32/f16) or `exp` (f64), `recip` ->
   `1 / x`, `not` -> `!` (bool) or `~` (integers), `max`/`min` on bools -> `|`/`&`.
 * The flat pg_uop block lets a value defined inside a loop be used after it (CSE merges
@@ -43,6 +44,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_c, pg_uop
 from picograd.dialects.dtypes import is_bool, is_float
+from picograd.dialects.flat_vectors import lanes_of
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
 from picograd.lowering.kernels import replace_kernels
@@ -112,7 +114,8 @@ class _FuncLowering:
                              for use in result.uses), default=len(inside))
                 if depth == len(inside) or isinstance(op, pg_uop.EndOp):
                     continue
-                if not isinstance(op, (*pg_uop.ALU_OPS, pg_uop.LoadOp, pg_uop.AccLoadOp)):
+                if not isinstance(op, (*pg_uop.ALU_OPS, pg_uop.LoadOp, pg_uop.AccLoadOp,
+                                       pg_uop.VLoadOp, pg_uop.BroadcastOp, pg_uop.VReduceOp)):
                     raise self._fail(f"the {op.name} result is used outside its loop")
                 self.declare_before[inside[depth]].append(result)
 
@@ -170,6 +173,14 @@ class _FuncLowering:
                                   other)
             case pg_uop.StoreOp():
                 new = pg_c.StoreOp(args[0], args[1], args[2])
+            case pg_uop.VLoadOp():
+                new = pg_c.VLoadOp(args[0], args[1], op.result.type)
+            case pg_uop.VStoreOp():
+                new = pg_c.VStoreOp(args[0], args[1], args[2])
+            case pg_uop.BroadcastOp():
+                new = pg_c.BroadcastOp(args[0], lanes_of(op.result.type))
+            case pg_uop.VReduceOp():
+                new = pg_c.VReduceOp(op.kind.data, args[0])
             case _:
                 new = self._alu(op, args)
         return self._emit(new)

@@ -26,6 +26,10 @@ kernel, for `picograd/runtimes/cpu_c.py`); other functions ignore `start`/`end`.
 * Float `max`/`min` propagate NaN like numpy's maximum/minimum.
 * Float -> integer casts narrower than 32 bits go through `int32_t`, as on the LLVM target
   (`-1.0 -> ui8` gives 255).
+* A vector is a GCC/Clang vector extension type, `typedef float pg_f32x16
+  __attribute__((vector_size(64)))`, printed once per unit with its unaligned twin
+  `pg_f32x16_u` that loads and stores go through; `+ - * /` and `-` apply lane by lane, a
+  broadcast is an initialiser list, a `vreduce` the lanes combined in order.
 
 The output compiles with `cc -O2 -shared -fPIC -std=c11 ... -lm` (see
 `picograd/runtimes/cpu_c.py`).
@@ -46,6 +50,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     Signedness,
+    VectorType,
+    f32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -57,8 +63,9 @@ from picograd.dialects.abi import (
     WORK_ATTR,
     outer_symbol,
 )
-from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned
-from picograd.dialects.pg import BufferType
+from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned, lane_type
+from picograd.dialects.flat_vectors import lanes_of
+from picograd.dialects.pg import BinaryKind, BufferType
 from picograd.dialects.syntax import scalar_value
 from picograd.lowering.kernel_source import KernelSource
 
@@ -77,7 +84,10 @@ class CSourceError(ValueError):
 
 
 def c_type(t: Attribute) -> str:
-    """The C type of a value of IR type `t`."""
+    """The C type of a value of IR type `t` (`pg_f32x16` for `vector<16xf32>`, a typedef
+    that `vector_typedefs` prints)."""
+    if isinstance(t, VectorType):
+        return f"pg_{t.element_type}x{t.get_shape()[0]}"
     if isinstance(t, IndexType):
         return "int64_t"
     if isinstance(t, Float16Type):
@@ -93,6 +103,17 @@ def c_type(t: Attribute) -> str:
         unsigned = t.signedness.data == Signedness.UNSIGNED
         return f"{'u' if unsigned else ''}int{width}_t"
     raise CSourceError(f"no C type for {t}")
+
+
+def vector_typedefs(t: VectorType) -> list[str]:
+    """The GCC/Clang vector extension types of `t`: `pg_f32x16` (aligned as a whole, for
+    values) and `pg_f32x16_u` (aligned as one element, for loads and stores anywhere in a
+    buffer; `may_alias`, as it reads memory written as elements)."""
+    lane, name = c_type(t.element_type), c_type(t)
+    size = t.get_shape()[0] * (4 if t.element_type == f32 else 8)
+    return [f"typedef {lane} {name} __attribute__((vector_size({size})));",
+            f"typedef {lane} {name}_u __attribute__((vector_size({size}), aligned("
+            f"{size // t.get_shape()[0]}), may_alias));"]
 
 
 def _storage_type(t: Attribute) -> str:
@@ -207,6 +228,22 @@ def _load_expr(op: pg_c.LoadOp, names: Names) -> str:
     return f"{names(op.mask)} ? {element} : {other}"
 
 
+def _vector_expr(op: Operation, args: list[str]) -> str:
+    """The right-hand side of a vector load, broadcast or horizontal reduction."""
+    match op:
+        case pg_c.VLoadOp():
+            return f"*(const {c_type(op.result.type)}_u*)({args[0]} + {args[1]})"
+        case pg_c.BroadcastOp():
+            lanes = lanes_of(op.result.type)
+            return f"({c_type(op.result.type)}){{{', '.join([args[0]] * lanes)}}}"
+    assert isinstance(op, pg_c.VReduceOp)
+    operator = "+" if op.kind.data == BinaryKind.ADD else "*"
+    total = f"{args[0]}[0]"
+    for lane in range(1, lanes_of(op.input.type)):  # in lane order
+        total = f"({total} {operator} {args[0]}[{lane}])"
+    return total
+
+
 def _value_expr(op: Operation, names: Names) -> str:
     """The right-hand side of the `T vN = ...;` line a value op prints."""
     args = [names(v) for v in op.operands]
@@ -232,6 +269,8 @@ def _value_expr(op: Operation, names: Names) -> str:
             return args[0]
         case pg_c.LoadOp():
             return _load_expr(op, names)
+        case pg_c.VLoadOp() | pg_c.BroadcastOp() | pg_c.VReduceOp():
+            return _vector_expr(op, args)
     raise CSourceError(f"{op.name} is not a pg_c value op")
 
 
@@ -281,11 +320,18 @@ class _FuncPrinter(KernelSource):
                 value = f"(uint8_t){value}"
             self.emit(f"{self.name(op.buffer)}[{self.name(op.index)}] = {value};")
             return
+        if isinstance(op, pg_c.VStoreOp):
+            address = f"{self.name(op.buffer)} + {self.name(op.index)}"
+            self.emit(f"*({c_type(op.value.type)}_u*)({address}) = {self.name(op.value)};")
+            return
         if isinstance(op, pg_c.AssignOp):
             self.emit(f"{self.name(op.var)} = {self.name(op.value)};")
             return
         if isinstance(op, pg_c.DeclOp):
-            init = c_literal(scalar_value(op.init), op.element_type)
+            t = op.element_type
+            init = c_literal(scalar_value(op.init), lane_type(t))
+            if isinstance(t, VectorType):
+                init = f"{{{', '.join([init] * lanes_of(t))}}}"
             self.emit(f"{c_type(op.element_type)} {self.declare(op.result, 'acc')} = {init};")
             return
         expr = _value_expr(op, self.name)
@@ -308,7 +354,19 @@ def module_to_c(module: ModuleOp) -> str:
                     for op, text in zip(funcs, texts, strict=True)
                     if OUTER_ATTR in op.attributes
                     and sum(isinstance(o, pg_c.ForOp) for o in op.body.block.ops) == 1]
-    return "\n".join([PRELUDE, *exports, *declarations, *texts])
+    vectors = sorted({t for op in funcs for t in _vector_types(op)}, key=c_type)
+    typedefs = [line for t in vectors for line in vector_typedefs(t)]
+    return "\n".join([PRELUDE, *typedefs, *exports, *declarations, *texts])
+
+
+def _vector_types(func: pg_c.FuncOp) -> set[VectorType]:
+    return {t for op in func.body.block.ops for v in (*op.operands, *op.results)
+            if isinstance(t := _held(v.type), VectorType)}
+
+
+def _held(t: Attribute) -> Attribute:
+    """The type a local holds, or `t` itself."""
+    return t.element_type if isinstance(t, pg_c.VarType) else t
 
 
 def _outer_export(func: pg_c.FuncOp) -> str:

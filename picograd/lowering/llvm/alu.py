@@ -1,5 +1,8 @@
 """Scalar `pg_uop` ALU ops (const, unary, binary, cmp, where, cast) as xDSL `llvm` ops.
 
+`unary` and `binary` on vectors (float `add`/`sub`/`mul`/`div`/`neg`, what
+`convert-loop-to-uop` vectorises) take the same LLVM ops on LLVM vector types.
+
 Used by `convert-uop-to-llvm`. The semantics are the CPU ones of docs/design.md:
 
 * integers are signless in LLVM; `ui8` picks the unsigned flavour of an op (udiv, urem,
@@ -26,10 +29,12 @@ from typing import TypeVar
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
+    VectorType,
     f32,
     i32,
     i64,
@@ -89,8 +94,20 @@ def const(emit: Emitter, value: float | int, t: Attribute) -> SSAValue:
 
 
 def lower_constant(emit: Emitter, attr: Attribute, t: Attribute) -> SSAValue:
+    """The constant `attr` as a `t` (in every lane when `t` is a vector)."""
     assert isinstance(attr, FloatAttr | IntegerAttr)
+    if isinstance(t, VectorType):
+        return splat(emit, const(emit, attr.value.data, t.element_type), t.get_shape()[0])
     return const(emit, attr.value.data, t)
+
+
+def splat(emit: Emitter, x: SSAValue, lanes: int) -> SSAValue:
+    """A vector of `lanes` copies of `x`: inserted into lane 0, shuffled to every lane."""
+    vector_type = VectorType(x.type, [lanes])
+    first = emit.value(llvm.InsertElementOp(emit.value(llvm.UndefOp(vector_type)), x,
+                                            const(emit, 0, i32)))
+    mask = DenseArrayBase.from_list(i32, [0] * lanes)
+    return emit.value(llvm.ShuffleVectorOp(first, first, mask, vector_type))
 
 
 def _intrinsic(emit: Emitter, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
@@ -308,4 +325,4 @@ def lower_alu(emit: Emitter, op: Operation, operands: list[SSAValue]) -> SSAValu
     raise AssertionError(f"not a scalar ALU op: {op.name}")
 
 
-__all__ = ["Emitter", "const", "icmp", "llvm_type", "lower_alu", "lower_constant"]
+__all__ = ["Emitter", "const", "icmp", "llvm_type", "lower_alu", "lower_constant", "splat"]

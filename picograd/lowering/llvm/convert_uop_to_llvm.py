@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     UnitAttr,
+    VectorType,
     i8,
     i32,
     i64,
@@ -71,8 +72,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_uop
 from picograd.dialects.abi import END_NAME, START_NAME
-from picograd.dialects.dtypes import is_bool
-from picograd.dialects.pg import BufferType
+from picograd.dialects.dtypes import is_bool, lane_type
+from picograd.dialects.flat_vectors import lanes_of
+from picograd.dialects.pg import BinaryKind, BufferType
 from picograd.lowering.kernels import replace_kernels
 from picograd.lowering.llvm.alu import (
     Emitter,
@@ -81,6 +83,7 @@ from picograd.lowering.llvm.alu import (
     llvm_type,
     lower_alu,
     lower_constant,
+    splat,
 )
 from picograd.lowering.outer_range import outer_split
 
@@ -204,7 +207,8 @@ class _KernelLowering:
         # allocas go to the entry block (where mem2reg promotes them), after the size constant
         assert self.alloca_size is not None and self.alloca_anchor is not None
         t = llvm_type(op.element_type)
-        alloca = llvm.AllocaOp(self.alloca_size.results[0], t, alignment=_byte_size(t))
+        alloca = llvm.AllocaOp(self.alloca_size.results[0], t,
+                               alignment=_byte_size(llvm_type(lane_type(t))))
         self.entry.insert_op_after(alloca, self.alloca_anchor)
         self.alloca_anchor = alloca
         self.values[op.result] = alloca.res
@@ -240,6 +244,32 @@ class _KernelLowering:
             value = self.emit.value(llvm.SelectOp(mask, value, other))
         self.values[op.result] = value
 
+    def _vload(self, op: pg_uop.VLoadOp) -> None:
+        t = op.result.type
+        assert isinstance(t, VectorType)
+        address = self._address(op.buffer, self.values[op.index])
+        self.values[op.result] = self.emit.value(llvm.LoadOp(
+            address, t, alignment=_byte_size(t.element_type)))  # aligned as one element
+
+    def _vstore(self, op: pg_uop.VStoreOp) -> None:
+        t = op.value.type
+        assert isinstance(t, VectorType)
+        address = self._address(op.buffer, self.values[op.index])
+        self.emit(llvm.StoreOp(self.values[op.value], address,
+                               alignment=_byte_size(t.element_type)))
+
+    def _broadcast(self, op: pg_uop.BroadcastOp) -> None:
+        self.values[op.result] = splat(self.emit, self.values[op.input],
+                                       lanes_of(op.result.type))
+
+    def _vreduce(self, op: pg_uop.VReduceOp) -> None:
+        # without `reassoc` the intrinsics combine in lane order from the start value, and
+        # -0.0 + x and 1.0 * x are x
+        start = -0.0 if op.kind.data == BinaryKind.ADD else 1.0
+        cls = llvm.VectorReduceFAddOp if op.kind.data == BinaryKind.ADD else llvm.VectorReduceFMulOp
+        first = const(self.emit, start, op.result.type)
+        self.values[op.result] = self.emit.value(cls(first, self.values[op.input]))
+
     def _store(self, op: pg_uop.StoreOp) -> None:
         value = self.values[op.value]
         if is_bool(op.value.type):
@@ -255,6 +285,10 @@ _HANDLERS = {
     pg_uop.AccStoreOp: _KernelLowering._acc_store,
     pg_uop.LoadOp: _KernelLowering._load,
     pg_uop.StoreOp: _KernelLowering._store,
+    pg_uop.VLoadOp: _KernelLowering._vload,
+    pg_uop.VStoreOp: _KernelLowering._vstore,
+    pg_uop.BroadcastOp: _KernelLowering._broadcast,
+    pg_uop.VReduceOp: _KernelLowering._vreduce,
 }
 
 

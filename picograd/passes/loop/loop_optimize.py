@@ -8,24 +8,24 @@ The heuristic, per reduce kernel that `loop-upcast` would tile (a reduce in its 
 global range, stored contiguously along that range):
 
 * matmul-like (a second global range around it): a register tile of `rows` x `cols`
-  accumulators, lanes innermost. Rows are 4, or 2, or none: never a remainder (see
-  `tile_rows`). A kernel of at least 2^26 multiply-adds with at least 8 column tiles gets
-  `cols` from the vector unit: half the vector registers hold accumulators, the rest the
-  loaded row of B and broadcasts of A, so on AVX-512 (32 x 64-byte registers) f32 gets
-  4 x 64 (16 zmm accumulators), on AVX2 (16 x 32 bytes) 4 x 16; when those tiles cover the
-  columns exactly, the column tiles become the outer loop (BLIS's order: a K x cols panel of
-  B stays in cache while the row tiles pass). Other kernels get 8 columns: every lane is its
-  own scalar ops until pg_uop has vector types, so a 4 x 64 tile costs ~1 s of compile
-  (against ~0.1 s for 4 x 8), which only long-running kernels win back. Measured on a 2-core
-  Zen 4, 1024^2 fp32: 4 x 8 tiles 41 GFLOP/s, 4 x 64 with column tiles outermost 166.
+  accumulators, lanes innermost (`convert-loop-to-uop{vectorize=true}` makes the columns
+  vectors). Rows are 4, or 2, or none: never a remainder (see `tile_rows`). `cols` comes
+  from the vector unit: half the vector registers hold accumulators, the rest the loaded
+  row of B and broadcasts of A, so on AVX-512 (32 x 64-byte registers) f32 gets 4 x 64 (16
+  zmm accumulators), on AVX2 (16 x 32 bytes) 4 x 16 — narrowed to 2 or 1 vectors where
+  that leaves 8 column tiles and 4 would not (256 columns: 4 x 32). When the tiles cover
+  the columns exactly and there are 8 or more, the column tiles become the outer loop
+  (BLIS's order: a K x cols panel of B stays in cache while the row tiles pass). Columns
+  fewer than one vector get 8 lanes. Measured on a 2-core Zen 4, 1024^2 fp32: 4 x 8 tiles
+  41 GFLOP/s, 4 x 64 with column tiles outermost 166.
 * row reductions (no range around it): 8 rows at once, each its own accumulator (when 8
   divides the rows of a kernel's outermost range: no remainder beside it).
 
 Elementwise kernels are left to LLVM's and GCC's loop vectorisers. Options: `vector-bytes`
 and `registers` (the target's vector register width and count; `realize()` passes the
 host's, `picograd.dialects.capabilities.host_vector_registers`), `min-reduce` (the shortest
-reduce worth tiling) and `big-work` (the multiply-adds from which a kernel gets the big
-tile).
+reduce worth tiling) and `big-work` (the multiply-adds below which a kernel gets 8 columns
+instead; 0 by default).
 """
 
 from __future__ import annotations
@@ -43,13 +43,12 @@ from picograd.passes.loop.loop_upcast import is_candidate, splittable_outer, til
 from picograd.passes.loop.schedule import Action, apply_schedule, axes
 
 ROW_LANES = 8  # rows a row reduction computes at once
-# Below this many multiply-adds a kernel gets SMALL_COLS columns. Each lane of a tile is its
-# own scalar ops until pg_uop has vector types, and every pass, the LLVM printer and LLVM pay
-# per op: a 4 x 64 tile costs ~1 s of compile against ~0.1 s for 4 x 8, worth it only for
-# kernels that run long (2^26 multiply-adds: ~0.5 ms at 130 GFLOP/s).
-BIG_TILE_WORK = 1 << 26
+# Below this many multiply-adds a kernel gets SMALL_COLS columns (by default none does: with
+# the lanes as vectors, a 4 x 64 tile compiles about as fast as a 4 x 8 one).
+BIG_TILE_WORK = 0
 SMALL_COLS = 8
-# Column tiles a matmul needs before they become its outer loop (and what its threads share).
+# Column tiles a matmul needs before they become its outer loop (and what its threads share);
+# the tile narrows (4, 2, 1 vectors) to leave that many where it can.
 MIN_COLUMN_TILES = 8
 
 
@@ -74,11 +73,13 @@ def tile_rows(m: int) -> int:
 
 def big_tile_cols(unit: VectorUnit, element_bytes: int, rows: int, n: int) -> int:
     """The widest column count (4, 2 or 1 vectors) whose `rows` x `cols` accumulators fit in
-    half the vector registers and `n` columns; 0 when not even one vector fits."""
+    half the vector registers and that leaves `MIN_COLUMN_TILES` column tiles (else the
+    widest that fits `n` columns); 0 when not even one vector fits."""
     lanes = unit.lanes(element_bytes)
     budget = max(1, unit.registers // 2)
-    return next((c for c in (4 * lanes, 2 * lanes, lanes)
-                 if c <= n and max(rows, 1) * (c // lanes) <= budget), 0)
+    fitting = [c for c in (4 * lanes, 2 * lanes, lanes)
+               if c <= n and max(rows, 1) * (c // lanes) <= budget]
+    return next((c for c in fitting if n // c >= MIN_COLUMN_TILES), fitting[0] if fitting else 0)
 
 
 def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
@@ -95,10 +96,10 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
     rows = tile_rows(outer.end.data - outer.start.data)
     work = _work(inner) * (reduce.end.data - reduce.start.data)
     cols = big_tile_cols(unit, to_numpy_dtype(reduce.result.type).itemsize, rows, n)
-    if work < big_work or not cols or n // cols < MIN_COLUMN_TILES:
+    if work < big_work or not cols:
         return tile_actions(kernel, inner, rows, SMALL_COLS)
     actions = tile_actions(kernel, inner, rows, cols)
-    if n % cols == 0:
+    if n % cols == 0 and n // cols >= MIN_COLUMN_TILES:
         # column tiles outermost: a tile's K x cols panel of B stays in cache while every
         # row tile streams by (BLIS's loop order); the row tiles' axis is the outer one's
         actions.append(Action("interchange", axes(kernel).index(outer)))

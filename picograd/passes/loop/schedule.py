@@ -2,14 +2,18 @@
 
     split(kernel, axis, factor, kind)      range `axis` -> outer x inner (`factor`, `kind`)
     interchange(kernel, axis)              range `axis` moves inside the ranges it holds
+    split_reduce(kernel, n, factor)        reduce `n` -> `factor` partial reductions
     Action.parse("split(1, 64, upcast)")   one step, written as a kernel schedule writes it
     apply_schedule(kernel, actions)        the steps in order; the schedule is recorded
 
 Ranges are named by their *axis*: the position of the `pg_loop.range` in a pre-order walk of
 the kernel (outermost first, then in program order). Numbering is read afresh before each
 action, so a schedule is a list of actions on the IR as the previous ones left it, as in
-tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes: splitting one would change the
-order a float reduction adds in.
+tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes; they are numbered apart (the
+position of the reduce in the same walk) for `split_reduce`, the one action that changes
+the order a reduction combines in (a float sum then rounds differently, as any vectorised
+or parallel sum does). `split` and `interchange` are exact: the same stores of the same
+values.
 
 Legality: the iterations of a `global`, `local` or `upcast` range are independent (each is
 a work item or a vector lane), so such a range may be split into independent parts or moved
@@ -181,12 +185,76 @@ def _remap(ops: Iterable[Operation], mapping: dict[SSAValue, SSAValue]) -> None:
                 op.operands = [mapping.get(v, v) for v in op.operands]
 
 
+# ── split_reduce ───────────────────────────────────────────────────────────
+
+
+def reduces(kernel: L.KernelOp) -> list[L.ReduceOp]:
+    """The kernel's `pg_loop.reduce` ops, in pre-order (reduce 0 is the first one)."""
+    return [op for op in kernel.walk() if isinstance(op, L.ReduceOp)]
+
+
+def split_reduce_problem(red: L.ReduceOp, factor: int) -> str | None:
+    """Why reduce `red` cannot become `factor` partial reductions, or None when it can."""
+    size = red.end.data - red.start.data
+    if factor < 2:
+        return f"factor {factor} is below 2"
+    if size % factor:
+        return f"factor {factor} does not divide the reduce's {size} iterations"
+    if red.range_kind.data != RangeKind.REDUCE:
+        return f"it is a reduce over {red.range_kind.data.value} lanes already"
+    return None
+
+
+def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
+    """Reduce `n` over `[s, e)` becomes a reduce over `factor` upcast lanes `l` of partial
+    reductions over `(e - s) // factor` blocks `b`, the index being `s + b * factor + l`:
+    lane `l` combines iterations `l, l + factor, ...` and the lanes' results are combined
+    in lane order. Lanes side by side read consecutive elements (one vector load)."""
+    action = f"split_reduce({n}, {factor})"
+    found = reduces(kernel)
+    if not 0 <= n < len(found):
+        have = f"reduces 0 to {len(found) - 1}" if found else "no reduce"
+        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: no reduce {n} (the kernel "
+                            f"has {have})")
+    red = found[n]
+    if (problem := split_reduce_problem(red, factor)) is not None:
+        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: {problem}")
+    kind, t, start = red.kind.data, red.result.type, red.start.data
+    lanes = L.ReduceOp(kind, 0, factor, t, range_kind=RangeKind.UPCAST)
+    blocks = L.ReduceOp(kind, 0, (red.end.data - start) // factor, t)
+    name = red.index.name_hint or "r"
+    lanes.index.name_hint, blocks.index.name_hint = f"{name}_lane", f"{name}_o"
+    for op in list(red.body.block.ops):
+        op.detach()
+        blocks.body.block.add_op(op)
+    size = L.ConstOp(factor)
+    scaled = L.IndexOp(BinaryKind.MUL, blocks.index, size.result)
+    whole = L.IndexOp(BinaryKind.ADD, scaled.result, lanes.index)
+    prefix: list[Operation] = [size, scaled, whole]
+    if start:
+        first = L.ConstOp(start)
+        whole = L.IndexOp(BinaryKind.ADD, whole.result, first.result)
+        prefix += [first, whole]
+    whole.result.name_hint = red.index.name_hint
+    red.index.replace_all_uses_with(whole.result)
+    _prepend(blocks.body.block, prefix)
+    lanes.body.block.add_ops([blocks, L.YieldOp(blocks.result)])
+    parent = red.parent_block()
+    assert parent is not None
+    parent.insert_op_before(lanes, red)
+    red.result.replace_all_uses_with(lanes.result)
+    lanes.result.name_hint = red.result.name_hint
+    red.detach()
+    red.erase()
+
+
 # ── actions and schedules ──────────────────────────────────────────────────
 
 
 @dataclass(frozen=True)
 class Action:
-    """One step of a schedule: `split(axis, factor, kind)` or `interchange(axis)`."""
+    """One step of a schedule: `split(axis, factor, kind)`, `interchange(axis)` or
+    `split_reduce(n, factor)` (its `axis` is the reduce's number)."""
 
     op: str
     axis: int
@@ -196,29 +264,37 @@ class Action:
     def __str__(self) -> str:
         if self.op == "split":
             return f"split({self.axis}, {self.factor}, {self.kind.value})"
+        if self.op == "split_reduce":
+            return f"split_reduce({self.axis}, {self.factor})"
         return f"interchange({self.axis})"
 
     def apply(self, kernel: L.KernelOp) -> None:
         if self.op == "split":
             split(kernel, self.axis, self.factor, self.kind)
+        elif self.op == "split_reduce":
+            split_reduce(kernel, self.axis, self.factor)
         else:
             interchange(kernel, self.axis)
 
     @staticmethod
     def parse(text: str) -> Action:
-        """`split(1, 64, upcast)` or `interchange(0)`; ScheduleError if malformed."""
-        m = re.fullmatch(r"\s*(split|interchange)\s*\(([^)]*)\)\s*", text)
+        """`split(1, 64, upcast)`, `interchange(0)` or `split_reduce(0, 16)`; ScheduleError
+        if malformed."""
+        m = re.fullmatch(r"\s*(split_reduce|split|interchange)\s*\(([^)]*)\)\s*", text)
         args = [a.strip() for a in m.group(2).split(",")] if m else []
         try:
             if m and m.group(1) == "split" and len(args) == 3:
                 return Action("split", int(args[0]), int(args[1]), RangeKind(args[2]))
             if m and m.group(1) == "interchange" and len(args) == 1:
                 return Action("interchange", int(args[0]))
+            if m and m.group(1) == "split_reduce" and len(args) == 2:
+                return Action("split_reduce", int(args[0]), int(args[1]))
         except ValueError:
             pass
         kinds = ", ".join(str(k.value) for k in RangeKind if k != RangeKind.REDUCE)
         raise ScheduleError(f"malformed action {text.strip()!r}: write split(axis, factor, "
-                            f"kind) with kind one of {kinds}, or interchange(axis)")
+                            f"kind) with kind one of {kinds}, interchange(axis) or "
+                            f"split_reduce(reduce, factor)")
 
 
 def parse_schedule(text: str) -> list[Action]:

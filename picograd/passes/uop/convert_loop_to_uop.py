@@ -28,7 +28,15 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
 * An `upcast` range nest (see `loop-optimize`) is emitted once per lane with the lane index
   as a constant. When the innermost body is straight-line code with reduces, each reduce
   becomes one loop with one accumulator per lane (lanes are independent, so the lane loop
-  moves inside the reduce); otherwise the body is repeated per lane.
+  moves inside the reduce); otherwise the body is repeated per lane. Option `vectorize`
+  (the CPU pipelines) emits the innermost range's lanes as one vector where its body has a
+  vector form (`picograd/passes/uop/lane_vectors.py`): `vload`/`vstore`, broadcasts, vector
+  ALU ops and accumulators, computing in every lane what the scalar copy would.
+* A reduce over `upcast` lanes of one inner reduce (`split_reduce`) is one loop with an
+  accumulator per lane (a vector one with `vectorize`), whose partial results are then
+  combined in lane order from the identity (`vreduce` for vectors).
+* Equal pure ops emitted at one loop level are emitted once (lane copies share their
+  uniform index arithmetic).
 * With `hoist` (the default), a pure op that depends on no index of an enclosing loop is
   placed before that loop (loop-invariant code motion). Loads, accumulators and ops inside
   a statically empty range stay where they are.
@@ -37,18 +45,27 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.dialects.builtin import IndexType, ModuleOp, VectorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_loop, pg_uop
 from picograd.dialects.dtypes import is_bool, is_float, to_numpy_dtype
+from picograd.dialects.flat_vectors import vector_of
 from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
 from picograd.passes.loop.schedule import PURE
+from picograd.passes.uop.lane_vectors import (
+    VECTOR,
+    VECTOR_REDUCE,
+    Affine,
+    LaneForm,
+    lane_plan,
+)
 
 _COMBINE = {ReduceKind.SUM: BinaryKind.ADD, ReduceKind.PROD: BinaryKind.MUL,
             ReduceKind.MAX: BinaryKind.MAX, ReduceKind.MIN: BinaryKind.MIN}
@@ -79,14 +96,21 @@ class _Linearizer:
     level.
     """
 
-    def __init__(self, kernel: pg_loop.KernelOp, hoist: bool):
+    def __init__(self, kernel: pg_loop.KernelOp, hoist: bool, vectorize: bool = False):
         self.name = kernel.sym_name.data
         self.hoist = hoist
+        self.vectorize = vectorize
+        # while the lanes of an upcast range are emitted as vectors: their count and forms
+        self.vector_lanes = 0
+        self.plan: dict[SSAValue, LaneForm] = {}
         self.kernel = pg_uop.KernelOp(self.name, [a.type for a in kernel.args])
         self.block: Block = self.kernel.body.block
-        self.values: dict[SSAValue, SSAValue] = {}  # pg_loop value -> pg_uop value
+        # pg_loop value -> pg_uop value (or, for a lane index of vectors, its affine form)
+        self.values: dict[SSAValue, Any] = {}
         self.level: dict[SSAValue, int] = {}  # pg_uop value -> level it is available at
         self.ranges: list[pg_uop.RangeOp] = []  # the open ranges, outermost first
+        # per open level: the pure ops placed there, by (name, operands, properties, types)
+        self.known: list[dict[tuple, Operation]] = [{}]
         for old, new in zip(kernel.args, self.block.args, strict=True):
             self.values[old], self.level[new] = new, 0
             new.name_hint = old.name_hint
@@ -96,12 +120,24 @@ class _Linearizer:
 
     # ── placing ops ─────────────────────────────────────────────────────────
 
-    def _place(self, op: Operation, old: Operation | None = None, pure: bool = False) -> None:
+    def _place(self, op: Operation, old: Operation | None = None, pure: bool = False
+               ) -> Operation:
         """Insert `op` at its level (the current one unless it is pure and hoisting is on);
-        map the results of `old` (the pg_loop op it replaces) to its results."""
+        map the results of `old` (the pg_loop op it replaces) to its results. A pure op
+        equal to one already at its level (same name, properties and operands) is not
+        inserted: the earlier one is used, and returned."""
         level = len(self.ranges)
         if pure and self.hoist:
             level = max([self._floor(), *(self.level[v] for v in op.operands)])
+            key = (op.name, tuple(op.operands), tuple(op.properties.items()),
+                   tuple(r.type for r in op.results))
+            if (earlier := self.known[level].get(key)) is not None:
+                op.drop_all_references()
+                if old is not None:
+                    for before, after in zip(old.results, earlier.results, strict=True):
+                        self.values[before] = after
+                return earlier
+            self.known[level][key] = op
         if level < len(self.ranges):
             self.block.insert_op_before(op, self.ranges[level])
         else:
@@ -112,6 +148,7 @@ class _Linearizer:
             for before, after in zip(old.results, op.results, strict=True):
                 self.values[before] = after
                 after.name_hint = before.name_hint
+        return op
 
     def _open(self, start: int, end: int, kind: RangeKind, index: SSAValue) -> pg_uop.RangeOp:
         op = pg_uop.RangeOp(start, end, kind)
@@ -119,11 +156,13 @@ class _Linearizer:
         op.result.name_hint = index.name_hint
         self.values[index] = op.result
         self.ranges.append(op)
+        self.known.append({})
         self.level[op.result] = len(self.ranges)
         return op
 
     def _close(self, range_op: pg_uop.RangeOp) -> None:
         self.ranges.pop()
+        self.known.pop()  # what the range computed is not known after it (it may not run)
         self._place(pg_uop.EndOp(range_op.result))
 
     def _floor(self) -> int:
@@ -143,6 +182,8 @@ class _Linearizer:
             self._op(op)
 
     def _op(self, op: Operation) -> None:
+        if self.vector_lanes and self._lane_op(op):
+            return
         v = self.values
         match op:
             case pg_loop.RangeOp():
@@ -197,10 +238,7 @@ class _Linearizer:
         self.values = base
 
     def _lane_const(self, value: int) -> SSAValue:
-        # one per use (cse merges them): a cached one could sit in a range closed since
-        const = pg_uop.ConstOp(value, IndexType())
-        self._place(const, pure=True)
-        return const.result
+        return self._place(pg_uop.ConstOp(value, IndexType()), pure=True).results[0]
 
     def _lanes(self, op: pg_loop.RangeOp) -> None:
         """Emit a nest of `upcast` ranges once per lane, the lane indices as constants.
@@ -209,7 +247,9 @@ class _Linearizer:
         ops only (index arithmetic of that level's lane, emitted once per lane of the levels
         so far). Lanes are independent, so when the innermost body is straight-line code and
         reduces, the lane loop is interchanged into each reduce: one loop, one accumulator
-        per lane. Otherwise the whole body is simply repeated per lane.
+        per lane. Otherwise the whole body is simply repeated per lane. With `vectorize`,
+        the innermost range's lanes are one vector when its body has a vector form
+        (`lane_plan`): emitted once, an accumulator per lane of the outer levels.
         """
         nest, preludes = [op], []
         while True:
@@ -223,18 +263,14 @@ class _Linearizer:
         preludes.append([])
         body = nest[-1].body.block
         base = self.values
-        envs: list[dict[SSAValue, SSAValue]] = [dict(base)]
-        for r, prelude in zip(nest, preludes, strict=True):
-            deeper = []
+        plan = lane_plan(nest[-1]) if self.vectorize and not self.vector_lanes else None
+        expanded = nest[:-1] if plan is not None else nest
+        envs = self._lane_envs(expanded, preludes, base)
+        if plan is not None:  # the innermost lanes as vectors: its index an affine form
+            inner = nest[-1]
             for env in envs:
-                for value in range(r.start.data, r.end.data):
-                    lane_env = dict(env)
-                    lane_env[r.index] = self._lane_const(value)
-                    self.values = lane_env
-                    for x in prelude:
-                        self._op(x)
-                    deeper.append(lane_env)
-            envs = deeper
+                env[inner.index] = Affine(self._lane_const(inner.start.data), 1)
+            self.vector_lanes, self.plan = inner.end.data - inner.start.data, plan
         interleave = (any(isinstance(x, pg_loop.ReduceOp) for x in body.ops)
                       and not any(isinstance(x, pg_loop.RangeOp) for x in body.ops))
         if not interleave:
@@ -250,16 +286,100 @@ class _Linearizer:
                     self.values = env
                     self._op(x)
         self.values = base
+        self.vector_lanes, self.plan = 0, {}
 
-    def _reduce_lanes(self, op: pg_loop.ReduceOp, envs: list[dict[SSAValue, SSAValue]]
+    # ── vector lanes ────────────────────────────────────────────────────────
+
+    def _lane_op(self, op: Operation) -> bool:
+        """Emit `op` if it takes a lane index or a vector (`lane_plan` said how); False for
+        an op of uniform values, emitted as usual."""
+        v = self.values
+        match op:
+            case pg_loop.IndexOp() if any(isinstance(v[x], Affine) for x in op.operands):
+                self._affine_index(op)
+            case pg_loop.LoadOp() if isinstance(v[op.index], Affine):
+                self._lane_load(op)
+            case pg_loop.StoreOp() if isinstance(v[op.index], Affine):
+                self._lane_store(op)
+            case pg_uop.BinaryOp() | pg_uop.UnaryOp() if any(
+                    isinstance(v[x].type, VectorType) for x in op.operands):
+                lanes = [self._vector(v[x]) for x in op.operands]
+                new = (pg_uop.BinaryOp(op.kind.data, *lanes) if isinstance(op, pg_uop.BinaryOp)
+                       else pg_uop.UnaryOp(op.kind.data, *lanes))
+                self._place(new, op, pure=True)
+            case _:
+                return False
+        return True
+
+    def _vector(self, value: SSAValue) -> SSAValue:
+        """`value` as a vector of the current lanes (a uniform scalar broadcast)."""
+        if isinstance(value.type, VectorType):
+            return value
+        return self._place(pg_uop.BroadcastOp(value, self.vector_lanes), pure=True).results[0]
+
+    def _affine_index(self, op: pg_loop.IndexOp) -> None:
+        """Index arithmetic on a lane index: the base computed, the stride tracked (see
+        `lane_vectors`: only add, sub and products with a constant reach here)."""
+        def affine(x: SSAValue) -> Affine:
+            value = self.values[x]
+            return value if isinstance(value, Affine) else Affine(value, 0)
+
+        a, b = affine(op.lhs), affine(op.rhs)
+        kind = op.kind.data
+        base = self._place(pg_uop.BinaryOp(kind, a.base, b.base), pure=True)
+        if kind == BinaryKind.MUL:  # one side is a uniform constant
+            factor = (op.lhs if isinstance(self.values[op.rhs], Affine) else op.rhs).owner
+            assert isinstance(factor, pg_loop.ConstOp)
+            stride = (a.stride + b.stride) * factor.value.data
+        else:
+            stride = a.stride + b.stride if kind == BinaryKind.ADD else a.stride - b.stride
+        self.values[op.result] = Affine(base.results[0], stride)
+
+    def _lane_load(self, op: pg_loop.LoadOp) -> None:
+        index = self.values[op.index]
+        buffer = self.values[op.buffer]
+        if index.stride == 0:  # the same element for every lane
+            self._place(pg_uop.LoadOp(buffer, index.base), op)
+            return
+        self._place(pg_uop.VLoadOp(buffer, index.base,
+                                   vector_of(op.result.type, self.vector_lanes)), op)
+
+    def _lane_store(self, op: pg_loop.StoreOp) -> None:
+        index = self.values[op.index]
+        buffer, value = self.values[op.buffer], self.values[op.value]
+        if index.stride == 0:  # a uniform value to one place
+            self._place(pg_uop.StoreOp(value, buffer, index.base))
+            return
+        self._place(pg_uop.VStoreOp(self._vector(value), buffer, index.base))
+
+    def _lane_envs(self, nest: list[pg_loop.RangeOp], preludes: list[list[Operation]],
+                   base: dict[SSAValue, Any]) -> list[dict[SSAValue, Any]]:
+        """One environment per lane of `nest` (outermost first), each lane index a constant,
+        each level's prelude emitted in it."""
+        envs: list[dict[SSAValue, Any]] = [dict(base)]
+        for r, prelude in zip(nest, preludes, strict=False):
+            deeper = []
+            for env in envs:
+                for value in range(r.start.data, r.end.data):
+                    lane_env = dict(env)
+                    lane_env[r.index] = self._lane_const(value)
+                    self.values = lane_env
+                    for x in prelude:
+                        self._op(x)
+                    deeper.append(lane_env)
+            envs = deeper
+        return envs
+
+    def _reduce_lanes(self, op: pg_loop.ReduceOp, envs: list[dict[SSAValue, Any]]
                       ) -> None:
         """One reduce loop for every lane of `envs`, one accumulator each."""
         t = op.result.type
         kind = op.kind.data
         combine = (_BOOL_COMBINE if is_bool(t) else _COMBINE)[kind]
+        acc_type = vector_of(t, self.vector_lanes) if self.plan.get(op.result) == VECTOR else t
         accs: list[pg_uop.AccOp] = []
         for lane in range(len(envs)):
-            acc = pg_uop.AccOp(reduce_identity(kind, t), t)
+            acc = pg_uop.AccOp(reduce_identity(kind, t), acc_type)
             self._place(acc)
             acc.result.name_hint = f"{op.result.name_hint or 'red'}_acc{lane}"
             accs.append(acc)
@@ -279,7 +399,7 @@ class _Linearizer:
             self.values = env
             self._place(pg_uop.AccLoadOp(acc.result), op)
 
-    def _shared_by_lanes(self, ops: list[Operation], envs: list[dict[SSAValue, SSAValue]]
+    def _shared_by_lanes(self, ops: list[Operation], envs: list[dict[SSAValue, Any]]
                          ) -> None:
         """Emit a reduce body for every lane, each op once per group of lanes that give it
         the same operands: what does not depend on a lane index (a row's load in a column
@@ -293,7 +413,7 @@ class _Linearizer:
                     self._op(x)
             return
         for x in ops:
-            first_of: dict[tuple[SSAValue, ...], dict[SSAValue, SSAValue]] = {}
+            first_of: dict[tuple[Any, ...], dict[SSAValue, Any]] = {}
             for env in envs:
                 first = first_of.setdefault(tuple(env[v] for v in x.operands), env)
                 if first is env:
@@ -303,7 +423,47 @@ class _Linearizer:
                     for r in x.results:
                         env[r] = first[r]
 
+    def _partial_reduces(self, op: pg_loop.ReduceOp) -> None:
+        """A reduce over `upcast` lanes of one inner reduce each (`split_reduce`): the inner
+        reduces run as one loop with one accumulator per lane (a vector accumulator when the
+        lanes have a vector form), then the lanes are combined in lane order, from the
+        identity, as the reduce over lanes does."""
+        inner = op.body.block.first_op
+        assert isinstance(inner, pg_loop.ReduceOp)
+        t, kind = op.result.type, op.kind.data
+        combine = (_BOOL_COMBINE if is_bool(t) else _COMBINE)[kind]
+        base = self.values
+        plan = (lane_plan(op) if self.vectorize and not self.vector_lanes
+                and kind in VECTOR_REDUCE else None)
+        if plan is not None:
+            env = dict(base)
+            env[op.index] = Affine(self._lane_const(op.start.data), 1)
+            self.vector_lanes, self.plan = op.end.data - op.start.data, plan
+            self._reduce_lanes(inner, [env])
+            self.vector_lanes, self.plan = 0, {}
+            # ((v0 + v1) + ...) is ((identity + v0) + v1) + ...: each lane started from
+            # the identity, so no lane holds -0.0 (x + y is -0.0 only when both are), and
+            # a product's identity 1 changes nothing
+            lanes = self._place(pg_uop.VReduceOp(combine, env[inner.result]), pure=True)
+            total, partials = lanes.results[0], []
+        else:
+            total = self._place(pg_uop.ConstOp(reduce_identity(kind, t), t),
+                                pure=True).results[0]
+            envs = []
+            for lane in range(op.start.data, op.end.data):
+                envs.append(dict(base))
+                envs[-1][op.index] = self._lane_const(lane)
+            self._reduce_lanes(inner, envs)
+            partials = [env[inner.result] for env in envs]
+        for partial in partials:
+            total = self._place(pg_uop.BinaryOp(combine, total, partial), pure=True).results[0]
+        self.values = base
+        self.values[op.result] = total
+
     def _reduce(self, op: pg_loop.ReduceOp) -> None:
+        if _is_lane_reduce(op):
+            self._partial_reduces(op)
+            return
         t = op.result.type
         kind = op.kind.data
         acc = pg_uop.AccOp(reduce_identity(kind, t), t)
@@ -322,23 +482,34 @@ class _Linearizer:
         self._place(pg_uop.AccLoadOp(acc.result), op)
 
 
+def _is_lane_reduce(op: pg_loop.ReduceOp) -> bool:
+    """A reduce over upcast lanes whose body is one inner reduce (what `split_reduce`
+    makes)."""
+    ops = list(op.body.block.ops)
+    return (op.range_kind.data == RangeKind.UPCAST and len(ops) == 2
+            and isinstance(ops[0], pg_loop.ReduceOp) and isinstance(ops[1], pg_loop.YieldOp)
+            and ops[1].value is ops[0].result)
+
+
 @dataclass(frozen=True)
 class ConvertLoopToUopPass(ModulePass):
     """pg_loop kernels -> flat pg_uop kernels (same symbols and arguments); `@main` is kept.
 
     Input: `pg_loop.kernel` ops (bodies may hold pg_uop ALU ops). Output: `pg_uop.kernel`
     ops, one flat block each. Guarantee: no `pg_loop` op remains; ranges nest. Option
-    `hoist` (default true) moves loop-invariant pure ops out of their loops.
+    `hoist` (default true) moves loop-invariant pure ops out of their loops; `vectorize`
+    (default false) emits upcast lanes as vectors where they have a vector form.
     """
 
     name = "convert-loop-to-uop"
 
     hoist: bool = True
+    vectorize: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in list(op.ops):
             if not isinstance(kernel, pg_loop.KernelOp):
                 continue
-            lowered = _Linearizer(kernel, self.hoist).run(kernel.body.block)
+            lowered = _Linearizer(kernel, self.hoist, self.vectorize).run(kernel.body.block)
             op.body.block.insert_op_before(lowered, kernel)
             op.body.block.detach_op(kernel).erase()

@@ -1,9 +1,9 @@
-// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 big-work=0}' | filecheck %s --check-prefix=AVX512
-// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=32 registers=16 big-work=0}' | filecheck %s --check-prefix=AVX2
-// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=16 registers=16 big-work=0}' | filecheck %s --check-prefix=SSE
-// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32}' | filecheck %s --check-prefix=SMALL
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32}' | filecheck %s --check-prefix=AVX512
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=32 registers=16}' | filecheck %s --check-prefix=AVX2
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=16 registers=16}' | filecheck %s --check-prefix=SSE
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 big-work=4194304}' | filecheck %s --check-prefix=SMALL
 
-// A 64 x 512 matmul (K = 64), given the big tile whatever its size (big-work=0). With 32
+// A 64 x 512 matmul (K = 64). With 32
 // registers of 16 floats, 16 accumulators make a 4 x 64 tile and the 8 column tiles become
 // the outer loop; with 16 registers of 8 floats, 8 accumulators make a 4 x 16 tile; with 4
 // floats a register, 4 x 8.
@@ -18,9 +18,13 @@
 // SSE-LABEL: pg_loop.kernel @mm(
 // SSE-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
 
-// By default the big tile is for kernels of 2^26 multiply-adds and more; this one has 2^21.
+// With big-work=2^22, kernels of fewer multiply-adds (this one has 2^21) get 8 columns.
 // SMALL-LABEL: pg_loop.kernel @mm(
 // SMALL-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 4, upcast); interchange(1)"
+
+// 256 columns: 4 vectors of 16 would leave 4 column tiles, 2 vectors leave 8.
+// AVX512-LABEL: pg_loop.kernel @mm256(
+// AVX512-SAME:    pg.schedule = "split(1, 32, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
 
 // A row reduction gets 8 rows at once.
 // AVX512-LABEL: pg_loop.kernel @rows(
@@ -47,6 +51,30 @@ pg_loop.kernel @mm(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %out: !p
     }
   }
 }
+
+pg_loop.kernel @mm256(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<16384xf32>, %out: !pg.buffer<16384xf32>) {
+  pg_loop.range %i0 = 0 to 64 global {
+    pg_loop.range %i1 = 0 to 256 global {
+      %s = pg_loop.reduce sum %r = 0 to 64 : f32 {
+        %ck = pg_loop.const 64
+        %cn = pg_loop.const 256
+        %ar = pg_loop.index mul %i0, %ck
+        %ai = pg_loop.index add %ar, %r
+        %x = pg_loop.load %a[%ai] : !pg.buffer<4096xf32> -> f32
+        %br = pg_loop.index mul %r, %cn
+        %bi = pg_loop.index add %br, %i1
+        %y = pg_loop.load %b[%bi] : !pg.buffer<16384xf32> -> f32
+        %xy = pg_uop.binary mul %x, %y : f32
+        pg_loop.yield %xy : f32
+      }
+      %n = pg_loop.const 256
+      %or = pg_loop.index mul %i0, %n
+      %oi = pg_loop.index add %or, %i1
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<16384xf32>
+    }
+  }
+}
+
 
 pg_loop.kernel @rows(%a: !pg.buffer<1024xf32>, %out: !pg.buffer<64xf32>) {
   pg_loop.range %i = 0 to 64 global {

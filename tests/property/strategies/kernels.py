@@ -168,15 +168,20 @@ COMBINES = ("mul", "add", "max")
 
 
 @st.composite
-def reduce_programs(draw: Draw) -> Program:
+def reduce_programs(draw: Draw, dtypes: Sequence[str] = ("f32", "i32"),
+                    kinds: Sequence[str] = REDUCE_KINDS,
+                    combines: Sequence[str] = COMBINES,
+                    columns: Sequence[int] = range(1, 10)) -> Program:
     """`out[i0, i1] = red_r f(a[i0, r], b[r, i1])` (or `out[i1] = red_r a[i1, r]` with one
-    global range), sometimes plus a second reduce combined in the epilogue."""
+    global range), sometimes plus a second reduce combined in the epilogue; the element
+    type, the first reduce's kind, `f` and the number of columns are drawn from the given
+    ones (one column: `b` is a vector, read along the reduce like `a`)."""
     two_d = draw(st.booleans())
     m = draw(st.integers(1, 6)) if two_d else 1
-    n, k = draw(st.integers(1, 9)), draw(st.integers(1, 9))
-    dtype = draw(st.sampled_from(("f32", "i32")))
-    kind, kind2 = draw(st.sampled_from(REDUCE_KINDS)), draw(st.sampled_from(REDUCE_KINDS))
-    combine = draw(st.sampled_from(COMBINES))
+    n, k = draw(st.sampled_from(columns)), draw(st.integers(1, 9))
+    dtype = draw(st.sampled_from(dtypes))
+    kind, kind2 = draw(st.sampled_from(kinds)), draw(st.sampled_from(REDUCE_KINDS))
+    combine = draw(st.sampled_from(combines))
     second = draw(st.booleans())
     a_t, b_t, o_t = (f"!pg.buffer<{m * k}x{dtype}>", f"!pg.buffer<{k * n}x{dtype}>",
                      f"!pg.buffer<{m * n}x{dtype}>")

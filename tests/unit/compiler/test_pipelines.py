@@ -68,7 +68,8 @@ def test_default_pipelines_are_the_documented_strings() -> None:
               "loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
     vector_bytes, registers = host_vector_registers()  # CPU only: the host's vector unit
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
-                         f"vector-bytes={vector_bytes} registers={registers}}},")
+                         f"vector-bytes={vector_bytes} registers={registers}}},").replace(
+        "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},")
     assert cpu + "convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
     for target in ("ptx", "wgsl"):
@@ -91,7 +92,7 @@ def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
     assert P.stage_pipeline("loop").endswith(
         f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[5]}")
     assert P.stage_pipeline("loop").split(",")[-1].startswith("loop-optimize{")
-    assert P.stage_pipeline("uop").endswith("convert-loop-to-uop,uop-simplify,cse")
+    assert P.stage_pipeline("uop").endswith("convert-loop-to-uop{vectorize=true},uop-simplify,cse")
     assert P.stage_pipeline("llvm") == P.CPU_LLVM
     assert P.stage_pipeline("c") == P.CPU_C
     assert P.stage_pipeline("ptx") == P.GPU_PTX

@@ -1,5 +1,5 @@
 """The schedule passes' errors: a malformed action list, an unknown kernel, an action that
-does not apply to the kernel named; opt-tool reports each as one line, no traceback."""
+does not apply to the kernel named (no such axis or reduce, a factor that does not fit); opt-tool reports each as one line, no traceback."""
 
 from __future__ import annotations
 
@@ -29,6 +29,11 @@ def module():
     ("split(1, 8, reduce)", "split(1, 8, reduce): a reduce is not a loop range"),
     ("interchange(x)", "malformed action 'interchange(x)'"),
     ("split(0, 4, upcast); interchange(7)", "interchange(7): no axis 7 (the kernel has axes"),
+    ("split_reduce(1, 2)", "split_reduce(1, 2): no reduce 1 (the kernel has reduces 0 to 0)"),
+    ("split_reduce(0, 3)", "split_reduce(0, 3): factor 3 does not divide the reduce's 8"),
+    ("split_reduce(0, 1)", "split_reduce(0, 1): factor 1 is below 2"),
+    ("split_reduce(0, 2); split_reduce(0, 2)",
+     "split_reduce(0, 2): it is a reduce over upcast lanes already"),
 ])
 def test_bad_schedules_name_the_action(actions: str, message: str) -> None:
     with pytest.raises(PassFailedException, match=re.escape(message)):
@@ -41,9 +46,10 @@ def test_unknown_kernel_lists_the_kernels() -> None:
 
 
 def test_actions_print_as_they_parse() -> None:
-    text = "split(1, 64, upcast); split(0, 4, unroll); interchange(1)"
+    text = "split(1, 64, upcast); split(0, 4, unroll); interchange(1); split_reduce(0, 16)"
     actions = parse_schedule(text)
     assert actions[1] == Action("split", 0, 4, RangeKind.UNROLL)
+    assert actions[3] == Action("split_reduce", 0, 16)
     assert "; ".join(map(str, actions)) == text
     with pytest.raises(ScheduleError):
         parse_schedule("tile(0)")

@@ -42,7 +42,7 @@ pg_c.func @k(%a: !pg.buffer<4xf32>) {
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 2]]:10: error: 'pg_c.decl': expected an element type or index, got !pg.buffer<4xf32>
+// CHECK: invalid.mlir:[[# @LINE + 2]]:10: error: 'pg_c.decl': expected an element type or index, or a vector of f32 or f64, got !pg.buffer<4xf32>
 pg_c.func @k(%a: !pg.buffer<4xf32>) {
   %acc = "pg_c.decl"() <{init = 0.0 : f32}> : () -> !pg_c.var<!pg.buffer<4xf32>>
 }
@@ -156,4 +156,20 @@ pg_c.func @k(%a: !pg.buffer<4xf32>) {
   %i = pg_c.const 0 : index
   %v = pg_c.const 1 : i32
   pg_c.store %v, %a[%i] : i32, !pg.buffer<4xf32>
+}
+
+// -----
+// Vectors hold f32 or f64 lanes and take + - * / only.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:8: error: 'pg_c.binary': 'max' does not apply to vectors (one of + - * /)
+pg_c.func @vector_max() {
+  %x = pg_c.const 1.0 : f32
+  %v = pg_c.broadcast %x : f32 -> vector<4xf32>
+  %m = pg_c.binary "max" %v, %v : vector<4xf32>
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_c.broadcast': C vectors hold f32 or f64 lanes, got vector<4xi32>
+pg_c.func @int_lanes() {
+  %x = pg_c.const 1 : i32
+  %v = pg_c.broadcast %x : i32 -> vector<4xi32>
 }
