@@ -26,8 +26,8 @@ math functions by their `<math.h>` name (`"expf"`).
 Operand and result types are picograd element types (`f32`, `i1`, `index`, ...); buffers are
 `!pg.buffer` (a pointer parameter) and mutable locals `!pg_c.var<T>`. Vectors of f32 or f64
 (`vector<16xf32>`, a GCC/Clang vector extension type `pg_f32x16`) are what `binary`
-(`+ - * /`), `unary "-"`, locals and the vector ops `vload`, `vstore`, `broadcast` and
-`vreduce` take.
+(`+ - * /`), `unary "-"`, `call "expf"` (lane by lane), locals and the vector ops `vload`,
+`vstore`, `broadcast` and `vreduce` take.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from picograd.dialects import target_ops
-from picograd.dialects.dtypes import ELEMENT_TYPES, is_bool, is_float, is_int
+from picograd.dialects.dtypes import ELEMENT_TYPES, is_bool, is_float, is_int, lane_type
 from picograd.dialects.flat_cells import (
     CellDeclSyntax,
     CellReadSyntax,
@@ -74,6 +74,8 @@ COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 # <math.h> functions of one argument: the float flavour (also used for f16) and the double one.
 MATH_F32 = ("expf", "logf", "sqrtf", "sinf")
 MATH_F64 = ("exp", "log", "sqrt", "sin")
+# ... and those applied to vectors, lane by lane (each lane a call of the scalar function)
+VECTOR_MATH = ("expf", "exp")
 
 
 def is_scalar(t: Attribute) -> bool:
@@ -255,7 +257,7 @@ class UnaryOp(_CValueOp, target_ops.UnaryOperatorOp):
 @irdl_op_definition
 class CallOp(target_ops.UnaryCallOp):
     """A one-argument `<math.h>` function: `float y = expf(x);` (`exp` etc. on f64; f16
-    values go through the float flavour).
+    values go through the float flavour). On a vector, `expf` of each lane.
 
         %y = pg_c.call "expf"(%x) : f32
     """
@@ -266,7 +268,11 @@ class CallOp(target_ops.UnaryCallOp):
         callee, t = self.callee.data, self.input.type
         if not is_float(t):
             raise fail(self, f"math functions take a float, got {t}")
-        allowed = MATH_F64 if t.bitwidth == 64 else MATH_F32  # type: ignore[attr-defined]
+        if isinstance(t, VectorType) and callee not in VECTOR_MATH:
+            raise fail(self, f"{callee!r} does not take vectors (one of "
+                             f"{', '.join(VECTOR_MATH)})")
+        lane = lane_type(t)
+        allowed = MATH_F64 if lane.bitwidth == 64 else MATH_F32  # type: ignore[attr-defined]
         if callee not in allowed:
             raise fail(self, f"{callee!r} does not take {t} (one of {', '.join(allowed)})")
 

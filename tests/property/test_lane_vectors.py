@@ -20,6 +20,7 @@ from picograd.dialects import pg_loop as L
 from picograd.dialects.dtypes import is_float
 from picograd.dialects.pg import RangeKind, ReduceKind
 from picograd.interpreter import run
+from picograd.passes.loop.lane_vectors import lane_plan
 from picograd.passes.loop.loop_schedule import LoopSchedulePass
 from picograd.passes.loop.schedule import (
     Action,
@@ -29,7 +30,6 @@ from picograd.passes.loop.schedule import (
     reduces,
 )
 from picograd.passes.uop.convert_loop_to_uop import ConvertLoopToUopPass
-from picograd.passes.uop.lane_vectors import lane_plan
 
 
 def _lowered(module: ModuleOp, vectorize: bool) -> ModuleOp:

@@ -50,7 +50,9 @@ def check(program: Program, scheduled: ModuleOp) -> None:
     pg_uop, what the program lowered computes (pg_uop's index division truncates where
     pg_loop's floors: the random index expressions of `loop_programs` may be negative, so
     the lowered runs are compared with each other). Its recorded schedule replays to the
-    same IR."""
+    same IR. A schedule with `split_reduce` (which `loop-optimize` picks for long reduces)
+    reorders reductions: then the lowered kernels compute what the scheduled IR says
+    (tests/property/test_lane_vectors.py checks the reordering itself)."""
     scheduled.verify()
     round_trip(scheduled)
     replayed = program.parse()
@@ -59,9 +61,12 @@ def check(program: Program, scheduled: ModuleOp) -> None:
     assert str(replayed) == str(scheduled)
     with warnings.catch_warnings():  # numpy warns on inf/nan inputs
         warnings.simplefilter("ignore", RuntimeWarning)
-        assert_same(run(program.parse(), program.inputs), run(scheduled, program.inputs))
         lowered = run(lower(scheduled), program.inputs)
-        assert_same(run(lower(program.parse()), program.inputs), lowered)
+        if "split_reduce" in recorded_schedule(kernel(scheduled)):  # reordered reductions
+            assert_same(run(scheduled, program.inputs), lowered)
+        else:
+            assert_same(run(program.parse(), program.inputs), run(scheduled, program.inputs))
+            assert_same(run(lower(program.parse()), program.inputs), lowered)
         # lanes as vectors: each lane the same ops in the same order as its scalar twin
         vectors = lower(scheduled, vectorize=True)
         round_trip(vectors)

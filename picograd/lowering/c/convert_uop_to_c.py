@@ -43,7 +43,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_c, pg_uop
-from picograd.dialects.dtypes import is_bool, is_float
+from picograd.dialects.dtypes import is_bool, is_float, lane_type
 from picograd.dialects.flat_vectors import lanes_of
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.dialects.syntax import scalar_value
@@ -213,7 +213,7 @@ class _FuncLowering:
         if kind == UnaryKind.RECIP:
             one = self._emit(pg_c.ConstOp(1.0, t))
             return pg_c.BinaryOp("/", one, x)
-        suffix = "" if t.bitwidth == 64 else "f"  # type: ignore[attr-defined]
+        suffix = "" if lane_type(t).bitwidth == 64 else "f"  # type: ignore[attr-defined]
         return pg_c.CallOp(_MATH[kind] + suffix, x)
 
 

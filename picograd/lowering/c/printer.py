@@ -228,6 +228,14 @@ def _load_expr(op: pg_c.LoadOp, names: Names) -> str:
     return f"{names(op.mask)} ? {element} : {other}"
 
 
+def _call_expr(op: pg_c.CallOp, x: str) -> str:
+    """`expf(x)`; on a vector, a vector of the function of each lane."""
+    if not isinstance(op.input.type, VectorType):
+        return f"{op.callee.data}({x})"
+    lanes = [f"{op.callee.data}({x}[{n}])" for n in range(lanes_of(op.input.type))]
+    return f"({c_type(op.input.type)}){{{', '.join(lanes)}}}"
+
+
 def _vector_expr(op: Operation, args: list[str]) -> str:
     """The right-hand side of a vector load, broadcast or horizontal reduction."""
     match op:
@@ -253,7 +261,7 @@ def _value_expr(op: Operation, names: Names) -> str:
         case pg_c.UnaryOp():
             return _unary_expr(op, args[0])
         case pg_c.CallOp():
-            return f"{op.callee.data}({args[0]})"
+            return _call_expr(op, args[0])
         case pg_c.BinaryOp():
             return _binary_expr(op, *args)
         case pg_c.CmpOp():

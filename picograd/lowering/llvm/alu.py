@@ -1,7 +1,9 @@
 """Scalar `pg_uop` ALU ops (const, unary, binary, cmp, where, cast) as xDSL `llvm` ops.
 
-`unary` and `binary` on vectors (float `add`/`sub`/`mul`/`div`/`neg`, what
-`convert-loop-to-uop` vectorises) take the same LLVM ops on LLVM vector types.
+`unary` and `binary` on vectors (float `add`/`sub`/`mul`/`div`/`neg`/`exp`, what
+`convert-loop-to-uop` vectorises) take the same LLVM ops on LLVM vector types. `exp` of f32
+(scalar or vector) is arithmetic that vectorises (`picograd/lowering/llvm/math.py`), not
+libm's `expf`.
 
 Used by `convert-uop-to-llvm`. The semantics are the CPU ones of docs/design.md:
 
@@ -25,13 +27,10 @@ Used by `convert-uop-to-llvm`. The semantics are the CPU ones of docs/design.md:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     IntegerType,
     VectorType,
@@ -39,38 +38,13 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from picograd.dialects import pg_uop
 from picograd.dialects.dtypes import is_bool, is_float, is_unsigned
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
-
-OpT = TypeVar("OpT", bound=Operation)
-
-
-class Emitter:
-    """Appends ops to the current block (`block` moves as control flow is built)."""
-
-    def __init__(self, block: Block):
-        self.block = block
-
-    def __call__(self, op: OpT) -> OpT:
-        self.block.add_op(op)
-        return op
-
-    def value(self, op: Operation) -> SSAValue:
-        """Append a single-result op and return its result."""
-        self.block.add_op(op)
-        return op.results[0]
-
-
-def llvm_type(t: Attribute) -> Attribute:
-    """The LLVM value type of a picograd scalar type: index -> i64, ui8 -> i8 (signless)."""
-    if isinstance(t, IndexType):
-        return i64
-    if isinstance(t, IntegerType):
-        return IntegerType(t.width.data)
-    return t
+from picograd.lowering.llvm.emit import Emitter, const, llvm_type, splat, suffix
+from picograd.lowering.llvm.math import exp_f32, is_exp_f32
 
 
 def _category(t: Attribute) -> str:
@@ -81,33 +55,12 @@ def _category(t: Attribute) -> str:
     return "uint" if is_unsigned(t) else "int"
 
 
-def _suffix(t: Attribute) -> str:
-    """An intrinsic's type suffix: f32, i64, ..."""
-    lt = llvm_type(t)
-    return f"i{lt.width.data}" if isinstance(lt, IntegerType) else str(lt)
-
-
-def const(emit: Emitter, value: float | int, t: Attribute) -> SSAValue:
-    lt = llvm_type(t)
-    attr = FloatAttr(float(value), lt) if is_float(t) else IntegerAttr(int(value), lt)  # type: ignore[arg-type]
-    return emit.value(llvm.ConstantOp(attr, lt))
-
-
 def lower_constant(emit: Emitter, attr: Attribute, t: Attribute) -> SSAValue:
     """The constant `attr` as a `t` (in every lane when `t` is a vector)."""
     assert isinstance(attr, FloatAttr | IntegerAttr)
     if isinstance(t, VectorType):
         return splat(emit, const(emit, attr.value.data, t.element_type), t.get_shape()[0])
     return const(emit, attr.value.data, t)
-
-
-def splat(emit: Emitter, x: SSAValue, lanes: int) -> SSAValue:
-    """A vector of `lanes` copies of `x`: inserted into lane 0, shuffled to every lane."""
-    vector_type = VectorType(x.type, [lanes])
-    first = emit.value(llvm.InsertElementOp(emit.value(llvm.UndefOp(vector_type)), x,
-                                            const(emit, 0, i32)))
-    mask = DenseArrayBase.from_list(i32, [0] * lanes)
-    return emit.value(llvm.ShuffleVectorOp(first, first, mask, vector_type))
 
 
 def _intrinsic(emit: Emitter, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
@@ -127,8 +80,10 @@ _MATH = {UnaryKind.EXP: "exp", UnaryKind.LOG: "log", UnaryKind.SQRT: "sqrt", Una
 
 
 def _unary(emit: Emitter, kind: UnaryKind, x: SSAValue, t: Attribute) -> SSAValue:
+    if kind == UnaryKind.EXP and is_exp_f32(t):
+        return exp_f32(emit, x)
     if kind in _MATH:
-        return _intrinsic(emit, f"llvm.{_MATH[kind]}.{_suffix(t)}", [x], t)
+        return _intrinsic(emit, f"llvm.{_MATH[kind]}.{suffix(t)}", [x], t)
     if kind == UnaryKind.RECIP:
         return emit.value(llvm.FDivOp(const(emit, 1.0, t), x))
     if kind == UnaryKind.NEG:
@@ -149,7 +104,7 @@ def _plain(cls: type[Operation]) -> Builder:
 
 
 def _call(name: str) -> Builder:
-    return lambda emit, a, b, t: _intrinsic(emit, f"llvm.{name}.{_suffix(t)}", [a, b], t)
+    return lambda emit, a, b, t: _intrinsic(emit, f"llvm.{name}.{suffix(t)}", [a, b], t)
 
 
 def _trap_free(cls: type[Operation], *, signed: bool, is_div: bool) -> Builder:
@@ -258,7 +213,7 @@ def _width(t: Attribute) -> int:
 def _float_to_int(emit: Emitter, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
     width = _width(dst)
     via = llvm_type(dst) if width >= 32 and not is_unsigned(dst) else i32
-    value = _intrinsic(emit, f"llvm.fptosi.sat.{_suffix(via)}.{_suffix(src)}", [x], via)
+    value = _intrinsic(emit, f"llvm.fptosi.sat.{suffix(via)}.{suffix(src)}", [x], via)
     return value if via == llvm_type(dst) else emit.value(llvm.TruncOp(value, llvm_type(dst)))
 
 

@@ -19,7 +19,13 @@ global range, stored contiguously along that range):
   fewer than one vector get 8 lanes. Measured on a 2-core Zen 4, 1024^2 fp32: 4 x 8 tiles
   41 GFLOP/s, 4 x 64 with column tiles outermost 166.
 * row reductions (no range around it): 8 rows at once, each its own accumulator (when 8
-  divides the rows of a kernel's outermost range: no remainder beside it).
+  divides the rows of a kernel's outermost range: no remainder beside it) — unless the
+  reduce computes in vector lanes itself:
+* every reduce not already in lanes, at least 4 vectors long and a multiple of the lane
+  count, that has a vector form when split (`reduce_vector_form`: a contiguous float sum
+  or product of vectorisable ops, e.g. softmax's sum of exp) or is a float max/min: its
+  lanes compute partial reductions side by side (`split_reduce(n, lanes)`), then combine.
+  The rows then run on the threads. This reorders a float sum (as any vectorised sum does).
 
 Elementwise kernels are left to LLVM's and GCC's loop vectorisers. Options: `vector-bytes`
 and `registers` (the target's vector register width and count; `realize()` passes the
@@ -38,15 +44,19 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_loop as L
-from picograd.dialects.dtypes import to_numpy_dtype
+from picograd.dialects.dtypes import is_float, to_numpy_dtype
+from picograd.dialects.pg import RangeKind, ReduceKind
+from picograd.passes.loop.lane_vectors import reduce_vector_form
 from picograd.passes.loop.loop_upcast import is_candidate, splittable_outer, tile_actions
-from picograd.passes.loop.schedule import Action, apply_schedule, axes
+from picograd.passes.loop.schedule import Action, apply_schedule, axes, reduces
 
 ROW_LANES = 8  # rows a row reduction computes at once
 # Below this many multiply-adds a kernel gets SMALL_COLS columns (by default none does: with
 # the lanes as vectors, a 4 x 64 tile compiles about as fast as a 4 x 8 one).
 BIG_TILE_WORK = 0
 SMALL_COLS = 8
+# The shortest reduce, in vectors, worth computing as partial reductions in vector lanes.
+MIN_SPLIT_VECTORS = 4
 # Column tiles a matmul needs before they become its outer loop (and what its threads share);
 # the tile narrows (4, 2, 1 vectors) to leave that many where it can.
 MIN_COLUMN_TILES = 8
@@ -89,6 +99,8 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
     outer = splittable_outer(inner, 2)
     n = inner.end.data - inner.start.data
     if outer is None:
+        if splits_into_lanes(reduce, unit):
+            return []  # the reduce computes in vector lanes itself (`reduce_splits`)
         top_level = isinstance(inner.parent_op(), L.KernelOp)
         if top_level and n % ROW_LANES:  # see tile_rows: no remainder beside the top range
             return []
@@ -115,11 +127,45 @@ def _work(inner: L.RangeOp) -> int:
     return work
 
 
+def splits_into_lanes(red: L.ReduceOp, unit: VectorUnit) -> bool:
+    """Whether reduce `red` should compute as partial reductions in vector lanes: at least
+    `MIN_SPLIT_VECTORS` vectors long, a multiple of the lane count, not already in lanes,
+    and then either vector code (`reduce_vector_form`) or a max/min (independent lanes of
+    compare-and-select, which LLVM's SLP vectoriser packs)."""
+    lanes = unit.lanes(to_numpy_dtype(red.result.type).itemsize)
+    size = red.end.data - red.start.data
+    if (red.range_kind.data != RangeKind.REDUCE or size % lanes
+            or size < MIN_SPLIT_VECTORS * lanes or _in_lanes(red)):
+        return False
+    return reduce_vector_form(red) or (
+        red.kind.data in (ReduceKind.MAX, ReduceKind.MIN) and is_float(red.result.type))
+
+
+def _in_lanes(op: L.ReduceOp) -> bool:
+    """Whether `op` is inside an upcast range or a reduce over upcast lanes."""
+    parent = op.parent_op()
+    while isinstance(parent, L.RangeOp | L.ReduceOp):
+        kind = parent.kind.data if isinstance(parent, L.RangeOp) else parent.range_kind.data
+        if kind == RangeKind.UPCAST:
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def reduce_splits(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
+    """`split_reduce` into vector lanes for every reduce `splits_into_lanes` takes, the last
+    first (splitting one renumbers only the reduces after it)."""
+    return [Action("split_reduce", n, unit.lanes(to_numpy_dtype(red.result.type).itemsize))
+            for n, red in reversed(list(enumerate(reduces(kernel))))
+            if splits_into_lanes(red, unit)]
+
+
 def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
                     big_work: int = BIG_TILE_WORK) -> None:
     candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
     for inner in reversed(candidates):  # the last first: the others' axes stay valid
         apply_schedule(kernel, kernel_actions(kernel, unit, inner, big_work))
+    apply_schedule(kernel, reduce_splits(kernel, unit))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`loop-schedule`: replay a kernel's schedule, a `;`-separated list of loop actions.
 
 Input and output: `pg_loop` kernels. Guarantee: that of each action (`loop-split`,
-`loop-interchange`), applied in order; the actions are appended to the kernel's
+`loop-interchange`, `loop-split-reduce`), applied in order; the actions are appended to the kernel's
 `pg.schedule` attribute. A kernel's schedule as `DEBUG=3` prints it or `PG_DUMP` records it
 is exactly the `actions` text:
 
@@ -9,7 +9,8 @@ is exactly the `actions` text:
         actions="split(1, 64, upcast); split(0, 4, upcast); interchange(1)"}'
 
 Options: `kernel` (a symbol; empty: every kernel where it applies) and `actions`
-(`split(axis, factor, kind)` and `interchange(axis)`, separated by `;`).
+(`split(axis, factor, kind)`, `interchange(axis)` and `split_reduce(reduce, factor)`,
+separated by `;`).
 """
 
 from __future__ import annotations

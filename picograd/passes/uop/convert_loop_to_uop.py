@@ -30,7 +30,7 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
   becomes one loop with one accumulator per lane (lanes are independent, so the lane loop
   moves inside the reduce); otherwise the body is repeated per lane. Option `vectorize`
   (the CPU pipelines) emits the innermost range's lanes as one vector where its body has a
-  vector form (`picograd/passes/uop/lane_vectors.py`): `vload`/`vstore`, broadcasts, vector
+  vector form (`picograd/passes/loop/lane_vectors.py`): `vload`/`vstore`, broadcasts, vector
   ALU ops and accumulators, computing in every lane what the scalar copy would.
 * A reduce over `upcast` lanes of one inner reduce (`split_reduce`) is one loop with an
   accumulator per lane (a vector one with `vectorize`), whose partial results are then
@@ -58,14 +58,14 @@ from picograd.dialects import pg_loop, pg_uop
 from picograd.dialects.dtypes import is_bool, is_float, to_numpy_dtype
 from picograd.dialects.flat_vectors import vector_of
 from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
-from picograd.passes.loop.schedule import PURE
-from picograd.passes.uop.lane_vectors import (
+from picograd.passes.loop.lane_vectors import (
     VECTOR,
     VECTOR_REDUCE,
     Affine,
     LaneForm,
     lane_plan,
 )
+from picograd.passes.loop.schedule import PURE
 
 _COMBINE = {ReduceKind.SUM: BinaryKind.ADD, ReduceKind.PROD: BinaryKind.MUL,
             ReduceKind.MAX: BinaryKind.MAX, ReduceKind.MIN: BinaryKind.MIN}

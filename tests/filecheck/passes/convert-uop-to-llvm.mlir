@@ -59,8 +59,9 @@ pg_uop.kernel @k0(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
   pg_uop.end %i
 }
 
-// A masked load (select the index, then the value), NaN-propagating max, a float->int cast
-// through the saturating intrinsic, C division, and a bool stored as a byte.
+// A masked load (select the index, then the value), NaN-propagating max, exp (inline
+// arithmetic, see convert-uop-to-llvm-exp.mlir), a float->int cast through the saturating
+// intrinsic, C division, and a bool stored as a byte.
 
 // CHECK-LABEL: llvm.func @k1(%x: !llvm.ptr {llvm.noalias}, %b: !llvm.ptr {llvm.noalias}, %q: !llvm.ptr {llvm.noalias}, %start_1: i64, %end_1: i64) attributes {pg.outer = 6 : i64, pg.work = 78 : i64} {
 // CHECK:         %m = llvm.icmp "slt" %{{.*}}, %c4 : i64
@@ -74,7 +75,9 @@ pg_uop.kernel @k0(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
 // CHECK-NEXT:    %[[NAN:.*]] = llvm.fcmp "uno" %[[V]], %[[V]] : f32
 // CHECK-NEXT:    %[[PICK:.*]] = llvm.or %[[GT]], %[[NAN]] : i1
 // CHECK-NEXT:    %hi = llvm.select %[[PICK]], %[[V]], %[[V]] : i1, f32
-// CHECK-NEXT:    %e = llvm.call_intrinsic "llvm.exp.f32"(%hi) : (f32) -> f32
+// CHECK-NEXT:    llvm.mlir.constant(-1.040000e+02 : f32) : f32
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.maximum.f32"(%hi, %{{.*}}) : (f32, f32) -> f32
+// CHECK:         %e = llvm.fmul %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT:    %n = llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"(%e) : (f32) -> i32
 // CHECK-NEXT:    %two = llvm.mlir.constant(2 : i32) : i32
 // CHECK-NEXT:    %d = llvm.sdiv %n, %two : i32

@@ -26,9 +26,17 @@
 // AVX512-LABEL: pg_loop.kernel @mm256(
 // AVX512-SAME:    pg.schedule = "split(1, 32, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
 
-// A row reduction gets 8 rows at once.
+// A row reduction too short for vector lanes gets 8 rows at once.
 // AVX512-LABEL: pg_loop.kernel @rows(
 // AVX512-SAME:    pg.schedule = "split(0, 8, upcast)"
+
+// A long contiguous row sum (of exp: vectorisable) and a row max compute in vector lanes:
+// 16 partial results per row with 64-byte vectors, 8 with 32-byte ones; the last reduce is
+// split first, so the numbers name the reduces as they are.
+// AVX512-LABEL: pg_loop.kernel @softmax_stats(
+// AVX512-SAME:    pg.schedule = "split_reduce(1, 16); split_reduce(0, 16)"
+// AVX2-LABEL: pg_loop.kernel @softmax_stats(
+// AVX2-SAME:    pg.schedule = "split_reduce(1, 8); split_reduce(0, 8)"
 pg_loop.kernel @mm(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %out: !pg.buffer<32768xf32>) {
   pg_loop.range %i0 = 0 to 64 global {
     pg_loop.range %i1 = 0 to 512 global {
@@ -86,5 +94,28 @@ pg_loop.kernel @rows(%a: !pg.buffer<1024xf32>, %out: !pg.buffer<64xf32>) {
       pg_loop.yield %x : f32
     }
     pg_loop.store %s, %out[%i] : f32, !pg.buffer<64xf32>
+  }
+}
+
+pg_loop.kernel @softmax_stats(%a: !pg.buffer<8192xf32>, %out: !pg.buffer<8xf32>) {
+  pg_loop.range %i = 0 to 8 global {
+    %m = pg_loop.reduce max %r = 0 to 1024 : f32 {
+      %c = pg_loop.const 1024
+      %row = pg_loop.index mul %i, %c
+      %at = pg_loop.index add %row, %r
+      %x = pg_loop.load %a[%at] : !pg.buffer<8192xf32> -> f32
+      pg_loop.yield %x : f32
+    }
+    %s = pg_loop.reduce sum %q = 0 to 1024 : f32 {
+      %c2 = pg_loop.const 1024
+      %row2 = pg_loop.index mul %i, %c2
+      %at2 = pg_loop.index add %row2, %q
+      %y = pg_loop.load %a[%at2] : !pg.buffer<8192xf32> -> f32
+      %d = pg_uop.binary sub %y, %m : f32
+      %e = pg_uop.unary exp %d : f32
+      pg_loop.yield %e : f32
+    }
+    %t = pg_uop.binary add %m, %s : f32
+    pg_loop.store %t, %out[%i] : f32, !pg.buffer<8xf32>
   }
 }

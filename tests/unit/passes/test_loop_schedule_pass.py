@@ -1,5 +1,6 @@
 """The schedule passes' errors: a malformed action list, an unknown kernel, an action that
-does not apply to the kernel named (no such axis or reduce, a factor that does not fit); opt-tool reports each as one line, no traceback."""
+does not apply to the kernel named (no such axis or reduce, a factor that does not fit);
+opt-tool reports each as one line, no traceback."""
 
 from __future__ import annotations
 

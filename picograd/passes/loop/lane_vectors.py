@@ -7,7 +7,7 @@ The plan gives each value of the body that depends on the lane index its form:
 * an index `base + stride * lane` (`int`, the stride): sums and differences of such indices
   and products with a constant stay affine;
 * `VECTOR`: one value per lane, in one vector register: a float load whose index has
-  stride 1 (`pg_uop.vload`), and float `add`/`sub`/`mul`/`div`/`neg` of such values (the
+  stride 1 (`pg_uop.vload`), and float `add`/`sub`/`mul`/`div`/`neg`/`exp` of such values (the
   uniform operands broadcast), and `sum`/`prod` reduces of them (a vector accumulator).
 
 A value not in the plan is uniform: the same in every lane (a load whose index has stride 0
@@ -33,7 +33,7 @@ LaneForm = int | str  # a stride, or VECTOR
 MAX_LANES = 64
 VECTOR_LANE_TYPES = (f32, f64)
 VECTOR_BINARY = (BinaryKind.ADD, BinaryKind.SUB, BinaryKind.MUL, BinaryKind.DIV)
-VECTOR_UNARY = (UnaryKind.NEG,)
+VECTOR_UNARY = (UnaryKind.NEG, UnaryKind.EXP)
 VECTOR_REDUCE = (ReduceKind.SUM, ReduceKind.PROD)
 
 
@@ -61,6 +61,22 @@ def lane_plan(lanes: pg_loop.RangeOp | pg_loop.ReduceOp) -> dict[SSAValue, LaneF
     except _NoVectorForm:
         return None
     return plan
+
+
+def reduce_vector_form(red: pg_loop.ReduceOp) -> bool:
+    """Whether `red` split into lanes (`split_reduce`) would have a vector form: its body
+    has one with its own index as the lane index (after the split, the lane index enters
+    every index with the stride the reduce index had), and it yields a lane value to a sum
+    or product of f32 or f64."""
+    plan: dict[SSAValue, LaneForm] = {red.index: 1}
+    try:
+        _plan_block(red.body.block, plan, in_reduce=True)
+    except _NoVectorForm:
+        return False
+    yielded = red.body.block.last_op
+    assert isinstance(yielded, pg_loop.YieldOp)
+    return (plan.get(yielded.value) == VECTOR and red.kind.data in VECTOR_REDUCE
+            and _lane_type(red.result.type))
 
 
 def _plan_block(block: Block, plan: dict[SSAValue, LaneForm], in_reduce: bool) -> None:
