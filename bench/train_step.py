@@ -157,6 +157,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--cnn-steps", type=int, default=8)
     args = parser.parse_args()
+    if args.steps < 3 or args.cnn_steps < 0:
+        # the first step compiles and the second records: the median is of the later ones
+        parser.error("--steps must be at least 3 and --cnn-steps not negative")
     data = _data(args.steps)
     rows = [("picograd " + args.device, bench_picograd(args.device, data)),
             ("numpy", bench_numpy(data))]

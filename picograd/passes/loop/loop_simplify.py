@@ -1,7 +1,9 @@
 """`loop-simplify`: index arithmetic and masks in `pg_loop` kernels.
 
 `pg_loop.index` div/mod are floor division and floor modulo, so identities such as
-`(x + y*c) // c == x//c + y` hold for every integer when `c > 0`. Loop bounds (see
+`(x + y*c) // c == x//c + y` hold for every integer when `c > 0`, and the pieces a reshape
+splits an index into add back to it (`(x//a)*a + x%a == x`, `((x//a)%b)*a + x%a ==
+x%(a*b)`), so a reshape of a reshape reads contiguously again. Loop bounds (see
 `bounds.py`) decide the rest: `x // c -> 0` and `x % c -> x` when `0 <= x < c`, and a
 comparison whose answer the bounds already give becomes a constant (`pg_uop.const true/false
 : i1`, the ALU constant that `pg_loop` bodies use). A mask that is always true is dropped
@@ -133,6 +135,18 @@ loop_simplify_rules = RuleSet("loop-simplify", [
          where=lambda a, c: a > 0 and c > 0),
     Rule(idx(MOD, idx(MOD, x, a), c), lambda x, c: ix(MOD, x, k(c)),         # (x%a)%c -> x%c
          where=lambda a, c: a > 0 and divides(a, c)),                        #   if c | a
+    # x == (x//a)*a + x%a and x%(a*b) == ((x//a)%b)*a + x%a: the terms a reshape splits an
+    # index into, added back together (in a sum `y + ...`, as views build them)
+    Rule(idx(ADD, idx(ADD, y, idx(MUL, idx(DIV, x, a), a)), idx(MOD, x, a)),  # y+(x//a)*a+x%a
+         lambda x, y: ix(ADD, y, x), where=lambda a: a > 0),                 #   -> y+x
+    Rule(idx(ADD, idx(MUL, idx(DIV, x, a), a), idx(MOD, x, a)),              # (x//a)*a+x%a -> x
+         lambda x: x, where=lambda a: a > 0),
+    Rule(idx(ADD, idx(ADD, y, idx(MUL, idx(MOD, idx(DIV, x, a), b), a)),     # y+((x//a)%b)*a+x%a
+             idx(MOD, x, a)),                                                #   -> y+x%(a*b)
+         lambda x, y, a, b: ix(ADD, y, ix(MOD, x, k(a * b))),
+         where=lambda a, b: a > 0 and b > 0),
+    Rule(idx(ADD, idx(MUL, idx(MOD, idx(DIV, x, a), b), a), idx(MOD, x, a)),  # ((x//a)%b)*a+x%a
+         lambda x, a, b: ix(MOD, x, k(a * b)), where=lambda a, b: a > 0 and b > 0),
     Rule(idx(DIV, x, c), lambda: k(0), where=below),                         # x//c -> 0  if 0<=x<c
     Rule(idx(MOD, x, c), lambda x: x, where=below),                          # x%c -> x   if 0<=x<c
     # ── masks ──

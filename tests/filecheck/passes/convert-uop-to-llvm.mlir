@@ -2,26 +2,24 @@
 
 // A reduction: an entry-block alloca for the accumulator, ranges as rotated loops (the
 // induction variable is the body block's argument; the latch increments and branches back),
-// addresses through getelementptr. Every kernel takes two trailing i64 (start, end); a kernel
+// addresses through getelementptr; every constant once, at the top of the entry block. Every kernel takes two trailing i64 (start, end); a kernel
 // that is one top-level global range (here @k0) runs that range over [start, end) (tested
 // before the first iteration, as a chunk may be empty) and records its trip count and work
 // as `pg.outer` / `pg.work` (picograd/lowering/outer_range.py).
 
 // CHECK-LABEL: llvm.func @k0(%a: !llvm.ptr {llvm.noalias}, %out: !llvm.ptr {llvm.noalias}, %start: i64, %end: i64) attributes {pg.outer = 4 : i64, pg.work = 236 : i64} {
+// CHECK-NEXT:    %[[STEP:.*]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    %[[INIT:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK-NEXT:    %[[J0:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %c8 = llvm.mlir.constant(8) : i64
 // CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %acc = llvm.alloca %[[ONE]] x f32 {alignment = 4 : i64} : (i32) -> !llvm.ptr
-// CHECK-NEXT:    %[[ISTEP:.*]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT:    %[[ANY:.*]] = llvm.icmp "slt" %start, %end : i64
 // CHECK-NEXT:    llvm.cond_br %[[ANY]], ^[[IBODY:.*]](%start : i64), ^[[IEXIT:.*]]
 // CHECK-NEXT:  ^[[IBODY]](%i: i64):
-// CHECK-NEXT:    %[[INIT:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
 // CHECK-NEXT:    llvm.store %[[INIT]], %acc : f32, !llvm.ptr
-// CHECK-NEXT:    %[[J0:.*]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT:    %[[JN:.*]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT:    %[[JSTEP:.*]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT:    llvm.br ^[[JBODY:.*]](%[[J0]] : i64)
 // CHECK-NEXT:  ^[[JBODY]](%j: i64):
-// CHECK-NEXT:    %c8 = llvm.mlir.constant(8) : i64
 // CHECK-NEXT:    %o = llvm.mul %i, %c8 : i64
 // CHECK-NEXT:    %idx = llvm.add %o, %j : i64
 // CHECK-NEXT:    %[[P:.*]] = llvm.getelementptr inbounds %a[%idx] : (!llvm.ptr, i64) -> !llvm.ptr, f32
@@ -29,14 +27,14 @@
 // CHECK-NEXT:    %old = llvm.load %acc : !llvm.ptr -> f32
 // CHECK-NEXT:    %new = llvm.fadd %old, %v : f32
 // CHECK-NEXT:    llvm.store %new, %acc : f32, !llvm.ptr
-// CHECK-NEXT:    %[[JNEXT:.*]] = llvm.add %j, %[[JSTEP]] overflow<nsw,nuw> : i64
-// CHECK-NEXT:    %[[JMORE:.*]] = llvm.icmp "slt" %[[JNEXT]], %[[JN]] : i64
+// CHECK-NEXT:    %[[JNEXT:.*]] = llvm.add %j, %[[STEP]] overflow<nsw,nuw> : i64
+// CHECK-NEXT:    %[[JMORE:.*]] = llvm.icmp "slt" %[[JNEXT]], %c8 : i64
 // CHECK-NEXT:    llvm.cond_br %[[JMORE]], ^[[JBODY]](%[[JNEXT]] : i64), ^[[JEXIT:.*]]
 // CHECK-NEXT:  ^[[JEXIT]]:
 // CHECK-NEXT:    %r = llvm.load %acc : !llvm.ptr -> f32
 // CHECK-NEXT:    %[[Q:.*]] = llvm.getelementptr inbounds %out[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    llvm.store %r, %[[Q]] : f32, !llvm.ptr
-// CHECK-NEXT:    %[[INEXT:.*]] = llvm.add %i, %[[ISTEP]] overflow<nsw,nuw> : i64
+// CHECK-NEXT:    %[[INEXT:.*]] = llvm.add %i, %[[STEP]] overflow<nsw,nuw> : i64
 // CHECK-NEXT:    %[[IMORE:.*]] = llvm.icmp "slt" %[[INEXT]], %end : i64
 // CHECK-NEXT:    llvm.cond_br %[[IMORE]], ^[[IBODY]](%[[INEXT]] : i64), ^[[IEXIT]]
 // CHECK-NEXT:  ^[[IEXIT]]:
@@ -64,22 +62,20 @@ pg_uop.kernel @k0(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
 // intrinsic, C division, and a bool stored as a byte.
 
 // CHECK-LABEL: llvm.func @k1(%x: !llvm.ptr {llvm.noalias}, %b: !llvm.ptr {llvm.noalias}, %q: !llvm.ptr {llvm.noalias}, %start_1: i64, %end_1: i64) attributes {pg.outer = 6 : i64, pg.work = 78 : i64} {
+// CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[OTHER:.*]] = llvm.mlir.constant(1.500000e+00 : f32) : f32
 // CHECK:         %m = llvm.icmp "slt" %{{.*}}, %c4 : i64
-// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT:    %[[SAFE:.*]] = llvm.select %m, %{{.*}}, %[[ZERO]] : i1, i64
 // CHECK-NEXT:    %[[XP:.*]] = llvm.getelementptr inbounds %x[%[[SAFE]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    %[[RAW:.*]] = llvm.load %[[XP]] : !llvm.ptr -> f32
-// CHECK-NEXT:    %[[OTHER:.*]] = llvm.mlir.constant(1.500000e+00 : f32) : f32
 // CHECK-NEXT:    %[[V:.*]] = llvm.select %m, %[[RAW]], %[[OTHER]] : i1, f32
 // CHECK-NEXT:    %[[GT:.*]] = llvm.fcmp "ogt" %[[V]], %[[V]] : f32
 // CHECK-NEXT:    %[[NAN:.*]] = llvm.fcmp "uno" %[[V]], %[[V]] : f32
 // CHECK-NEXT:    %[[PICK:.*]] = llvm.or %[[GT]], %[[NAN]] : i1
 // CHECK-NEXT:    %hi = llvm.select %[[PICK]], %[[V]], %[[V]] : i1, f32
-// CHECK-NEXT:    llvm.mlir.constant(-1.040000e+02 : f32) : f32
 // CHECK-NEXT:    llvm.call_intrinsic "llvm.maximum.f32"(%hi, %{{.*}}) : (f32, f32) -> f32
 // CHECK:         %e = llvm.fmul %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT:    %n = llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"(%e) : (f32) -> i32
-// CHECK-NEXT:    %two = llvm.mlir.constant(2 : i32) : i32
 // CHECK-NEXT:    %d = llvm.sdiv %n, %two : i32
 // CHECK-NEXT:    %s = llvm.srem %d, %two : i32
 // CHECK:         %pos = llvm.fcmp "une" %[[V]], %z : f32
@@ -108,10 +104,10 @@ pg_uop.kernel @k1(%x: !pg.buffer<6xf32>, %b: !pg.buffer<6xi1>, %q: !pg.buffer<6x
 // pointers get no noalias.
 
 // CHECK-LABEL: llvm.func @k2(%src: !llvm.ptr, %dst: !llvm.ptr, %start_2: i64, %end_2: i64) attributes {pg.outer = 6 : i64, pg.work = 18 : i64} {
-// CHECK:         %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
-// CHECK-NEXT:    %[[B0:.*]] = llvm.mlir.constant(0 : i8) : i8
-// CHECK-NEXT:    %f = llvm.icmp "ne" %[[B]], %[[B0]] : i8
+// CHECK:         %[[B0:.*]] = llvm.mlir.constant(0 : i8) : i8
 // CHECK-NEXT:    %[[T:.*]] = llvm.mlir.constant(true) : i1
+// CHECK:         %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
+// CHECK-NEXT:    %f = llvm.icmp "ne" %[[B]], %[[B0]] : i8
 // CHECK-NEXT:    %nf = llvm.xor %f, %[[T]] : i1
 // CHECK-NEXT:    %[[NB:.*]] = llvm.zext %nf : i1 to i8
 pg_uop.kernel @k2(%src: !pg.buffer<6xi1>, %dst: !pg.buffer<6xi1>) {
@@ -127,11 +123,11 @@ pg_uop.kernel @k2(%src: !pg.buffer<6xi1>, %dst: !pg.buffer<6xi1>) {
 // A sum into a scalar (an accumulator outside the loop, a store after it) is never split: no
 // attributes, and the loop keeps its constant bounds.
 // CHECK-LABEL: llvm.func @sum(%a{{.*}}: !llvm.ptr, %out{{.*}}: !llvm.ptr, %start_3: i64, %end_3: i64) {
-// CHECK:         llvm.store %{{.*}}, %acc{{.*}} : f32, !llvm.ptr
 // CHECK-NEXT:    %[[S0:.*]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT:    %[[SN:.*]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT:    %[[SSTEP:.*]] = llvm.mlir.constant(1) : i64
+// CHECK:         %[[SN:.*]] = llvm.mlir.constant(8) : i64
+// CHECK:         llvm.store %{{.*}}, %acc{{.*}} : f32, !llvm.ptr
 // CHECK-NEXT:    llvm.br ^[[SBODY:.*]](%[[S0]] : i64)
+// CHECK:         llvm.icmp "slt" %{{.*}}, %[[SN]] : i64
 pg_uop.kernel @sum(%a: !pg.buffer<8xf32>, %out: !pg.buffer<1xf32>) {
   %c0 = pg_uop.const 0 : index
   %acc = pg_uop.acc 0.0 : f32

@@ -101,3 +101,33 @@ pg_loop.kernel @masks(%a: !pg.buffer<8xf32>, %out: !pg.buffer<1xf32>) {
   %c0 = pg_loop.const 0
   pg_loop.store %s, %out[%c0] : f32, !pg.buffer<1xf32>
 }
+
+// A flat index split into (c, h, w) by a reshape and flattened again by another: the
+// pieces add back to the index (`((x//7)%7)*7 + x%7` is `x%49`, `(x//49)*49 + x%49` is
+// `x`), so the load is contiguous along %x.
+// CHECK-LABEL: pg_loop.kernel @reflatten(
+// CHECK:         %[[C:.*]] = pg_loop.const 1568
+// CHECK-NEXT:    %[[R:.*]] = pg_loop.index mul %r, %[[C]]
+// CHECK-NEXT:    %[[I:.*]] = pg_loop.index add %[[R]], %x
+// CHECK-NEXT:    pg_loop.load %a[%[[I]]]
+pg_loop.kernel @reflatten(%a: !pg.buffer<3136xf32>, %out: !pg.buffer<3136xf32>) {
+  pg_loop.range %r = 0 to 2 global {
+    pg_loop.range %x = 0 to 1568 global {
+      %c49 = pg_loop.const 49
+      %c7 = pg_loop.const 7
+      %c1568 = pg_loop.const 1568
+      %ch = pg_loop.index div %x, %c49
+      %row7 = pg_loop.index div %x, %c7
+      %h = pg_loop.index mod %row7, %c7
+      %w = pg_loop.index mod %x, %c7
+      %base = pg_loop.index mul %r, %c1568
+      %chs = pg_loop.index mul %ch, %c49
+      %t1 = pg_loop.index add %base, %chs
+      %hs = pg_loop.index mul %h, %c7
+      %t2 = pg_loop.index add %t1, %hs
+      %at = pg_loop.index add %t2, %w
+      %v = pg_loop.load %a[%at] : !pg.buffer<3136xf32> -> f32
+      pg_loop.store %v, %out[%at] : f32, !pg.buffer<3136xf32>
+    }
+  }
+}

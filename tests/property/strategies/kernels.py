@@ -50,6 +50,8 @@ class _IndexBuilder:
         return self.values[-1 - self.draw(st.integers(0, min(len(self.values) - 1, 4)))]
 
     def step(self) -> str:
+        if self.draw(st.integers(0, 5)) == 0:  # the pieces of a split index added back
+            return self.recombined()
         if self.draw(st.integers(0, 3)) == 0:  # (x + y*c) // c or % c: the split-index shape
             x, y, c = self.operand(), self.operand(), self.draw(st.sampled_from((2, 3, 4)))
             cv = self.const(c)
@@ -61,6 +63,20 @@ class _IndexBuilder:
         rhs = self.const(self.draw(st.sampled_from((1, 2, 3, 4, 8)))) if kind in (
             "div", "mod") else self.operand()
         return self.emit(f"pg_loop.index {kind} {lhs}, {rhs}")
+
+    def recombined(self) -> str:
+        """`y + (x//a)*a + x%a` or `y + ((x//a)%b)*a + x%a` (`y` sometimes left out): what
+        a reshape of a reshape builds."""
+        x, a = self.operand(), self.draw(st.sampled_from((2, 3, 4)))
+        ca = self.const(a)
+        high = self.emit(f"pg_loop.index div {x}, {ca}")
+        if self.draw(st.booleans()):
+            b = self.const(self.draw(st.sampled_from((2, 3))))
+            high = self.emit(f"pg_loop.index mod {high}, {b}")
+        total = self.emit(f"pg_loop.index mul {high}, {ca}")
+        if self.draw(st.booleans()):
+            total = self.emit(f"pg_loop.index add {self.operand()}, {total}")
+        return self.emit(f"pg_loop.index add {total}, {self.emit(f'pg_loop.index mod {x}, {ca}')}")
 
     def cmp(self, x: str) -> str:
         kind = self.draw(st.sampled_from(("lt", "le", "gt", "ge", "eq", "ne")))
