@@ -1,9 +1,9 @@
-"""Schedules on random kernels: any sequence of `split` (any axis, factor, inner kind) and
-`interchange` (any axis) that applies, and `loop-optimize` for any vector unit, keep the
-interpreter's results bit for bit, before and after `convert-loop-to-uop` lowers the lanes
-(as scalars, and as vectors where they have a vector form) and unrolled ranges; the output
-verifies, round-trips, and replaying its recorded `pg.schedule` with `loop-schedule` on the
-original kernel gives the same IR."""
+"""Schedules on random kernels: any sequence of `split` (any axis, factor, inner kind),
+`interchange` and `collapse` (any axis) that applies, and `loop-optimize` for any vector
+unit, keep the interpreter's results bit for bit, before and after `convert-loop-to-uop`
+lowers the lanes (as scalars, and as vectors where they have a vector form) and unrolled
+ranges; the output verifies, round-trips, and replaying its recorded `pg.schedule` with
+`loop-schedule` on the original kernel gives the same IR."""
 
 from __future__ import annotations
 
@@ -74,9 +74,13 @@ def check(program: Program, scheduled: ModuleOp) -> None:
 
 
 @st.composite
-def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program]) -> tuple[Program, str]:
+def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
+              collapses: bool = False) -> tuple[Program, str]:
     """A program and a schedule of up to four random actions that apply to it (drawn one
-    by one against the kernel as the previous ones left it)."""
+    by one against the kernel as the previous ones left it). With `collapses`, `collapse`
+    too: it simplifies index arithmetic, exact in pg_loop's floor division but not under
+    pg_uop's truncating one for the negative indices `loop_programs` store, so only for
+    `reduce_programs`."""
     program = draw(programs)
     k = kernel(program.parse())
     for _ in range(draw(st.integers(1, 4))):
@@ -84,8 +88,10 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program]) -> tuple[Pr
         if count == 0:
             break
         axis = draw(st.integers(0, count - 1))
+        kind = draw(st.sampled_from(("split", "interchange", "collapse") if collapses
+                                    else ("split", "interchange")))
         action = (Action("split", axis, draw(st.integers(1, 5)), draw(st.sampled_from(KINDS)))
-                  if draw(st.booleans()) else Action("interchange", axis))
+                  if kind == "split" else Action(kind, axis))
         try:
             apply_schedule(k, [action])
         except ScheduleError:
@@ -107,7 +113,7 @@ def test_actions_on_loop_nests(case: tuple[Program, str]):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scheduled(reduce_programs()))
+@given(scheduled(reduce_programs(), collapses=True))
 def test_actions_on_reduce_kernels(case: tuple[Program, str]):
     check_schedule(*case)
 

@@ -4,8 +4,10 @@ Input and output: `pg_loop` kernels. Guarantee: that of the actions it applies (
 `interchange`: the same stores of the same values); each kernel's choice is recorded as its
 `pg.schedule`, replayable with `loop-schedule`.
 
-The heuristic, per reduce kernel that `loop-upcast` would tile (a reduce in its innermost
-global range, stored contiguously along that range):
+First, nested ranges whose indices only meet as `outer * inner_size + inner` (an (h, w)
+grid a kernel reads and writes as h * w consecutive elements) `collapse` into one range.
+Then the heuristic, per reduce kernel that `loop-upcast` would tile (a reduce in its
+innermost global range, stored contiguously along that range):
 
 * matmul-like (a second global range around it): a register tile of `rows` x `cols`
   accumulators, lanes innermost (`convert-loop-to-uop{vectorize=true}` makes the columns
@@ -45,10 +47,16 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_loop as L
 from picograd.dialects.dtypes import is_float, to_numpy_dtype
-from picograd.dialects.pg import RangeKind, ReduceKind
+from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
 from picograd.passes.loop.lane_vectors import reduce_vector_form
 from picograd.passes.loop.loop_upcast import is_candidate, splittable_outer, tile_actions
-from picograd.passes.loop.schedule import Action, apply_schedule, axes, reduces
+from picograd.passes.loop.schedule import (
+    Action,
+    apply_schedule,
+    axes,
+    collapse_problem,
+    reduces,
+)
 
 ROW_LANES = 8  # rows a row reduction computes at once
 # Below this many multiply-adds a kernel gets SMALL_COLS columns (by default none does: with
@@ -160,8 +168,32 @@ def reduce_splits(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
             if splits_into_lanes(red, unit)]
 
 
+def collapse_ranges(kernel: L.KernelOp) -> None:
+    """`collapse` each range with the one range it holds, innermost pairs first, where that
+    leaves no more index divisions and remainders than there were (the two indices only
+    ever met as `outer * inner_size + inner`): a matmul over an (h, w) grid of columns
+    becomes one over h * w columns, which the register tile then takes."""
+    while True:
+        for axis in reversed(range(len(axes(kernel)))):
+            if collapse_problem(axes(kernel)[axis]) is not None:
+                continue
+            trial = kernel.clone()
+            apply_schedule(trial, [Action("collapse", axis)])
+            if _div_mods(trial) <= _div_mods(kernel):
+                apply_schedule(kernel, [Action("collapse", axis)])
+                break
+        else:
+            return
+
+
+def _div_mods(kernel: L.KernelOp) -> int:
+    return sum(1 for op in kernel.walk() if isinstance(op, L.IndexOp)
+               and op.kind.data in (BinaryKind.DIV, BinaryKind.MOD))
+
+
 def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
                     big_work: int = BIG_TILE_WORK) -> None:
+    collapse_ranges(kernel)
     candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
     for inner in reversed(candidates):  # the last first: the others' axes stay valid
         apply_schedule(kernel, kernel_actions(kernel, unit, inner, big_work))

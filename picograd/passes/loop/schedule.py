@@ -3,6 +3,7 @@
     split(kernel, axis, factor, kind)      range `axis` -> outer x inner (`factor`, `kind`)
     interchange(kernel, axis)              range `axis` moves inside the ranges it holds
     split_reduce(kernel, n, factor)        reduce `n` -> `factor` partial reductions
+    collapse(kernel, axis)                 range `axis` and the one range it holds -> one
     Action.parse("split(1, 64, upcast)")   one step, written as a kernel schedule writes it
     apply_schedule(kernel, actions)        the steps in order; the schedule is recorded
 
@@ -12,8 +13,8 @@ action, so a schedule is a list of actions on the IR as the previous ones left i
 tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes; they are numbered apart (the
 position of the reduce in the same walk) for `split_reduce`, the one action that changes
 the order a reduction combines in (a float sum then rounds differently, as any vectorised
-or parallel sum does). `split` and `interchange` are exact: the same stores of the same
-values.
+or parallel sum does). `split`, `interchange` and `collapse` are exact: the same stores of
+the same values.
 
 Legality: the iterations of a `global`, `local` or `upcast` range are independent (each is
 a work item or a vector lane), so such a range may be split into independent parts or moved
@@ -39,6 +40,7 @@ from picograd.dialects import pg_loop as L
 from picograd.dialects import pg_uop
 from picograd.dialects.abi import SCHEDULE_ATTR
 from picograd.dialects.pg import BinaryKind, RangeKind
+from picograd.passes.loop.loop_simplify import loop_simplify_rules
 
 # Ranges whose iterations are independent of each other.
 INDEPENDENT = frozenset({RangeKind.GLOBAL, RangeKind.LOCAL, RangeKind.UPCAST})
@@ -110,20 +112,27 @@ def split(kernel: L.KernelOp, axis: int, factor: int, kind: RangeKind) -> None:
     for op in list(r.body.block.ops):
         op.detach()
         body.add_op(op)
+    _rebuild_index(r.index, outer.index, inner.index, factor, start, body)
+    parent.insert_op_before(outer, r)
+    r.detach()
+    r.erase()
+
+
+def _rebuild_index(old: SSAValue, block: SSAValue, lane: SSAValue, factor: int, start: int,
+                   body: Block) -> None:
+    """Replace index `old` (over `[start, ...)`) by `start + block * factor + lane`, computed
+    at the top of `body`."""
     size = L.ConstOp(factor)
-    scaled = L.IndexOp(BinaryKind.MUL, outer.index, size.result)
-    whole = L.IndexOp(BinaryKind.ADD, scaled.result, inner.index)
+    scaled = L.IndexOp(BinaryKind.MUL, block, size.result)
+    whole = L.IndexOp(BinaryKind.ADD, scaled.result, lane)
     prefix: list[Operation] = [size, scaled, whole]
     if start:
         first = L.ConstOp(start)
         whole = L.IndexOp(BinaryKind.ADD, whole.result, first.result)
         prefix += [first, whole]
-    whole.result.name_hint = r.index.name_hint
-    r.index.replace_all_uses_with(whole.result)
+    whole.result.name_hint = old.name_hint
+    old.replace_all_uses_with(whole.result)
     _prepend(body, prefix)
-    parent.insert_op_before(outer, r)
-    r.detach()
-    r.erase()
 
 
 def _prepend(block: Block, ops: Sequence[Operation]) -> None:
@@ -185,6 +194,54 @@ def _remap(ops: Iterable[Operation], mapping: dict[SSAValue, SSAValue]) -> None:
                 op.operands = [mapping.get(v, v) for v in op.operands]
 
 
+# ── collapse ───────────────────────────────────────────────────────────────
+
+
+def collapse_problem(r: L.RangeOp) -> str | None:
+    """Why range `r` and the range it holds cannot become one range, or None when they can."""
+    ops = list(r.body.block.ops)
+    if len(ops) != 1 or not isinstance(ops[0], L.RangeOp):
+        return "its body is not exactly one range"
+    inner = ops[0]
+    if r.kind.data not in INDEPENDENT or inner.kind.data != r.kind.data:
+        return "only two independent ranges of one kind collapse"
+    if r.start.data or inner.start.data:
+        return "a range starts above 0"
+    return None
+
+
+def collapse(kernel: L.KernelOp, axis: int) -> None:
+    """Range `axis` over `[0, a)` holding exactly one range over `[0, b)` of its kind become
+    one range `j` over `[0, a * b)`, the indices `j // b` and `j % b` (the same iterations
+    in the same order); then the kernel's index arithmetic is simplified (`loop-simplify`'s
+    rules), which adds `(j // b) * b + j % b` back to `j` where the body flattened the two.
+    Lets a matmul whose columns are an (h, w) grid take a register tile along them."""
+    r = _axis(kernel, axis, f"collapse({axis})")
+    if (problem := collapse_problem(r)) is not None:
+        raise ScheduleError(f"@{kernel.sym_name.data}: collapse({axis}): {problem}")
+    inner = r.body.block.first_op
+    assert isinstance(inner, L.RangeOp)
+    b = inner.end.data
+    merged = L.RangeOp(0, r.end.data * b, r.kind.data)
+    merged.index.name_hint = f"{r.index.name_hint or 'i'}_{inner.index.name_hint or 'j'}"
+    for op in list(inner.body.block.ops):
+        op.detach()
+        merged.body.block.add_op(op)
+    size = L.ConstOp(b)
+    high = L.IndexOp(BinaryKind.DIV, merged.index, size.result)
+    low = L.IndexOp(BinaryKind.MOD, merged.index, size.result)
+    high.result.name_hint, low.result.name_hint = r.index.name_hint, inner.index.name_hint
+    r.index.replace_all_uses_with(high.result)
+    inner.index.replace_all_uses_with(low.result)
+    _prepend(merged.body.block, [size, high, low])
+    parent = r.parent_block()
+    assert parent is not None
+    parent.insert_op_before(merged, r)
+    r.detach()
+    r.erase()
+    loop_simplify_rules.apply(kernel)
+
+
 # ── split_reduce ───────────────────────────────────────────────────────────
 
 
@@ -227,17 +284,7 @@ def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
     for op in list(red.body.block.ops):
         op.detach()
         blocks.body.block.add_op(op)
-    size = L.ConstOp(factor)
-    scaled = L.IndexOp(BinaryKind.MUL, blocks.index, size.result)
-    whole = L.IndexOp(BinaryKind.ADD, scaled.result, lanes.index)
-    prefix: list[Operation] = [size, scaled, whole]
-    if start:
-        first = L.ConstOp(start)
-        whole = L.IndexOp(BinaryKind.ADD, whole.result, first.result)
-        prefix += [first, whole]
-    whole.result.name_hint = red.index.name_hint
-    red.index.replace_all_uses_with(whole.result)
-    _prepend(blocks.body.block, prefix)
+    _rebuild_index(red.index, blocks.index, lanes.index, factor, start, blocks.body.block)
     lanes.body.block.add_ops([blocks, L.YieldOp(blocks.result)])
     parent = red.parent_block()
     assert parent is not None
@@ -253,8 +300,8 @@ def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
 
 @dataclass(frozen=True)
 class Action:
-    """One step of a schedule: `split(axis, factor, kind)`, `interchange(axis)` or
-    `split_reduce(n, factor)` (its `axis` is the reduce's number)."""
+    """One step of a schedule: `split(axis, factor, kind)`, `interchange(axis)`,
+    `collapse(axis)` or `split_reduce(n, factor)` (its `axis` is the reduce's number)."""
 
     op: str
     axis: int
@@ -266,13 +313,15 @@ class Action:
             return f"split({self.axis}, {self.factor}, {self.kind.value})"
         if self.op == "split_reduce":
             return f"split_reduce({self.axis}, {self.factor})"
-        return f"interchange({self.axis})"
+        return f"{self.op}({self.axis})"
 
     def apply(self, kernel: L.KernelOp) -> None:
         if self.op == "split":
             split(kernel, self.axis, self.factor, self.kind)
         elif self.op == "split_reduce":
             split_reduce(kernel, self.axis, self.factor)
+        elif self.op == "collapse":
+            collapse(kernel, self.axis)
         else:
             interchange(kernel, self.axis)
 
@@ -280,21 +329,22 @@ class Action:
     def parse(text: str) -> Action:
         """`split(1, 64, upcast)`, `interchange(0)` or `split_reduce(0, 16)`; ScheduleError
         if malformed."""
-        m = re.fullmatch(r"\s*(split_reduce|split|interchange)\s*\(([^)]*)\)\s*", text)
+        m = re.fullmatch(r"\s*(split_reduce|split|interchange|collapse)\s*\(([^)]*)\)\s*",
+                         text)
         args = [a.strip() for a in m.group(2).split(",")] if m else []
         try:
             if m and m.group(1) == "split" and len(args) == 3:
                 return Action("split", int(args[0]), int(args[1]), RangeKind(args[2]))
-            if m and m.group(1) == "interchange" and len(args) == 1:
-                return Action("interchange", int(args[0]))
+            if m and m.group(1) in ("interchange", "collapse") and len(args) == 1:
+                return Action(m.group(1), int(args[0]))
             if m and m.group(1) == "split_reduce" and len(args) == 2:
                 return Action("split_reduce", int(args[0]), int(args[1]))
         except ValueError:
             pass
         kinds = ", ".join(str(k.value) for k in RangeKind if k != RangeKind.REDUCE)
         raise ScheduleError(f"malformed action {text.strip()!r}: write split(axis, factor, "
-                            f"kind) with kind one of {kinds}, interchange(axis) or "
-                            f"split_reduce(reduce, factor)")
+                            f"kind) with kind one of {kinds}, interchange(axis), "
+                            f"collapse(axis) or split_reduce(reduce, factor)")
 
 
 def parse_schedule(text: str) -> list[Action]:
