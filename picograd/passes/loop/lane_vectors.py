@@ -63,6 +63,16 @@ def lane_plan(lanes: pg_loop.RangeOp | pg_loop.ReduceOp) -> dict[SSAValue, LaneF
     return plan
 
 
+def body_vector_form(r: pg_loop.RangeOp) -> bool:
+    """Whether the body of range `r` has a vector form with `r`'s index as the lane index
+    (whatever its trip count): what splitting `r` into upcast lanes would vectorise."""
+    try:
+        _plan_block(r.body.block, {r.index: 1}, in_reduce=False)
+    except _NoVectorForm:
+        return False
+    return True
+
+
 def reduce_vector_form(red: pg_loop.ReduceOp) -> bool:
     """Whether `red` split into lanes (`split_reduce`) would have a vector form: its body
     has one with its own index as the lane index (after the split, the lane index enters

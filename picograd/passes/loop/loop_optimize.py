@@ -19,7 +19,10 @@ innermost global range, stored contiguously along that range):
   the columns exactly and there are 8 or more, the column tiles become the outer loop
   (BLIS's order: a K x cols panel of B stays in cache while the row tiles pass). Columns
   fewer than one vector get 8 lanes. Measured on a 2-core Zen 4, 1024^2 fp32: 4 x 8 tiles
-  41 GFLOP/s, 4 x 64 with column tiles outermost 166.
+  41 GFLOP/s, 4 x 64 with column tiles outermost 166. When the columns have no vector form
+  (B transposed: `x @ w.T`, a gather along the columns) but the reduce reads both operands
+  along itself, the kernel gets no tile: its reduce computes in vector lanes (dot products,
+  below).
 * row reductions (no range around it): 8 rows at once, each its own accumulator (when 8
   divides the rows of a kernel's outermost range: no remainder beside it) — unless the
   reduce computes in vector lanes itself:
@@ -48,7 +51,7 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd.dialects import pg_loop as L
 from picograd.dialects.dtypes import is_float, to_numpy_dtype
 from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
-from picograd.passes.loop.lane_vectors import reduce_vector_form
+from picograd.passes.loop.lane_vectors import body_vector_form, reduce_vector_form
 from picograd.passes.loop.loop_upcast import is_candidate, splittable_outer, tile_actions
 from picograd.passes.loop.schedule import (
     Action,
@@ -113,6 +116,8 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
         if top_level and n % ROW_LANES:  # see tile_rows: no remainder beside the top range
             return []
         return tile_actions(kernel, inner, 1, ROW_LANES)
+    if not body_vector_form(inner) and splits_into_lanes(reduce, unit):
+        return []  # columns are a gather (B transposed) but the reduce reads along: dot products
     rows = tile_rows(outer.end.data - outer.start.data)
     work = _work(inner) * (reduce.end.data - reduce.start.data)
     cols = big_tile_cols(unit, to_numpy_dtype(reduce.result.type).itemsize, rows, n)

@@ -37,6 +37,12 @@
 // AVX512-SAME:    pg.schedule = "split_reduce(1, 16); split_reduce(0, 16)"
 // AVX2-LABEL: pg_loop.kernel @softmax_stats(
 // AVX2-SAME:    pg.schedule = "split_reduce(1, 8); split_reduce(0, 8)"
+
+// x @ w.T: along the columns w is read 64 apart (no vector form), but the reduce reads both
+// operands along itself: no register tile, the reduce computes in vector lanes (dot
+// products).
+// AVX512-LABEL: pg_loop.kernel @mm_wt(
+// AVX512-SAME:    pg.schedule = "split_reduce(0, 16)"
 pg_loop.kernel @mm(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %out: !pg.buffer<32768xf32>) {
   pg_loop.range %i0 = 0 to 64 global {
     pg_loop.range %i1 = 0 to 512 global {
@@ -117,5 +123,27 @@ pg_loop.kernel @softmax_stats(%a: !pg.buffer<8192xf32>, %out: !pg.buffer<8xf32>)
     }
     %t = pg_uop.binary add %m, %s : f32
     pg_loop.store %t, %out[%i] : f32, !pg.buffer<8xf32>
+  }
+}
+
+pg_loop.kernel @mm_wt(%x: !pg.buffer<2048xf32>, %w: !pg.buffer<4096xf32>, %out: !pg.buffer<2048xf32>) {
+  pg_loop.range %i = 0 to 32 global {
+    pg_loop.range %j = 0 to 64 global {
+      %s = pg_loop.reduce sum %r = 0 to 64 : f32 {
+        %c64 = pg_loop.const 64
+        %xr = pg_loop.index mul %i, %c64
+        %xi = pg_loop.index add %xr, %r
+        %a = pg_loop.load %x[%xi] : !pg.buffer<2048xf32> -> f32
+        %wr = pg_loop.index mul %j, %c64
+        %wi = pg_loop.index add %wr, %r
+        %b = pg_loop.load %w[%wi] : !pg.buffer<4096xf32> -> f32
+        %ab = pg_uop.binary mul %a, %b : f32
+        pg_loop.yield %ab : f32
+      }
+      %c64o = pg_loop.const 64
+      %or = pg_loop.index mul %i, %c64o
+      %oi = pg_loop.index add %or, %j
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<2048xf32>
+    }
   }
 }
