@@ -177,18 +177,32 @@ def collapse_ranges(kernel: L.KernelOp) -> None:
     """`collapse` each range with the one range it holds, innermost pairs first, where that
     leaves no more index divisions and remainders than there were (the two indices only
     ever met as `outer * inner_size + inner`): a matmul over an (h, w) grid of columns
-    becomes one over h * w columns, which the register tile then takes."""
+    becomes one over h * w columns, which the register tile then takes. Each collapse is
+    tried on a copy, which replaces the kernel's body when it is taken."""
     while True:
-        for axis in reversed(range(len(axes(kernel)))):
-            if collapse_problem(axes(kernel)[axis]) is not None:
+        ranges, div_mods = axes(kernel), _div_mods(kernel)
+        for axis in reversed(range(len(ranges))):
+            if collapse_problem(ranges[axis]) is not None:
                 continue
             trial = kernel.clone()
             apply_schedule(trial, [Action("collapse", axis)])
-            if _div_mods(trial) <= _div_mods(kernel):
-                apply_schedule(kernel, [Action("collapse", axis)])
+            if _div_mods(trial) <= div_mods:
+                _take_body(kernel, trial)
                 break
+            trial.erase()
         else:
             return
+
+
+def _take_body(kernel: L.KernelOp, trial: L.KernelOp) -> None:
+    """Give `kernel` the body and attributes (its recorded schedule) of its copy `trial`."""
+    old, new = kernel.body.block, trial.body.block
+    trial.body.detach_block(new)
+    kernel.body.insert_block_before(new, old)
+    kernel.body.detach_block(old)
+    old.erase()
+    kernel.attributes.update(trial.attributes)
+    trial.erase()
 
 
 def _div_mods(kernel: L.KernelOp) -> int:

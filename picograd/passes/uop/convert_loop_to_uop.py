@@ -30,8 +30,9 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
   becomes one loop with one accumulator per lane (lanes are independent, so the lane loop
   moves inside the reduce); otherwise the body is repeated per lane. Option `vectorize`
   (the CPU pipelines) emits the innermost range's lanes as one vector where its body has a
-  vector form (`picograd/passes/loop/lane_vectors.py`): `vload`/`vstore`, broadcasts, vector
-  ALU ops and accumulators, computing in every lane what the scalar copy would.
+  vector form (`picograd/passes/loop/lane_vectors.py`; emitted by `vector_lanes.py`):
+  `vload`/`vstore`, broadcasts, vector ALU ops and accumulators, computing in every lane
+  what the scalar copy would.
 * A reduce over `upcast` lanes of one inner reduce (`split_reduce`) is one loop with an
   accumulator per lane (a vector one with `vectorize`), whose partial results are then
   combined in lane order from the identity (`vreduce` for vectors).
@@ -49,7 +50,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, ModuleOp, VectorType
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -66,6 +67,7 @@ from picograd.passes.loop.lane_vectors import (
     lane_plan,
 )
 from picograd.passes.loop.schedule import PURE
+from picograd.passes.uop.vector_lanes import VectorLanes
 
 _COMBINE = {ReduceKind.SUM: BinaryKind.ADD, ReduceKind.PROD: BinaryKind.MUL,
             ReduceKind.MAX: BinaryKind.MAX, ReduceKind.MIN: BinaryKind.MIN}
@@ -87,7 +89,7 @@ def reduce_identity(kind: ReduceKind, t: Attribute) -> float | int | bool:
     return int(info.min if is_max else info.max)
 
 
-class _Linearizer:
+class _Linearizer(VectorLanes):
     """Emit the flat body of one kernel, walking the nested `pg_loop` regions in order.
 
     Loop level 0 is the kernel body, level k the body of the k-th enclosing range. A new value
@@ -287,70 +289,6 @@ class _Linearizer:
                     self._op(x)
         self.values = base
         self.vector_lanes, self.plan = 0, {}
-
-    # ── vector lanes ────────────────────────────────────────────────────────
-
-    def _lane_op(self, op: Operation) -> bool:
-        """Emit `op` if it takes a lane index or a vector (`lane_plan` said how); False for
-        an op of uniform values, emitted as usual."""
-        v = self.values
-        match op:
-            case pg_loop.IndexOp() if any(isinstance(v[x], Affine) for x in op.operands):
-                self._affine_index(op)
-            case pg_loop.LoadOp() if isinstance(v[op.index], Affine):
-                self._lane_load(op)
-            case pg_loop.StoreOp() if isinstance(v[op.index], Affine):
-                self._lane_store(op)
-            case pg_uop.BinaryOp() | pg_uop.UnaryOp() if any(
-                    isinstance(v[x].type, VectorType) for x in op.operands):
-                lanes = [self._vector(v[x]) for x in op.operands]
-                new = (pg_uop.BinaryOp(op.kind.data, *lanes) if isinstance(op, pg_uop.BinaryOp)
-                       else pg_uop.UnaryOp(op.kind.data, *lanes))
-                self._place(new, op, pure=True)
-            case _:
-                return False
-        return True
-
-    def _vector(self, value: SSAValue) -> SSAValue:
-        """`value` as a vector of the current lanes (a uniform scalar broadcast)."""
-        if isinstance(value.type, VectorType):
-            return value
-        return self._place(pg_uop.BroadcastOp(value, self.vector_lanes), pure=True).results[0]
-
-    def _affine_index(self, op: pg_loop.IndexOp) -> None:
-        """Index arithmetic on a lane index: the base computed, the stride tracked (see
-        `lane_vectors`: only add, sub and products with a constant reach here)."""
-        def affine(x: SSAValue) -> Affine:
-            value = self.values[x]
-            return value if isinstance(value, Affine) else Affine(value, 0)
-
-        a, b = affine(op.lhs), affine(op.rhs)
-        kind = op.kind.data
-        base = self._place(pg_uop.BinaryOp(kind, a.base, b.base), pure=True)
-        if kind == BinaryKind.MUL:  # one side is a uniform constant
-            factor = (op.lhs if isinstance(self.values[op.rhs], Affine) else op.rhs).owner
-            assert isinstance(factor, pg_loop.ConstOp)
-            stride = (a.stride + b.stride) * factor.value.data
-        else:
-            stride = a.stride + b.stride if kind == BinaryKind.ADD else a.stride - b.stride
-        self.values[op.result] = Affine(base.results[0], stride)
-
-    def _lane_load(self, op: pg_loop.LoadOp) -> None:
-        index = self.values[op.index]
-        buffer = self.values[op.buffer]
-        if index.stride == 0:  # the same element for every lane
-            self._place(pg_uop.LoadOp(buffer, index.base), op)
-            return
-        self._place(pg_uop.VLoadOp(buffer, index.base,
-                                   vector_of(op.result.type, self.vector_lanes)), op)
-
-    def _lane_store(self, op: pg_loop.StoreOp) -> None:
-        index = self.values[op.index]
-        buffer, value = self.values[op.buffer], self.values[op.value]
-        if index.stride == 0:  # a uniform value to one place
-            self._place(pg_uop.StoreOp(value, buffer, index.base))
-            return
-        self._place(pg_uop.VStoreOp(self._vector(value), buffer, index.base))
 
     def _lane_envs(self, nest: list[pg_loop.RangeOp], preludes: list[list[Operation]],
                    base: dict[SSAValue, Any]) -> list[dict[SSAValue, Any]]:
