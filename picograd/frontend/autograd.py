@@ -5,7 +5,10 @@ creates (unary, binary, cmp, where, cast, reduce, reshape, expand, permute, pad,
 flip). When grad mode is on and a source requires grad, `_make` records on the new tensor
 its `Context`: the primitive, its parameter and its source tensors. `backward()` walks the
 recorded graph in reverse topological order and applies each primitive's rule below, so every
-composite op (matmul, mean, softmax...) is differentiated through its decomposition.
+composite op (matmul, mean, softmax...) is differentiated through its decomposition. A
+composite op whose decomposition differentiates badly (conv2d: its input gradient would be a
+sum of one padded tap per kernel position) gives its own rule instead, through
+`TensorBase._with_gradient` (recorded as the `custom` context).
 
 Gradients are lazy tensors like any other: nothing computes until they (or something built on
 them, like an optimiser's update) are realized, so the forward and backward graphs of a
@@ -180,6 +183,7 @@ _RULES: dict[str, Callable[[Context, Any, Any], Grads]] = {
     "pad": _pad,
     "slice": _slice,
     "flip": lambda ctx, out, g: (g.flip(ctx.arg),),
+    "custom": lambda ctx, out, g: ctx.arg(g),  # a composite op's own rule (_with_gradient)
 }
 
 

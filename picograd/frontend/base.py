@@ -4,7 +4,7 @@ the op mixins (ops_movement.py, ops_elementwise.py, ops_reduce.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self
 
 from picograd.frontend.dtype import DType
@@ -78,6 +78,26 @@ class TensorBase:
         if is_grad_enabled() and any(s.requires_grad for s in src):
             out.requires_grad = True
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
+        return out
+
+    def _with_gradient(self, src: tuple[TensorBase | None, ...],
+                       rule: Callable[[Any], tuple[Any, ...]]) -> Self:
+        """This tensor's value as a new tensor whose backward is `rule`: given the output
+        gradient, one gradient (or None) per entry of `src`. A composite op builds its value
+        under `no_grad()` and returns it through here, so autograd differentiates the op as a
+        whole (a convolution's input gradient is a transposed convolution) instead of through
+        its decomposition. None entries of `src` (an absent bias) get no gradient."""
+        out = type(self)._from_node(self._node)
+        sources = tuple(s for s in src if s is not None)
+        if is_grad_enabled() and any(s.requires_grad for s in sources):
+
+            def present(g: Any) -> tuple[Any, ...]:
+                grads = rule(g)
+                assert len(grads) == len(src)
+                return tuple(d for d, s in zip(grads, src, strict=True) if s is not None)
+
+            out.requires_grad = True
+            out._ctx = Context("custom", present, sources)  # type: ignore[arg-type]
         return out
 
     def _const(self, value: Scalar, shape: tuple[int, ...], dtype: DType) -> Self:

@@ -9,26 +9,26 @@ fusion and every device apply to them unchanged.
 Sizes are an int or an (h, w) pair. Pooling is in pool.py.
 
 How conv2d is built. The compiler fuses views and elementwise ops into the kernel of the
-reduce that consumes them and gives every consumed reduce its own kernel. On the CPU a reduce
-over several axes is one loop with a div/mod per step, a view of padding is a masked load,
-and a short reduce (a few MACs per step, a small constant trip count) is unrolled and
-vectorised across the output's last axis while a long one runs as a serial chain. So:
+reduce that consumes them and gives every consumed reduce its own kernel; `loop-optimize`
+gives a reduce whose output columns are consecutive in memory a register tile of vectors. So:
 
 1. The padded input is laid out once (one kernel) as `planes` (N, C, sh*sw, L): a flat plane
    per stride phase, rows `ws` wide (the output width plus the kernel's reach). Tap (i, j)
    of the kernel is then the contiguous slice `planes[:, :, plane, offset:offset + OH*ws]`:
-   no mask, no stride, for any stride and dilation; the `ws - OW` extra columns of each row
-   are computed and dropped.
-2. One reduce over C/groups per kernel row: the row's kw tap products are summed inside it;
-   the kh row results are added (elementwise, fused).
-3. Weight (and bias) taps are broadcast in steps (over ws, then N, then OH), so their
-   gradients are short reduces (over OH, then N, then ws), not one over (N, OH, OW).
-4. `_gradient_barrier` makes the incoming gradient one buffer, which the taps' backward reads
-   instead of materialising its broadcast over C.
+   no mask, no stride, for any stride and dilation.
+2. Forward: one reduce (one kernel) over C/groups of the sum of the kh*kw tap products, on
+   rows `ws` wide, so its OH*ws output columns are one consecutive range that the register
+   tile takes; the `ws - OW` extra columns of each row are computed and dropped by the
+   third kernel, which also adds the bias (and whatever elementwise op follows).
+3. Backward (its own rule, `_with_gradient`, not the decomposition's): the incoming gradient
+   is laid out once in rows `ws` wide; the input gradient is a transposed convolution of it
+   (kernels that do not grow with kh*kw), the weight gradient one dot-product reduce per tap
+   over an image's OH*ws elements plus one reduce over N of all taps, the bias gradient one
+   reduce.
 
 Forward + backward of a (128, 16, 14, 14) x (32, 16, 3, 3) convolution, padding 1, with bias
 (`loss.backward()` and the realized gradients; median of 5 steady steps on a 2-core CPU:LLVM
-host; torch on one thread: 10 ms):
+host; torch on one thread: 10 ms), as the design went:
 
     im2col stacked by pad + add (kh*kw masked terms), one reduce     6 kernels   2140 ms
     im2col from repeat/reshape views (tinygrad's _pool), one reduce   7 kernels    810 ms
@@ -36,7 +36,11 @@ host; torch on one thread: 10 ms):
       + weight broadcast in two steps, gradient barrier              33 kernels    160 ms
     one reduce per tap, 2-D strided taps of the materialised pad     42 kernels    180 ms
       + weight gradient reduced over OW first                        42 kernels     94 ms
-    flat phase planes, one reduce per kernel row (this file)         47 kernels     60 ms
+    flat phase planes, one reduce per kernel row                     47 kernels     60 ms
+
+With vector register tiles (2026-11), the Fashion-MNIST example's Adam step (two such
+convolutions) went from 1752-1838 to 2990-3225 images/s when the forward became one reduce
+and the backward its own rule (A/B in one session, `bench/train_step.py`'s CNN step).
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import dtype_error, shape_error
+from picograd.frontend.ops_shape import stack
 from picograd.frontend.tensor import Tensor
 from picograd.nn.layers import uniform
 from picograd.nn.module import Module
@@ -92,21 +98,6 @@ def _materialize(t: Tensor) -> Tensor:
     return t.unsqueeze(-1).sum(-1)
 
 
-def _gradient_barrier(t: Tensor) -> Tensor:
-    """`t` itself in the forward; in the backward its gradient comes out of a reduce (over a
-    size-2 axis of the gradient and a zero), so the compiler computes it into one buffer
-    instead of fusing (and re-broadcasting) the gradient's whole cone into every reader."""
-    return t.unsqueeze(-1).expand(*t.shape, 2)[..., 0]
-
-
-def _broadcast_in_steps(t: Tensor, *shapes: tuple[int, ...]) -> Tensor:
-    """`t` expanded to each shape in turn: its gradient is then one reduce per step (each
-    over fewer axes) instead of one reduce over every broadcast axis."""
-    for shape in shapes:
-        t = t.expand(shape)
-    return t
-
-
 # ── convolution ──────────────────────────────────────────────────────────────
 
 
@@ -130,11 +121,8 @@ def _phase_planes(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int],
     return planes, ws, taps
 
 
-def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
-           padding: Size = 0, dilation: Size = 1, groups: int = 1) -> Tensor:
-    """torch's `conv2d`: x (N, C, H, W), weight (O, C/groups, kh, kw), bias (O,) ->
-    (N, O, OH, OW) with OH = (H + 2*padding - dilation*(kh-1) - 1) // stride + 1."""
-    op = "conv2d"
+def _check_conv_args(op: str, x: Tensor, weight: Tensor, bias: Tensor | None,
+                     groups: int) -> None:
     _check_4d(op, x)
     if not isinstance(weight, Tensor) or weight.ndim != 4:
         shape = weight.shape if isinstance(weight, Tensor) else type(weight).__name__
@@ -144,8 +132,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
     if not (x.dtype.is_float and weight.dtype.is_float):
         raise dtype_error(op, f"needs float input and weight, got {x.dtype.name} and "
                               f"{weight.dtype.name}")
-    n, c = x.shape[:2]
-    o, cg, kh, kw = weight.shape
+    c = x.shape[1]
+    o, cg = weight.shape[:2]
     if c % groups or o % groups or c // groups != cg:
         raise shape_error(op, f"input of shape {x.shape} and weight of shape {weight.shape} "
                               f"with groups={groups}: the weight expects {cg * groups} input "
@@ -155,34 +143,79 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
     if bias is not None and bias.shape != (o,):
         raise shape_error(op, f"bias of shape {bias.shape} does not match the weight of shape "
                               f"{weight.shape}: expected ({o},)")
+
+
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
+           padding: Size = 0, dilation: Size = 1, groups: int = 1) -> Tensor:
+    """torch's `conv2d`: x (N, C, H, W), weight (O, C/groups, kh, kw), bias (O,) ->
+    (N, O, OH, OW) with OH = (H + 2*padding - dilation*(kh-1) - 1) // stride + 1."""
+    op = "conv2d"
+    _check_conv_args(op, x, weight, bias, groups)
+    n = x.shape[0]
+    o, cg, kh, kw = weight.shape
     s = _pair(op, "stride", stride, 1)
     p = _pair(op, "padding", padding, 0)
     d = _pair(op, "dilation", dilation, 1)
     oh, ow = _out_size(op, x, (kh, kw), s, p, d)
-    planes, ws, taps = _phase_planes(x, (kh, kw), s, p, d, (oh, ow))
-    m, og = oh * ws, o // groups
-    # (N, groups, O/groups, C/groups, OH, ws); a weight tap is broadcast over ws, N, then OH
-    full = (n, groups, og, cg, oh, ws)
-    steps = ((1, groups, og, cg, 1, ws), (n, groups, og, cg, 1, ws), full)
-    out: Tensor | None = None
-    for i in range(kh):
-        row: Tensor | None = None
-        for j, (plane, offset) in enumerate(taps[i]):
-            tap = planes[:, :, plane, offset:offset + m].reshape(n, groups, 1, cg, oh, ws)
-            w_tap = weight[:, :, i, j].reshape(1, groups, og, cg, 1, 1)
-            term = tap * _broadcast_in_steps(w_tap, *steps)
-            row = term if row is None else row + term
-        assert row is not None
-        row = row.sum(3)  # one reduce (one kernel) per kernel row
-        out = row if out is None else out + row
-    assert out is not None
-    y = out.reshape(n, o, oh, ws)
-    if bias is not None:
-        y = y + _broadcast_in_steps(bias.reshape(1, o, 1, 1), (1, o, 1, ws), (n, o, 1, ws),
-                                    (n, o, oh, ws))
-    # the barrier before the extra columns are dropped: the gradient buffer holds them (as
-    # zeros), so its readers index it as the taps do, with no mask
-    return _gradient_barrier(y)[:, :, :, :ow]
+    with no_grad():
+        planes, ws, taps = _phase_planes(x, (kh, kw), s, p, d, (oh, ow))
+        out: Tensor | None = None
+        for i in range(kh):
+            for j, (plane, offset) in enumerate(taps[i]):
+                w_tap = weight[:, :, i, j].reshape(1, groups, o // groups, cg, 1)
+                term = _tap_rows(planes, plane, offset, oh * ws, groups) * w_tap
+                out = term if out is None else out + term
+        assert out is not None
+        # one reduce (one kernel) over C/groups, on rows `ws` wide: its OH*ws columns are
+        # consecutive in both the planes and the result, one range the register tile takes
+        y = out.sum(3).reshape(n, o, oh, ws)
+        if bias is not None:
+            y = y + bias.reshape(1, o, 1, 1)
+        y = y[:, :, :, :ow]
+
+    def gradients(g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        # one buffer, rows `ws` wide as the planes' (zeros past OW), read by every gradient
+        g_rows = _materialize(g.pad(((0, 0), (0, 0), (0, 0), (0, ws - ow))))
+        g = g_rows[..., :ow]
+        dx = dw = db = None
+        if x.requires_grad:
+            # conv2d's adjoint; output_padding restores the rows and columns no window
+            # reached (the input size minus the size a transposed convolution gives)
+            extra = tuple(size - ((out_size - 1) * st - 2 * pd + dl * (k - 1) + 1)
+                          for size, out_size, st, pd, dl, k in
+                          zip(x.shape[2:], (oh, ow), s, p, d, (kh, kw), strict=True))
+            dx = conv_transpose2d(g, weight, None, s, p, extra, groups, d)
+        if weight.requires_grad:
+            dw = _weight_gradient(g_rows, planes, taps, groups)
+        if bias is not None and bias.requires_grad:
+            db = g.sum((0, 2, 3))
+        return dx, dw, db
+
+    return y._with_gradient((x, weight, bias), gradients)
+
+
+def _tap_rows(planes: Tensor, plane: int, offset: int, m: int, groups: int) -> Tensor:
+    """Kernel tap (plane, offset) of `_phase_planes`: the `m` (OH * ws) consecutive plane
+    elements it reads, as (N, groups, 1, C/groups, m)."""
+    n, c = planes.shape[:2]
+    return planes[:, :, plane, offset:offset + m].reshape(n, groups, 1, c // groups, m)
+
+
+def _weight_gradient(g_rows: Tensor, planes: Tensor, taps: list[list[tuple[int, int]]],
+                     groups: int) -> Tensor:
+    """d(loss)/d(weight) from the output gradient in rows as wide as the planes' (`g_rows`,
+    (N, O, OH, ws), zeros past OW), as (O, C/groups, kh, kw): per kernel tap, a reduce over
+    the OH * ws consecutive elements of the gradient and of the tap, per image (vector dot
+    products, no im2col tensor), then one reduce over N of all taps together.
+
+    Where the input holds an infinity or a NaN that a tap reads only in a dropped column,
+    that tap's gradient is NaN (0 * inf) where torch's is finite."""
+    n, o, oh, ws = g_rows.shape
+    rows = g_rows.reshape(n, groups, o // groups, 1, oh * ws)
+    partial = [(rows * _tap_rows(planes, plane, offset, oh * ws, groups)).sum(4)
+               for row in taps for plane, offset in row]  # each (N, groups, O/groups, C/g)
+    kh, kw = len(taps), len(taps[0])
+    return stack(partial, -1).sum(0).reshape(o, planes.shape[1] // groups, kh, kw)
 
 
 # ── transposed convolution ───────────────────────────────────────────────────

@@ -122,3 +122,30 @@ def test_gradient_argument_of_a_non_scalar() -> None:
     x = pg.Tensor([1.0, 2.0, 3.0], requires_grad=True)
     (x * x).backward(pg.Tensor([1.0, 0.5, 0.0]))
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0, 0.0])
+
+
+def test_a_composite_op_with_its_own_gradient_rule() -> None:
+    # _with_gradient: the value is the no_grad graph's; backward calls the rule once with the
+    # output gradient; a None source (an absent bias) gets nothing, the rule's other
+    # gradients reach their sources, and the decomposition's rules are not used
+    x = pg.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = pg.Tensor([4.0, 5.0, 6.0], requires_grad=True)
+    calls = []
+
+    def rule(g: pg.Tensor) -> tuple[pg.Tensor | None, ...]:
+        calls.append(g.shape)
+        return g * 10, None, g * w
+
+    with pg.no_grad():
+        value = x * x
+    y = value._with_gradient((x, None, w), rule)
+    assert y.requires_grad and not value.requires_grad
+    np.testing.assert_allclose(y.numpy(), [1.0, 4.0, 9.0])
+    (y * 2).sum().backward()
+    assert calls == [(3,)]
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 20.0, 20.0])
+    np.testing.assert_allclose(w.grad.numpy(), [8.0, 10.0, 12.0])
+    with pg.no_grad():
+        assert not value._with_gradient((x, None, w), rule).requires_grad
+    plain = pg.Tensor([1.0])._with_gradient((pg.Tensor([2.0]),), rule)
+    assert not plain.requires_grad and plain._ctx is None

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import picograd as pg
+from picograd.frontend.realize import compiled
 from picograd.nn import functional as F
 from picograd.nn.conv import Conv2d, conv2d
 from picograd.nn.layers import Flatten, Linear, ReLU, Sequential
@@ -64,6 +65,26 @@ def test_conv2d_matches_torch(device: str, name: str) -> None:
     if b is not None:
         assert tb is not None
         _close(b.grad, tb.grad)
+
+
+def _kernels(t: pg.Tensor) -> int:
+    return compiled(t)[0].num_kernels
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_conv2d_kernel_counts(k: int) -> None:
+    # forward: the input planes, one reduce over every tap, the crop with the bias; the input
+    # gradient (a transposed convolution of the gradient laid out once) does not grow with
+    # the kernel's taps, the weight gradient is one reduce per tap and one over the batch
+    x = pg.Tensor(_random(2, 4, 12, 12), requires_grad=True)
+    w = pg.Tensor(_random(6, 4, k, k), requires_grad=True)
+    b = pg.Tensor(_random(6), requires_grad=True)
+    out = conv2d(x, w, b, padding=1)
+    assert _kernels(out) == 3
+    out.sum().backward()
+    assert x.grad is not None and w.grad is not None
+    assert _kernels(x.grad) == 4
+    assert _kernels(w.grad) == k * k + 3
 
 
 # (kernel_size, stride, padding)
