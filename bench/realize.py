@@ -94,12 +94,16 @@ def _torch():
 
 def _tinygrad_time(build: Callable[..., object], arrays: list[np.ndarray], repeat: int
                    ) -> float | None:
-    """Median seconds of `build(*tinygrad tensors).realize()`, None without tinygrad."""
+    """Median seconds of `build(*tinygrad tensors).realize()` on tinygrad's CPU device, None
+    without tinygrad or when it has no usable device (its CPU device compiles with `clang`,
+    which must be on PATH: Debian's clang-19 installs only `clang-19`)."""
+    os.environ.setdefault("DEV", "CPU")  # read when tinygrad picks its device
     try:
         from tinygrad import Tensor  # pyright: ignore[reportMissingImports]
-    except ImportError:
+
+        tensors = [Tensor(a).realize() for a in arrays]
+    except (ImportError, RuntimeError):
         return None
-    tensors = [Tensor(a).realize() for a in arrays]
     return _median_time(lambda: build(*tensors).realize(), repeat)  # pyright: ignore
 
 

@@ -99,7 +99,7 @@ PREFIX: dict[str, Callable[[Attribute], bool]] = {
     "-": lambda t: is_scalar(t) or is_float_vector(t), "!": is_bool, "~": is_int}
 # The lane types of vectors, and the operators that apply to them lane by lane.
 VECTOR_LANES = (f32, f64)
-VECTOR_BINARY = ("+", "-", "*", "/")
+VECTOR_BINARY = ("+", "-", "*", "/", "max", "min")
 
 
 class _CValueOp(target_ops.ScalarValueOp):

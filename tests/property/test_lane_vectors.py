@@ -41,9 +41,10 @@ def _lowered(module: ModuleOp, vectorize: bool) -> ModuleOp:
     return lowered
 
 
-# half the programs are made of what has a vector form (f32, sum/prod of add/sub/mul/div)
+# half the programs are made of what has a vector form (f32, sum/prod of
+# add/sub/mul/div/max/min)
 VECTOR_FRIENDLY = reduce_programs(dtypes=("f32",), kinds=("sum", "prod"),
-                                  combines=("add", "sub", "mul", "div"))
+                                  combines=("add", "sub", "mul", "div", "max", "min"))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

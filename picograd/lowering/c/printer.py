@@ -28,8 +28,9 @@ kernel, for `picograd/runtimes/cpu_c.py`); other functions ignore `start`/`end`.
   (`-1.0 -> ui8` gives 255).
 * A vector is a GCC/Clang vector extension type, `typedef float pg_f32x16
   __attribute__((vector_size(64)))`, printed once per unit with its unaligned twin
-  `pg_f32x16_u` that loads and stores go through; `+ - * /` and `-` apply lane by lane, a
-  broadcast is an initialiser list, a `vreduce` the lanes combined in order.
+  `pg_f32x16_u` that loads and stores go through; `+ - * /`, `-`, `max` and `min` (a bit
+  blend by the lane masks) apply lane by lane, a broadcast is an initialiser list, a
+  `vreduce` the lanes combined in order.
 
 The output compiles with `cc -O2 -shared -fPIC -std=c11 ... -lm` (see
 `picograd/runtimes/cpu_c.py`).
@@ -165,6 +166,12 @@ def _binary_expr(op: pg_c.BinaryOp, a: str, b: str) -> str:
     ct = c_type(t)
     if operator in ("max", "min"):
         cmp = ">" if operator == "max" else "<"
+        if isinstance(t, VectorType):
+            # C has no `?:` on vectors: a lane's comparison is all ones or zeros in the
+            # integer vector of its width, which picks the bits of a or of b
+            mask = f"(({a} {cmp} {b}) | ({a} != {a}))"
+            bits = f"__typeof__({mask})"
+            return f"({ct})((({bits}){a} & {mask}) | (({bits}){b} & ~{mask}))"
         if is_float(t):  # a NaN in either operand wins, as in numpy
             return f"({a} {cmp} {b} || {a} != {a}) ? {a} : {b}"
         return f"{a} {cmp} {b} ? {a} : {b}"

@@ -45,6 +45,7 @@ from picograd.dialects.dtypes import is_bool, is_float, is_unsigned
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.lowering.llvm.emit import Emitter, const, llvm_type, splat, suffix
 from picograd.lowering.llvm.math import exp_f32, is_exp_f32
+from picograd.lowering.llvm.vector_select import VECTOR_SELECTS_BY_PREDICATE
 
 
 def _category(t: Attribute) -> str:
@@ -134,9 +135,14 @@ def _trap_free(cls: type[Operation], *, signed: bool, is_div: bool) -> Builder:
 
 def _nan_propagating(predicate: str) -> Builder:
     """Float max/min as `(a <pred> b || a != a) ? a : b`, the same choice (NaN wins; of two
-    equal zeros, the second) as the interpreters and the C target make."""
+    equal zeros, the second) as the interpreters and the C target make. On vectors it is a
+    call of `pg.fmax.v16f32` (`pg.fmin...`), that compare and select on whole vectors
+    (`vector_select.py`: xDSL's `llvm.fcmp` and `llvm.select` take scalars only)."""
 
     def build(emit: Emitter, a: SSAValue, b: SSAValue, t: Attribute) -> SSAValue:
+        if isinstance(t, VectorType):
+            name = f"{VECTOR_SELECTS_BY_PREDICATE[predicate]}.{suffix(t)}"
+            return emit.value(llvm.CallOp(name, a, b, return_type=t))
         better = emit.value(llvm.FCmpOp(a, b, predicate))
         a_is_nan = emit.value(llvm.FCmpOp(a, a, "uno"))
         pick_a = emit.value(llvm.OrOp(better, a_is_nan))

@@ -85,6 +85,7 @@ from picograd.lowering.llvm.alu import (
     lower_constant,
     splat,
 )
+from picograd.lowering.llvm.vector_select import declare_vector_selects
 from picograd.lowering.outer_range import outer_split
 
 _NO_WRAP = llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP, llvm.OverflowFlag.NO_UNSIGNED_WRAP))
@@ -314,3 +315,4 @@ class ConvertUopToLlvmPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         replace_kernels(op, lambda kernel, distinct: _KernelLowering(kernel, distinct).run())
+        declare_vector_selects(op)

@@ -6,7 +6,8 @@ Only `llvm.func` (and `llvm.mlir.global`) ops are printed: `func.func @main` (th
 executed by the runtime) and anything else is skipped. The translation is xDSL's
 `xdsl.backend.llvm.convert.convert_module` (llvmlite IR builder) on a temporary module
 holding clones of those ops; the triple is the host's, the data layout is left to the
-runtime's target machine.
+runtime's target machine. Calls of vector max/min helpers get their bodies here
+(`vector_select.py`).
 
 A kernel that may run in chunks (a `pg.outer` attribute, see
 `picograd/lowering/outer_range.py`) also exports `@{name}_pg_outer = constant [2 x i64]
@@ -21,12 +22,14 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from picograd.dialects.abi import OUTER_ATTR, WORK_ATTR, outer_symbol
+from picograd.lowering.llvm.vector_select import define_vector_selects
 
 
 def module_to_llvm_ir(module: ModuleOp) -> str:
     """LLVM IR text of every `llvm.func` / `llvm.mlir.global` at the top level of `module`."""
     kept = [op.clone() for op in module.ops if isinstance(op, llvm.FuncOp | llvm.GlobalOp)]
     ir_module = convert_module(ModuleOp(kept), fallback_target_triple=None)
+    define_vector_selects(ir_module)
     for op in kept:
         trip, work = op.attributes.get(OUTER_ATTR), op.attributes.get(WORK_ATTR)
         if isinstance(op, llvm.FuncOp) and isinstance(trip, IntegerAttr) and isinstance(

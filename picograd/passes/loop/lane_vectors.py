@@ -7,12 +7,13 @@ The plan gives each value of the body that depends on the lane index its form:
 * an index `base + stride * lane` (`int`, the stride): sums and differences of such indices
   and products with a constant stay affine;
 * `VECTOR`: one value per lane, in one vector register: a float load whose index has
-  stride 1 (`pg_uop.vload`), and float `add`/`sub`/`mul`/`div`/`neg`/`exp` of such values (the
-  uniform operands broadcast), and `sum`/`prod` reduces of them (a vector accumulator).
+  stride 1 (`pg_uop.vload`), and float `add`/`sub`/`mul`/`div`/`max`/`min`/`neg`/`exp` of such
+  values (the uniform operands broadcast), and `sum`/`prod` reduces of them (a vector
+  accumulator).
 
 A value not in the plan is uniform: the same in every lane (a load whose index has stride 0
 is one). Stores take a stride-1 index (`pg_uop.vstore`, a uniform value broadcast) or a
-uniform one. Anything else — a comparison, a mask, a cast or a max of a varying value, a
+uniform one. Anything else — a comparison, a mask, a cast of a varying value, a max reduce, a
 gather (another stride), a nested range, an integer or bool lane — keeps the scalar lanes.
 Each lane of a vector computes exactly the ops its scalar lane would, in the same order, so
 both forms give bit-identical results.
@@ -32,7 +33,8 @@ VECTOR = "vector"
 LaneForm = int | str  # a stride, or VECTOR
 MAX_LANES = 64
 VECTOR_LANE_TYPES = (f32, f64)
-VECTOR_BINARY = (BinaryKind.ADD, BinaryKind.SUB, BinaryKind.MUL, BinaryKind.DIV)
+VECTOR_BINARY = (BinaryKind.ADD, BinaryKind.SUB, BinaryKind.MUL, BinaryKind.DIV, BinaryKind.MAX,
+                 BinaryKind.MIN)
 VECTOR_UNARY = (UnaryKind.NEG, UnaryKind.EXP)
 VECTOR_REDUCE = (ReduceKind.SUM, ReduceKind.PROD)
 

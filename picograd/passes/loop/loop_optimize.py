@@ -32,11 +32,12 @@ innermost global range, stored contiguously along that range):
   lanes compute partial reductions side by side (`split_reduce(n, lanes)`), then combine.
   The rows then run on the threads. This reorders a float sum (as any vectorised sum does).
 
-Elementwise kernels are left to LLVM's and GCC's loop vectorisers. Options: `vector-bytes`
-and `registers` (the target's vector register width and count; `realize()` passes the
-host's, `picograd.dialects.capabilities.host_vector_registers`), `min-reduce` (the shortest
-reduce worth tiling) and `big-work` (the multiply-adds below which a kernel gets 8 columns
-instead; 0 by default).
+Elementwise kernels get vector lanes on their innermost range where its body has a vector
+form (`elementwise_lanes`), the rest is left to LLVM's and GCC's loop vectorisers. Options:
+`vector-bytes` and `registers` (the target's vector register width and count; `realize()`
+passes the host's, `picograd.dialects.capabilities.host_vector_registers`), `min-reduce`
+(the shortest reduce worth tiling) and `big-work` (the multiply-adds below which a kernel
+gets 8 columns instead; 0 by default).
 """
 
 from __future__ import annotations
@@ -210,6 +211,33 @@ def _div_mods(kernel: L.KernelOp) -> int:
                and op.kind.data in (BinaryKind.DIV, BinaryKind.MOD))
 
 
+def elementwise_lanes(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
+    """`split(axis, lanes, upcast)` of the innermost range of an elementwise kernel (no
+    reduce, no lanes yet) when its body has a vector form and the range holds a vector: the
+    lanes become vector ops. LLVM's loop vectoriser would otherwise first unroll a short
+    innermost range (a conv's 32 columns) and vectorise the range around it, with gathers and
+    scatters (a 6x slower bias + relu). A remainder stays scalar; the kernel's top-level
+    range is split only when the lanes divide it (a remainder beside it would keep the
+    kernel from running in chunks on the threads)."""
+    ops = list(kernel.walk())
+    if any(isinstance(op, L.ReduceOp) for op in ops) or any(
+            isinstance(op, L.RangeOp) and op.kind.data != RangeKind.GLOBAL for op in ops):
+        return []
+    actions = []
+    for axis, r in reversed(list(enumerate(axes(kernel)))):  # the last first: axes stay valid
+        body = list(r.body.block.ops)
+        stores = [op for op in body if isinstance(op, L.StoreOp)]
+        if not stores or any(isinstance(op, L.RangeOp) for op in body):
+            continue
+        lanes = unit.lanes(to_numpy_dtype(stores[0].value.type).itemsize)
+        size = r.end.data - r.start.data
+        top_level = isinstance(r.parent_op(), L.KernelOp)
+        if size < lanes or (top_level and size % lanes) or not body_vector_form(r):
+            continue
+        actions.append(Action("split", axis, lanes, RangeKind.UPCAST))
+    return actions
+
+
 def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
                     big_work: int = BIG_TILE_WORK) -> None:
     collapse_ranges(kernel)
@@ -217,6 +245,7 @@ def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
     for inner in reversed(candidates):  # the last first: the others' axes stay valid
         apply_schedule(kernel, kernel_actions(kernel, unit, inner, big_work))
     apply_schedule(kernel, reduce_splits(kernel, unit))
+    apply_schedule(kernel, elementwise_lanes(kernel, unit))
 
 
 @dataclass(frozen=True)

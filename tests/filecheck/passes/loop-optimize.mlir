@@ -43,6 +43,23 @@
 // products).
 // AVX512-LABEL: pg_loop.kernel @mm_wt(
 // AVX512-SAME:    pg.schedule = "split_reduce(0, 16)"
+// An elementwise kernel whose innermost range's body has a vector form (a relu is a max)
+// gets one vector of lanes there, with a scalar remainder (40 = 2 x 16 + 8); a comparison
+// has no vector form (its ranges only collapse), and a top-level range the lanes do not
+// divide stays whole (the threads split it).
+// AVX512-LABEL: pg_loop.kernel @bias_relu(
+// AVX512-SAME:    pg.schedule = "split(1, 16, upcast)"
+// AVX512-NEXT:    pg_loop.range %i = 0 to 8 global {
+// AVX512-NEXT:      pg_loop.range %j_o = 0 to 2 global {
+// AVX512-NEXT:        pg_loop.range %j_upcast = 0 to 16 upcast {
+// AVX512:           pg_loop.range %{{.*}} = 32 to 40 global {
+// AVX2-LABEL: pg_loop.kernel @bias_relu(
+// AVX2-SAME:    pg.schedule = "split(1, 8, upcast)"
+// AVX512-LABEL: pg_loop.kernel @mask(
+// AVX512-SAME:    pg.schedule = "collapse(0)"
+// AVX512-NOT:     upcast
+// AVX512-LABEL: pg_loop.kernel @flat(
+// AVX512-NOT:     upcast
 pg_loop.kernel @mm(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %out: !pg.buffer<32768xf32>) {
   pg_loop.range %i0 = 0 to 64 global {
     pg_loop.range %i1 = 0 to 512 global {
@@ -145,5 +162,45 @@ pg_loop.kernel @mm_wt(%x: !pg.buffer<2048xf32>, %w: !pg.buffer<4096xf32>, %out: 
       %oi = pg_loop.index add %or, %j
       pg_loop.store %s, %out[%oi] : f32, !pg.buffer<2048xf32>
     }
+  }
+}
+
+pg_loop.kernel @bias_relu(%a: !pg.buffer<320xf32>, %b: !pg.buffer<8xf32>, %out: !pg.buffer<320xf32>) {
+  pg_loop.range %i = 0 to 8 global {
+    pg_loop.range %j = 0 to 40 global {
+      %c40 = pg_loop.const 40
+      %r = pg_loop.index mul %i, %c40
+      %at = pg_loop.index add %r, %j
+      %x = pg_loop.load %a[%at] : !pg.buffer<320xf32> -> f32
+      %y = pg_loop.load %b[%i] : !pg.buffer<8xf32> -> f32
+      %s = pg_uop.binary add %x, %y : f32
+      %z = pg_uop.const 0.0 : f32
+      %m = pg_uop.binary max %s, %z : f32
+      pg_loop.store %m, %out[%at] : f32, !pg.buffer<320xf32>
+    }
+  }
+}
+
+pg_loop.kernel @mask(%a: !pg.buffer<320xf32>, %out: !pg.buffer<320xf32>) {
+  pg_loop.range %i = 0 to 8 global {
+    pg_loop.range %j = 0 to 40 global {
+      %c40 = pg_loop.const 40
+      %r = pg_loop.index mul %i, %c40
+      %at = pg_loop.index add %r, %j
+      %x = pg_loop.load %a[%at] : !pg.buffer<320xf32> -> f32
+      %z = pg_uop.const 0.0 : f32
+      %c = pg_uop.cmp gt %x, %z : f32
+      %m = pg_uop.where %c, %x, %z : f32
+      pg_loop.store %m, %out[%at] : f32, !pg.buffer<320xf32>
+    }
+  }
+}
+
+pg_loop.kernel @flat(%a: !pg.buffer<100xf32>, %out: !pg.buffer<100xf32>) {
+  pg_loop.range %i = 0 to 100 global {
+    %x = pg_loop.load %a[%i] : !pg.buffer<100xf32> -> f32
+    %z = pg_uop.const 0.0 : f32
+    %m = pg_uop.binary max %x, %z : f32
+    pg_loop.store %m, %out[%i] : f32, !pg.buffer<100xf32>
   }
 }

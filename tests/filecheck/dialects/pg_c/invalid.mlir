@@ -159,12 +159,12 @@ pg_c.func @k(%a: !pg.buffer<4xf32>) {
 }
 
 // -----
-// Vectors hold f32 or f64 lanes and take + - * / only.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:8: error: 'pg_c.binary': 'max' does not apply to vectors (one of + - * /)
-pg_c.func @vector_max() {
+// Vectors hold f32 or f64 lanes and take + - * / max min only.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:8: error: 'pg_c.binary': '%' does not apply to vectors (one of + - * / max min)
+pg_c.func @vector_mod() {
   %x = pg_c.const 1.0 : f32
   %v = pg_c.broadcast %x : f32 -> vector<4xf32>
-  %m = pg_c.binary "max" %v, %v : vector<4xf32>
+  %m = pg_c.binary "%" %v, %v : vector<4xf32>
 }
 
 // -----
