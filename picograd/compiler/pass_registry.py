@@ -31,6 +31,7 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "loop-split": ("picograd.passes.loop.loop_split", "LoopSplitPass"),
     "loop-split-reduce": ("picograd.passes.loop.loop_split_reduce", "LoopSplitReducePass"),
     "loop-collapse": ("picograd.passes.loop.loop_collapse", "LoopCollapsePass"),
+    "loop-unflatten": ("picograd.passes.loop.loop_unflatten", "LoopUnflattenPass"),
     "loop-interchange": ("picograd.passes.loop.loop_interchange", "LoopInterchangePass"),
     "loop-schedule": ("picograd.passes.loop.loop_schedule", "LoopSchedulePass"),
     "loop-optimize": ("picograd.passes.loop.loop_optimize", "LoopOptimizePass"),

@@ -113,6 +113,27 @@ def test_pool2d_matches_torch(device: str, kind: str, name: str) -> None:
     _close(x.grad, tx.grad, 1e-5)
 
 
+@pytest.mark.parametrize("kernel", [2, 3, (2, 3)])
+def test_tiled_max_pool_gradient_goes_where_torchs_goes(kernel: Any) -> None:
+    # windows with ties, NaNs (two in one window: torch picks the last), all -inf, and
+    # rows and columns past the last whole window (their gradient is 0)
+    xn = np.round(_random(2, 3, 7, 8)).astype(np.float32)  # many ties
+    xn[0, 0, :2, :3] = np.nan
+    xn[0, 1, 3:6, 3:6] = -np.inf
+    xn[1, 2, 0, 1] = np.nan
+    x = pg.Tensor(xn, device="CPU:LLVM", requires_grad=True)
+    tx = torch.tensor(xn, requires_grad=True)
+    out, want = max_pool2d(x, kernel), TF.max_pool2d(tx, kernel)
+    upstream = _random(*out.shape)
+    (out * pg.Tensor(upstream, device="CPU:LLVM")).sum().backward()
+    (want * torch.tensor(upstream)).sum().backward()
+    assert x.grad is not None and tx.grad is not None
+    program = compiled(out, x.grad)[0]  # as a training step computes them: together
+    assert program.num_kernels == 3  # the pooled maxima, each window's pick, the gradient
+    np.testing.assert_array_equal(out.numpy(), want.detach().numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
 def test_a_small_cnn_matches_its_torch_twin(device: str) -> None:
     pg.manual_seed(5)
     ours = Sequential(Conv2d(1, 4, 3, padding=1, device=device), ReLU(), MaxPool2d(2),

@@ -78,9 +78,9 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
               collapses: bool = False) -> tuple[Program, str]:
     """A program and a schedule of up to four random actions that apply to it (drawn one
     by one against the kernel as the previous ones left it). With `collapses`, `collapse`
-    too: it simplifies index arithmetic, exact in pg_loop's floor division but not under
-    pg_uop's truncating one for the negative indices `loop_programs` store, so only for
-    `reduce_programs`."""
+    and `unflatten` too: they simplify index arithmetic, exact in pg_loop's floor division
+    but not under pg_uop's truncating one for the negative indices `loop_programs` store,
+    so only for `reduce_programs`."""
     program = draw(programs)
     k = kernel(program.parse())
     for _ in range(draw(st.integers(1, 4))):
@@ -88,10 +88,12 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
         if count == 0:
             break
         axis = draw(st.integers(0, count - 1))
-        kind = draw(st.sampled_from(("split", "interchange", "collapse") if collapses
-                                    else ("split", "interchange")))
+        kind = draw(st.sampled_from(("split", "interchange", "collapse", "unflatten")
+                                    if collapses else ("split", "interchange")))
         action = (Action("split", axis, draw(st.integers(1, 5)), draw(st.sampled_from(KINDS)))
-                  if kind == "split" else Action(kind, axis))
+                  if kind == "split" else
+                  Action(kind, axis, draw(st.integers(2, 4))) if kind == "unflatten" else
+                  Action(kind, axis))
         try:
             apply_schedule(k, [action])
         except ScheduleError:

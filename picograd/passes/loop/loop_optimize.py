@@ -4,8 +4,10 @@ Input and output: `pg_loop` kernels. Guarantee: that of the actions it applies (
 `interchange`: the same stores of the same values); each kernel's choice is recorded as its
 `pg.schedule`, replayable with `loop-schedule`.
 
-First, nested ranges whose indices only meet as `outer * inner_size + inner` (an (h, w)
-grid a kernel reads and writes as h * w consecutive elements) `collapse` into one range.
+First, a range whose index the kernel divides by a constant that divides its size is
+`unflatten`ed into two where that removes divisions (a 2 x 2 pool's windows); then nested
+ranges whose indices only meet as `outer * inner_size + inner` (an (h, w) grid a kernel
+reads and writes as h * w consecutive elements) `collapse` into one range.
 Then the heuristic, per reduce kernel that `loop-upcast` would tile (a reduce in its
 innermost global range, stored contiguously along that range):
 
@@ -60,6 +62,7 @@ from picograd.passes.loop.schedule import (
     axes,
     collapse_problem,
     reduces,
+    unflatten_problem,
 )
 
 ROW_LANES = 8  # rows a row reduction computes at once
@@ -195,6 +198,37 @@ def collapse_ranges(kernel: L.KernelOp) -> None:
             return
 
 
+def unflatten_ranges(kernel: L.KernelOp) -> None:
+    """`unflatten` each range whose index the kernel divides (or takes the remainder of) by
+    a constant that divides its size, where that leaves fewer index divisions and remainders:
+    a kernel over (H, W) that reads a 2 x 2 pool's (H/2, 2, W/2, 2) windows loops over them
+    instead. Each is tried on a copy, which replaces the kernel's body when it is taken."""
+    tried: set[tuple[int, int]] = set()
+    while True:
+        div_mods = _div_mods(kernel)
+        for axis, r in enumerate(axes(kernel)):
+            sizes = {op.rhs.owner.value.data for op in kernel.walk()
+                     if isinstance(op, L.IndexOp) and op.kind.data in (BinaryKind.DIV,
+                                                                       BinaryKind.MOD)
+                     and op.lhs == r.index and isinstance(op.rhs.owner, L.ConstOp)}
+            candidates = [k for k in sorted(sizes) if (axis, k) not in tried
+                          and unflatten_problem(r, k) is None]
+            if not candidates:
+                continue
+            size = candidates[0]
+            tried.add((axis, size))
+            trial = kernel.clone()
+            apply_schedule(trial, [Action("unflatten", axis, size)])
+            if _div_mods(trial) < div_mods:
+                _take_body(kernel, trial)
+                tried.clear()
+            else:
+                trial.erase()
+            break
+        else:
+            return
+
+
 def _take_body(kernel: L.KernelOp, trial: L.KernelOp) -> None:
     """Give `kernel` the body and attributes (its recorded schedule) of its copy `trial`."""
     old, new = kernel.body.block, trial.body.block
@@ -240,6 +274,7 @@ def elementwise_lanes(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
 
 def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
                     big_work: int = BIG_TILE_WORK) -> None:
+    unflatten_ranges(kernel)
     collapse_ranges(kernel)
     candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
     for inner in reversed(candidates):  # the last first: the others' axes stay valid

@@ -4,6 +4,8 @@
     interchange(kernel, axis)              range `axis` moves inside the ranges it holds
     split_reduce(kernel, n, factor)        reduce `n` -> `factor` partial reductions
     collapse(kernel, axis)                 range `axis` and the one range it holds -> one
+    unflatten(kernel, axis, size)          range `axis` -> two nested ranges (collapse's
+                                           inverse), the inner one `size` long
     Action.parse("split(1, 64, upcast)")   one step, written as a kernel schedule writes it
     apply_schedule(kernel, actions)        the steps in order; the schedule is recorded
 
@@ -13,8 +15,8 @@ action, so a schedule is a list of actions on the IR as the previous ones left i
 tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes; they are numbered apart (the
 position of the reduce in the same walk) for `split_reduce`, the one action that changes
 the order a reduction combines in (a float sum then rounds differently, as any vectorised
-or parallel sum does). `split`, `interchange` and `collapse` are exact: the same stores of
-the same values.
+or parallel sum does). `split`, `interchange`, `collapse` and `unflatten` are exact: the
+same stores of the same values.
 
 Legality: the iterations of a `global`, `local` or `upcast` range are independent (each is
 a work item or a vector lane), so such a range may be split into independent parts or moved
@@ -242,6 +244,32 @@ def collapse(kernel: L.KernelOp, axis: int) -> None:
     loop_simplify_rules.apply(kernel)
 
 
+def unflatten_problem(r: L.RangeOp, size: int) -> str | None:
+    """Why range `r` cannot become a range of ranges `size` long, or None when it can."""
+    n = r.end.data - r.start.data
+    if r.kind.data not in INDEPENDENT:
+        return f"a {r.kind.data.value} range runs in order"
+    if r.start.data:
+        return "the range starts above 0"
+    if not 1 < size < n or n % size:
+        return f"size {size} must divide the range's {n} iterations, between 1 and {n} exclusive"
+    return None
+
+
+def unflatten(kernel: L.KernelOp, axis: int, size: int) -> None:
+    """Range `axis` over `[0, a * size)` becomes a range over `[0, a)` holding one over
+    `[0, size)` of its kind, the index `outer * size + inner` (the same iterations in the
+    same order: collapse's inverse); then the kernel's index arithmetic is simplified
+    (`loop-simplify`'s rules), so `j // size` and `j % size` become the two indices. A
+    kernel that reads a (H, W) value as the (H/2, 2, W/2, 2) windows of a 2 x 2 pool then
+    indexes it with no division."""
+    r = _axis(kernel, axis, f"unflatten({axis}, {size})")
+    if (problem := unflatten_problem(r, size)) is not None:
+        raise ScheduleError(f"@{kernel.sym_name.data}: unflatten({axis}, {size}): {problem}")
+    split(kernel, axis, size, r.kind.data)
+    loop_simplify_rules.apply(kernel)
+
+
 # ── split_reduce ───────────────────────────────────────────────────────────
 
 
@@ -301,7 +329,8 @@ def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
 @dataclass(frozen=True)
 class Action:
     """One step of a schedule: `split(axis, factor, kind)`, `interchange(axis)`,
-    `collapse(axis)` or `split_reduce(n, factor)` (its `axis` is the reduce's number)."""
+    `collapse(axis)`, `unflatten(axis, size)` or `split_reduce(n, factor)` (its `axis` is
+    the reduce's number)."""
 
     op: str
     axis: int
@@ -311,8 +340,8 @@ class Action:
     def __str__(self) -> str:
         if self.op == "split":
             return f"split({self.axis}, {self.factor}, {self.kind.value})"
-        if self.op == "split_reduce":
-            return f"split_reduce({self.axis}, {self.factor})"
+        if self.op in ("split_reduce", "unflatten"):
+            return f"{self.op}({self.axis}, {self.factor})"
         return f"{self.op}({self.axis})"
 
     def apply(self, kernel: L.KernelOp) -> None:
@@ -322,29 +351,32 @@ class Action:
             split_reduce(kernel, self.axis, self.factor)
         elif self.op == "collapse":
             collapse(kernel, self.axis)
+        elif self.op == "unflatten":
+            unflatten(kernel, self.axis, self.factor)
         else:
             interchange(kernel, self.axis)
 
     @staticmethod
     def parse(text: str) -> Action:
-        """`split(1, 64, upcast)`, `interchange(0)` or `split_reduce(0, 16)`; ScheduleError
-        if malformed."""
-        m = re.fullmatch(r"\s*(split_reduce|split|interchange|collapse)\s*\(([^)]*)\)\s*",
-                         text)
+        """`split(1, 64, upcast)`, `interchange(0)`, `collapse(0)`, `unflatten(2, 2)` or
+        `split_reduce(0, 16)`; ScheduleError if malformed."""
+        m = re.fullmatch(
+            r"\s*(split_reduce|split|interchange|collapse|unflatten)\s*\(([^)]*)\)\s*", text)
         args = [a.strip() for a in m.group(2).split(",")] if m else []
         try:
             if m and m.group(1) == "split" and len(args) == 3:
                 return Action("split", int(args[0]), int(args[1]), RangeKind(args[2]))
             if m and m.group(1) in ("interchange", "collapse") and len(args) == 1:
                 return Action(m.group(1), int(args[0]))
-            if m and m.group(1) == "split_reduce" and len(args) == 2:
-                return Action("split_reduce", int(args[0]), int(args[1]))
+            if m and m.group(1) in ("split_reduce", "unflatten") and len(args) == 2:
+                return Action(m.group(1), int(args[0]), int(args[1]))
         except ValueError:
             pass
         kinds = ", ".join(str(k.value) for k in RangeKind if k != RangeKind.REDUCE)
         raise ScheduleError(f"malformed action {text.strip()!r}: write split(axis, factor, "
                             f"kind) with kind one of {kinds}, interchange(axis), "
-                            f"collapse(axis) or split_reduce(reduce, factor)")
+                            f"collapse(axis), unflatten(axis, size) or "
+                            f"split_reduce(reduce, factor)")
 
 
 def parse_schedule(text: str) -> list[Action]:

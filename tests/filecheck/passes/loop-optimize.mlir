@@ -43,6 +43,12 @@
 // products).
 // AVX512-LABEL: pg_loop.kernel @mm_wt(
 // AVX512-SAME:    pg.schedule = "split_reduce(0, 16)"
+// A range the kernel divides by 2 (a 2 x 2 pool's window rows) is unflattened into the
+// row pairs and the 2 taps: no division is left.
+// AVX512-LABEL: pg_loop.kernel @windows(
+// AVX512-SAME:    pg.schedule = "unflatten(0, 2)"
+// AVX512-NOT:     div
+// AVX512-NOT:     mod
 // An elementwise kernel whose innermost range's body has a vector form (a relu is a max)
 // gets one vector of lanes there, with a scalar remainder (40 = 2 x 16 + 8); a comparison
 // has no vector form (its ranges only collapse), and a top-level range the lanes do not
@@ -161,6 +167,27 @@ pg_loop.kernel @mm_wt(%x: !pg.buffer<2048xf32>, %w: !pg.buffer<4096xf32>, %out: 
       %or = pg_loop.index mul %i, %c64o
       %oi = pg_loop.index add %or, %j
       pg_loop.store %s, %out[%oi] : f32, !pg.buffer<2048xf32>
+    }
+  }
+}
+
+pg_loop.kernel @windows(%a: !pg.buffer<64xf32>, %out: !pg.buffer<64xf32>) {
+  pg_loop.range %h = 0 to 8 global {
+    pg_loop.range %w = 0 to 8 global {
+      %c2 = pg_loop.const 2
+      %c8 = pg_loop.const 8
+      %row = pg_loop.index div %h, %c2
+      %tap = pg_loop.index mod %h, %c2
+      %c4 = pg_loop.const 4
+      %r4 = pg_loop.index mul %row, %c4
+      %t32 = pg_loop.const 32
+      %tt = pg_loop.index mul %tap, %t32
+      %at0 = pg_loop.index add %r4, %tt
+      %at = pg_loop.index add %at0, %w
+      %x = pg_loop.load %a[%at] : !pg.buffer<64xf32> -> f32
+      %o0 = pg_loop.index mul %h, %c8
+      %o = pg_loop.index add %o0, %w
+      pg_loop.store %x, %out[%o] : f32, !pg.buffer<64xf32>
     }
   }
 }
