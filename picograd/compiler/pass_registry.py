@@ -37,6 +37,7 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "loop-optimize": ("picograd.passes.loop.loop_optimize", "LoopOptimizePass"),
     "convert-loop-to-uop": ("picograd.passes.uop.convert_loop_to_uop", "ConvertLoopToUopPass"),
     "uop-simplify": ("picograd.passes.uop.uop_simplify", "UopSimplifyPass"),
+    "uop-contract": ("picograd.passes.uop.uop_contract", "UopContractPass"),
     "convert-uop-to-llvm": ("picograd.lowering.llvm.convert_uop_to_llvm", "ConvertUopToLlvmPass"),
     "convert-uop-to-c": ("picograd.lowering.c.convert_uop_to_c", "ConvertUopToCPass"),
     "uop-gpu-map": ("picograd.passes.uop.uop_gpu_map", "UopGpuMapPass"),

@@ -76,7 +76,8 @@ def _cpu_schedule() -> str:
 
 # WebGPU's kernels are split to fit its 8 storage-buffer bindings
 # (`capabilities("wgsl").max_buffers`).
-CPU_LLVM = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "convert-uop-to-llvm")
+CPU_LLVM = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "uop-contract",
+                 "convert-uop-to-llvm")
 CPU_C = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "convert-uop-to-c")
 GPU_PTX = _join(_tensor_to_loop(), _LOOP_TO_UOP, _gpu_map("ptx"), "convert-uop-to-ptx")
 GPU_WGSL = _join(_tensor_to_loop(max_buffers=8), _LOOP_TO_UOP, _gpu_map("wgsl"),
@@ -94,7 +95,9 @@ _STAGE_EXITS: dict[str, tuple[str, ...]] = {
     "tensor": ("convert-tensor-to-sched",),
     "sched": ("convert-sched-to-loop",),
     "loop": ("convert-loop-to-uop",),
-    "uop": ("convert-uop-to-llvm", "convert-uop-to-c"),
+    # uop-contract is the LLVM target's first step: it changes rounding (a sum of products
+    # rounds once per step), so the stages every target shares end before it
+    "uop": ("uop-contract", "convert-uop-to-llvm", "convert-uop-to-c"),
 }
 _TARGET_STAGES = ("llvm", "c", "ptx", "wgsl")
 

@@ -28,7 +28,8 @@ ops inside `pg_loop` bodies: `pg_loop` owns loops, index math and memory access,
 borrows these for the arithmetic on loaded values.
 
 `unary` and `binary` also apply lane by lane to vectors (`vector<16xf32>`), which
-`vload`, `vstore`, `broadcast` and `vreduce` move and combine (`flat_vectors.py`).
+`vload`, `vstore`, `broadcast` and `vreduce` move and combine (`flat_vectors.py`). `fma`
+(a * b + c rounded once) exists only here, made by `uop-contract`.
 """
 
 from __future__ import annotations
@@ -456,6 +457,33 @@ class BinaryOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FmaOp(IRDLOperation):
+    """`a * b + c` rounded once (IEEE fusedMultiplyAdd), on floats or float vectors. Not a
+    `pg_loop` body op: `uop-contract` makes it from a reduction's multiply and add.
+
+    %r = pg_uop.fma %a, %b, %c : vector<16xf32>
+    """
+
+    name = "pg_uop.fma"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    a = operand_def(T)
+    b = operand_def(T)
+    c = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($result)"
+
+    def __init__(self, a: SSAValue | Operation, b: SSAValue | Operation,
+                 c: SSAValue | Operation):
+        a = SSAValue.get(a)
+        super().__init__(operands=[a, b, c], result_types=[a.type])
+
+    def verify_(self) -> None:
+        if not is_float(self.result.type):
+            raise fail(self, f"fma needs floats or float vectors, got {self.result.type}")
+
+
+@irdl_op_definition
 class CmpOp(IRDLOperation):
     """A scalar comparison giving `i1`.
 
@@ -519,6 +547,7 @@ ALU_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp)
 PG_UOP = Dialect(
     "pg_uop",
     [
+        FmaOp,
         KernelOp,
         RangeOp,
         EndOp,

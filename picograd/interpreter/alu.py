@@ -254,3 +254,51 @@ def reduce_last_axis(kind: ReduceKind, x: np.ndarray, t: Attribute) -> np.ndarra
         if x.dtype == np.float16:  # see _second_of_equal_zeros
             return fn.accumulate(seq.astype(np.float32), axis=-1)[..., -1].astype(np.float16)
     return fn.accumulate(seq, axis=-1, dtype=x.dtype)[..., -1]
+
+
+# ── fused multiply-add ───────────────────────────────────────────────────────
+
+
+def fused_multiply_add(a: Value, b: Value, c: Value) -> Value:
+    """`a * b + c` rounded once to the operands' float type (IEEE fusedMultiplyAdd).
+
+    float16 and float32: the product is exact in float64, and the sum is rounded to odd in
+    float64 (the nearest float64 with the exact sum's truncation and an odd last bit where
+    it is inexact), which then rounds to the narrow type as the exact sum would (53 bits >=
+    2 * 24 + 2). float64: exact rational arithmetic per element."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if a.dtype == np.float64:
+        return _fma_exact_f64(a, b, c)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a.astype(np.float64) * b.astype(np.float64)  # exact: at most 2 * 24 bits
+        c64 = c.astype(np.float64)
+        s = p + c64
+        back = s - p
+        error = (p - (s - back)) + (c64 - back)  # p + c == s + error exactly (TwoSum)
+    bits = s.view(np.int64)
+    inexact = np.isfinite(s) & (error != 0) & (bits & 1 == 0)
+    # the odd neighbour lies toward the exact sum: one more ulp of magnitude when the error
+    # has the sum's sign, one less otherwise (a float's bits count its magnitude's ulps)
+    step = np.where(np.signbit(error) == np.signbit(s), 1, -1)
+    odd = np.where(inexact, bits + step, bits).view(np.float64)
+    with np.errstate(over="ignore"):  # past the narrow type's range: inf, as IEEE rounds
+        result = odd.astype(a.dtype)
+    return result if result.shape else result[()]
+
+
+def _fma_exact_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> Value:
+    from fractions import Fraction
+
+    def one(x: float, y: float, z: float) -> float:
+        if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
+            return x * y + z  # inf and NaN: as the unfused expression (no rounding involved)
+        exact = Fraction(x) * Fraction(y) + Fraction(z)
+        if exact == 0:
+            return x * y + z  # the sign of an exact zero as IEEE gives it
+        try:
+            return float(exact)  # rounds to nearest even
+        except OverflowError:
+            return float("inf") if exact > 0 else float("-inf")
+
+    result = np.vectorize(one, otypes=[np.float64])(a, b, c)
+    return result if result.shape else result[()]

@@ -110,6 +110,10 @@ class ScalarFunctions(InterpreterFunctions):
                    ) -> PythonValues:
         return (alu.binary(op.kind.data, args[0], args[1], lane_type(op.lhs.type)),)
 
+    @impl(pu.FmaOp)
+    def run_fma(self, interp: Interpreter, op: pu.FmaOp, args: PythonValues) -> PythonValues:
+        return (alu.fused_multiply_add(*args),)
+
     @impl(pu.CmpOp)
     def run_cmp(self, interp: Interpreter, op: pu.CmpOp, args: PythonValues) -> PythonValues:
         return (np.bool_(alu.compare(op.kind.data, args[0], args[1])),)

@@ -149,6 +149,9 @@ class _KernelLowering:
             handler(self, op)
         elif isinstance(op, pg_uop.ConstOp):
             self.values[op.result] = lower_constant(self.emit, op.value, op.result.type)
+        elif isinstance(op, pg_uop.FmaOp):  # llvm.fma: one rounding, as the op says
+            a, b, c = (self.values[v] for v in op.operands)
+            self.values[op.result] = self.emit.value(llvm.FMAOp(a, b, c))
         elif isinstance(op, pg_uop.ALU_OPS):
             operands = [self.values[v] for v in op.operands]
             self.values[op.results[0]] = lower_alu(self.emit, op, operands)

@@ -17,6 +17,7 @@
 // CHECK-NEXT:   loop-optimize            {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-loop-to-uop      {{[A-Za-z`].+}}
 // CHECK-NEXT:   uop-simplify             {{[A-Za-z`].+}}
+// CHECK-NEXT:   uop-contract             {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-uop-to-llvm      {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-uop-to-c         {{[A-Za-z`].+}}
 // CHECK-NEXT:   uop-gpu-map              {{[A-Za-z`].+}}

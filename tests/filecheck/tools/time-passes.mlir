@@ -17,6 +17,7 @@
 // CHECK-NEXT:   {{.*}}  convert-loop-to-uop
 // CHECK-NEXT:   {{.*}}  uop-simplify
 // CHECK-NEXT:   {{.*}}  cse
+// CHECK-NEXT:   {{.*}}  uop-contract
 // CHECK-NEXT:   {{.*}}  convert-uop-to-llvm
 // CHECK-NEXT:   {{ *[0-9]+\.[0-9]+ \(100\.0%\)}}  Total
 

@@ -70,7 +70,7 @@ def test_default_pipelines_are_the_documented_strings() -> None:
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
                          f"vector-bytes={vector_bytes} registers={registers}}},").replace(
         "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},")
-    assert cpu + "convert-uop-to-llvm" == P.CPU_LLVM
+    assert cpu + "uop-contract,convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
     for target in ("ptx", "wgsl"):
         gpu = (f"uop-gpu-map{{target={target}}},uop-legalize{{target={target}}},uop-simplify,"

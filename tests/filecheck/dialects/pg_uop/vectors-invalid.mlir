@@ -1,5 +1,6 @@
 // pg_uop's vector ops refuse lanes of another type than the buffer's or the scalar's, bool
-// lanes, more lanes than the buffer holds, and reductions that are not add or mul.
+// lanes, more lanes than the buffer holds, reductions that are not add or mul, and an fma
+// of integers.
 // RUN: opt-tool %s --split-input-file --verify-diagnostics | filecheck %s
 
 // CHECK: vectors-invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_uop.vload': vector type vector<4xi32> does not hold f32
@@ -37,4 +38,11 @@ pg_uop.kernel @store_lanes(%a: !pg.buffer<8xf32>) {
   %x = pg_uop.const 1.0 : f64
   %v = pg_uop.broadcast %x : f64 -> vector<4xf64>
   pg_uop.vstore %v, %a[%c0] : vector<4xf64>, !pg.buffer<8xf32>
+}
+
+// -----
+// CHECK: vectors-invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_uop.fma': fma needs floats or float vectors, got i32
+pg_uop.kernel @integer_fma() {
+  %x = pg_uop.const 1 : i32
+  %f = pg_uop.fma %x, %x, %x : i32
 }
