@@ -23,6 +23,7 @@ NaN are the semantics, not something to warn about.
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -287,8 +288,6 @@ def fused_multiply_add(a: Value, b: Value, c: Value) -> Value:
 
 
 def _fma_exact_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> Value:
-    from fractions import Fraction
-
     def one(x: float, y: float, z: float) -> float:
         if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
             return x * y + z  # inf and NaN: as the unfused expression (no rounding involved)
