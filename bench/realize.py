@@ -11,7 +11,8 @@ Rows (`--only` picks groups by these names):
     call         matmul 1024x1024 as a user calls it: graph build, realize, result read
                  back as numpy (tensors made outside the timer)                 ms
     cnn          the Fashion-MNIST example CNN's Adam step at batch 128: the first step in
-                 a fresh process with PG_CACHE=0 (a cold compile), steady steps   s, img/s
+                 a fresh process with PG_CACHE=0 (a cold compile), steady steps without
+                 and with `picograd.jit`                                      s, img/s
     mlp          the 784-256-10 MLP Adam step at batch 128: the first step in a fresh
                  process (cold and warm disk cache), steady steps without and with
                  `picograd.jit` (skipped with a note when there is none)
@@ -264,11 +265,14 @@ def _first_step(device: str, cache_dir: str | None, model_name: str = "mlp") -> 
     return json.loads(out.stdout.strip().splitlines()[-1])["first_s"]
 
 
-def _jit_steady(device: str, data) -> tuple[float | None, str]:
+def _jit_steady(device: str, data, model: pg.nn.Module | None = None
+                ) -> tuple[float | None, str]:
+    """Median seconds of a `picograd.jit` Adam step of `model` (the MLP by default) on the
+    (x, y) batches of `data`, from the third on."""
     jit = getattr(pg, "jit", None)
     if jit is None:
         return None, "picograd.jit does not exist (yet): row skipped"
-    model = _mlp(device)
+    model = _mlp(device) if model is None else model
     opt = pg.optim.Adam(model.parameters(), lr=1e-3)
 
     def step(x: pg.Tensor, y: pg.Tensor) -> pg.Tensor:
@@ -318,10 +322,20 @@ def bench_mlp(device: str, quick: bool, repeat: int) -> list[Row]:
 
 def bench_cnn_step(device: str, quick: bool, repeat: int) -> list[Row]:
     cold = _first_step(device, None, "cnn")
-    ours, theirs, _ = bench_cnn(device, 3 if quick else 10)
+    steps = 3 if quick else 10
+    ours, theirs, _ = bench_cnn(device, steps)
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+    from train_fashion_mnist import make_model
+
+    rng = np.random.default_rng(0)
+    batch = (rng.standard_normal((BATCH, 1, 28, 28), dtype=np.float32),
+             rng.integers(0, OUT, BATCH).astype(np.int32))
+    jit_seconds, note = _jit_steady(device, [batch] * (steps + 2), make_model(device))
     return [Row("CNN first step, fresh process, PG_CACHE=0", "s", cold, note="one run"),
             Row("CNN steady step", "img/s", ours, None, theirs,
-                note="examples/train_fashion_mnist.py's model, batch 128")]
+                note="examples/train_fashion_mnist.py's model, batch 128"),
+            Row("CNN steady step, jit", "img/s", BATCH / jit_seconds if jit_seconds else None,
+                None, theirs, note=note or "the same step under picograd.jit")]
 
 
 # ── dispatch overhead ────────────────────────────────────────────────────────

@@ -7,7 +7,8 @@ body and its scalar remainder give the same bits:
 
     xc = minimum(maximum(x, -104), 89)          NaN stays NaN; exp(-104) and below is 0,
                                                 exp(89) and above inf
-    n  = rint(xc * log2(e))                     in [-150, 128]
+    n  = rint(xc * log2(e))                     in [-150, 128]; as an integer, the bits of
+                                                n + 1.5 * 2^23 less those of 1.5 * 2^23
     r  = (xc - n * LN2_HI) - n * LN2_LO         Cody-Waite: n * LN2_HI is exact (LN2_HI has
                                                 9 significant bits), |r| <= ln(2) / 2 + tiny
     p  = 1 + r (1 + r (1/2 + ... r / 5040))     Taylor to degree 7: truncation < 0.05 ulp
@@ -32,6 +33,7 @@ LN2_HI = 0.693359375  # 355 / 512
 LN2_LO = -2.12194440e-4  # ln(2) - LN2_HI
 TAYLOR = [1 / 5040, 1 / 720, 1 / 120, 1 / 24, 1 / 6, 1 / 2, 1.0, 1.0]  # highest power first
 LOWEST, HIGHEST = -104.0, 89.0
+ROUNDING_SHIFT, ROUNDING_SHIFT_BITS = 12582912.0, 0x4B400000  # 1.5 * 2^23 and its f32 bits
 
 
 def is_exp_f32(t: Attribute) -> bool:
@@ -60,8 +62,11 @@ def exp_f32(emit: Emitter, x: SSAValue) -> SSAValue:
     p = c(TAYLOR[0])
     for coefficient in TAYLOR[1:]:
         p = emit.value(llvm.FAddOp(emit.value(llvm.FMulOp(p, r)), c(coefficient)))
-    ni = emit.value(llvm.CallIntrinsicOp(f"llvm.fptosi.sat.{suffix(int_t)}.{suffix(t)}",
-                                         [n], [int_t]))
+    # n as an integer: n + 1.5 * 2^23 puts n in the low mantissa bits (exact: |n| <= 150).
+    # Not fptosi: that is poison on NaN, and its saturating form runs lane by lane on x86.
+    # A NaN x gives some integer here, and p is NaN whatever it scales by.
+    shifted = emit.value(llvm.BitcastOp(emit.value(llvm.FAddOp(n, c(ROUNDING_SHIFT))), int_t))
+    ni = emit.value(llvm.SubOp(shifted, c(ROUNDING_SHIFT_BITS, i32)))
     half = emit.value(llvm.AShrOp(ni, c(1, i32)))
     rest = emit.value(llvm.SubOp(ni, half))
     y = emit.value(llvm.FMulOp(p, _power_of_two(emit, half, c(127, i32), c(23, i32), t)))

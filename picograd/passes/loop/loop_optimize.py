@@ -246,22 +246,22 @@ def _div_mods(kernel: L.KernelOp) -> int:
 
 
 def elementwise_lanes(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
-    """`split(axis, lanes, upcast)` of the innermost range of an elementwise kernel (no
-    reduce, no lanes yet) when its body has a vector form and the range holds a vector: the
-    lanes become vector ops. LLVM's loop vectoriser would otherwise first unroll a short
+    """`split(axis, lanes, upcast)` of each innermost range with stores and no reduce in
+    its body (an elementwise kernel's, a softmax's output loop; the kernel has no lanes yet)
+    when its body has a vector form and the range holds a vector: the lanes become vector
+    ops. LLVM's loop vectoriser would otherwise first unroll a short
     innermost range (a conv's 32 columns) and vectorise the range around it, with gathers and
     scatters (a 6x slower bias + relu). A remainder stays scalar; the kernel's top-level
     range is split only when the lanes divide it (a remainder beside it would keep the
     kernel from running in chunks on the threads)."""
-    ops = list(kernel.walk())
-    if any(isinstance(op, L.ReduceOp) for op in ops) or any(
-            isinstance(op, L.RangeOp) and op.kind.data != RangeKind.GLOBAL for op in ops):
-        return []
+    if any(isinstance(op, L.RangeOp) and op.kind.data != RangeKind.GLOBAL
+           for op in kernel.walk()):
+        return []  # tiled already
     actions = []
     for axis, r in reversed(list(enumerate(axes(kernel)))):  # the last first: axes stay valid
         body = list(r.body.block.ops)
         stores = [op for op in body if isinstance(op, L.StoreOp)]
-        if not stores or any(isinstance(op, L.RangeOp) for op in body):
+        if not stores or any(isinstance(op, L.RangeOp | L.ReduceOp) for op in body):
             continue
         lanes = unit.lanes(to_numpy_dtype(stores[0].value.type).itemsize)
         size = r.end.data - r.start.data
