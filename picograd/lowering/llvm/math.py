@@ -10,8 +10,10 @@ body and its scalar remainder give the same bits:
     n  = rint(xc * log2(e))                     in [-150, 128]; as an integer, the bits of
                                                 n + 1.5 * 2^23 less those of 1.5 * 2^23
     r  = (xc - n * LN2_HI) - n * LN2_LO         Cody-Waite: n * LN2_HI is exact (LN2_HI has
-                                                9 significant bits), |r| <= ln(2) / 2 + tiny
-    p  = 1 + r (1 + r (1/2 + ... r / 5040))     Taylor to degree 7: truncation < 0.05 ulp
+                                                9 significant bits), |r| <= ln(2) / 2 + tiny;
+                                                both steps fused multiply-adds
+    p  = 1 + r (1 + r (1/2 + ... r / 5040))     Taylor to degree 7: truncation < 0.05 ulp;
+                                                Horner's steps fused multiply-adds
     y  = (p * 2^h) * 2^(n - h),  h = n >> 1     both factors are normal floats; the product
                                                 rounds once, into the subnormals if it must
 
@@ -57,11 +59,11 @@ def exp_f32(emit: Emitter, x: SSAValue) -> SSAValue:
 
     xc = call("minimum", call("maximum", x, c(LOWEST)), c(HIGHEST))
     n = call("rint", emit.value(llvm.FMulOp(xc, c(LOG2E))))
-    r = emit.value(llvm.FSubOp(xc, emit.value(llvm.FMulOp(n, c(LN2_HI)))))
-    r = emit.value(llvm.FSubOp(r, emit.value(llvm.FMulOp(n, c(LN2_LO)))))
+    r = emit.value(llvm.FMAOp(n, c(-LN2_HI), xc))  # exact: n * LN2_HI is representable
+    r = emit.value(llvm.FMAOp(n, c(-LN2_LO), r))
     p = c(TAYLOR[0])
-    for coefficient in TAYLOR[1:]:
-        p = emit.value(llvm.FAddOp(emit.value(llvm.FMulOp(p, r)), c(coefficient)))
+    for coefficient in TAYLOR[1:]:  # Horner's steps as fused multiply-adds
+        p = emit.value(llvm.FMAOp(p, r, c(coefficient)))
     # n as an integer: n + 1.5 * 2^23 puts n in the low mantissa bits (exact: |n| <= 150).
     # Not fptosi: that is poison on NaN, and its saturating form runs lane by lane on x86.
     # A NaN x gives some integer here, and p is NaN whatever it scales by.
