@@ -236,16 +236,21 @@ def _mlp(device: str):
                          nn.Linear(HIDDEN, OUT, device=device))
 
 
+def _cnn(device: str) -> tuple[pg.nn.Module, tuple[np.ndarray, np.ndarray]]:
+    """The example's CNN (examples/train_fashion_mnist.py) and one random batch."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+    from train_fashion_mnist import make_model
+
+    rng = np.random.default_rng(0)
+    return make_model(device), (rng.standard_normal((BATCH, 1, 28, 28), dtype=np.float32),
+                                rng.integers(0, OUT, BATCH).astype(np.int32))
+
+
 def first_step_child(device: str, model_name: str) -> None:
     """In a fresh process (no in-memory caches): print the first step's seconds as JSON."""
     if model_name == "cnn":
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-        from train_fashion_mnist import make_model
-
-        rng = np.random.default_rng(0)
-        data = [(rng.standard_normal((BATCH, 1, 28, 28), dtype=np.float32),
-                 rng.integers(0, OUT, BATCH).astype(np.int32))]
-        model = make_model(device)
+        model, batch = _cnn(device)
+        data = [batch]
     else:
         data, model = _data(1), _mlp(device)
     start = time.perf_counter()
@@ -324,13 +329,8 @@ def bench_cnn_step(device: str, quick: bool, repeat: int) -> list[Row]:
     cold = _first_step(device, None, "cnn")
     steps = 3 if quick else 10
     ours, theirs, _ = bench_cnn(device, steps)
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-    from train_fashion_mnist import make_model
-
-    rng = np.random.default_rng(0)
-    batch = (rng.standard_normal((BATCH, 1, 28, 28), dtype=np.float32),
-             rng.integers(0, OUT, BATCH).astype(np.int32))
-    jit_seconds, note = _jit_steady(device, [batch] * (steps + 2), make_model(device))
+    model, batch = _cnn(device)
+    jit_seconds, note = _jit_steady(device, [batch] * (steps + 2), model)
     return [Row("CNN first step, fresh process, PG_CACHE=0", "s", cold, note="one run"),
             Row("CNN steady step", "img/s", ours, None, theirs,
                 note="examples/train_fashion_mnist.py's model, batch 128"),

@@ -202,31 +202,33 @@ def unflatten_ranges(kernel: L.KernelOp) -> None:
     """`unflatten` each range whose index the kernel divides (or takes the remainder of) by
     a constant that divides its size, where that leaves fewer index divisions and remainders:
     a kernel over (H, W) that reads a 2 x 2 pool's (H/2, 2, W/2, 2) windows loops over them
-    instead. Each is tried on a copy, which replaces the kernel's body when it is taken."""
-    tried: set[tuple[int, int]] = set()
-    while True:
-        div_mods = _div_mods(kernel)
-        for axis, r in enumerate(axes(kernel)):
-            sizes = {op.rhs.owner.value.data for op in kernel.walk()
-                     if isinstance(op, L.IndexOp) and op.kind.data in (BinaryKind.DIV,
-                                                                       BinaryKind.MOD)
-                     and op.lhs == r.index and isinstance(op.rhs.owner, L.ConstOp)}
-            candidates = [k for k in sorted(sizes) if (axis, k) not in tried
-                          and unflatten_problem(r, k) is None]
-            if not candidates:
-                continue
-            size = candidates[0]
-            tried.add((axis, size))
-            trial = kernel.clone()
-            apply_schedule(trial, [Action("unflatten", axis, size)])
-            if _div_mods(trial) < div_mods:
-                _take_body(kernel, trial)
-                tried.clear()
-            else:
-                trial.erase()
-            break
-        else:
-            return
+    instead. Each is tried on a copy, which replaces the kernel's body when it is taken;
+    after a taken one the candidates are read afresh."""
+    while any(_unflattened(kernel, axis, size) for axis, size in _divisors(kernel)):
+        pass
+
+
+def _divisors(kernel: L.KernelOp) -> list[tuple[int, int]]:
+    """(axis, size) for each range index the kernel divides by a constant `size` that
+    `unflatten` can take, axes in order, sizes ascending."""
+    ranges = axes(kernel)
+    axis_of = {r.index: axis for axis, r in enumerate(ranges)}
+    found = {(axis_of[op.lhs], op.rhs.owner.value.data) for op in kernel.walk()
+             if isinstance(op, L.IndexOp) and op.kind.data in (BinaryKind.DIV, BinaryKind.MOD)
+             and op.lhs in axis_of and isinstance(op.rhs.owner, L.ConstOp)}
+    return sorted((axis, size) for axis, size in found
+                  if unflatten_problem(ranges[axis], size) is None)
+
+
+def _unflattened(kernel: L.KernelOp, axis: int, size: int) -> bool:
+    """Unflatten range `axis` by `size` if that removes index divisions (tried on a copy)."""
+    trial = kernel.clone()
+    apply_schedule(trial, [Action("unflatten", axis, size)])
+    if _div_mods(trial) < _div_mods(kernel):
+        _take_body(kernel, trial)
+        return True
+    trial.erase()
+    return False
 
 
 def _take_body(kernel: L.KernelOp, trial: L.KernelOp) -> None:
