@@ -8,13 +8,14 @@
 #     bash scripts/gpu_check.sh [OUTDIR]      # logs and the JUnit report go to OUTDIR
 #
 # Environment: PG_TEST_WORKERS (default: the CPU count, at most 16), PG_GPU_BENCH_SIZES
-# (default 1024,2048,4096).
+# (default 1024,2048,4096), PG_SUITE_TIMEOUT (seconds for the suite, default none: a lent
+# machine's time is short, so the benchmark runs first and the suite is cut off, not lost).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-${OUT:-/tmp/picograd-gpu}}"
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-export PG_REQUIRE_DEVICES=CUDA PG_HYPOTHESIS_PROFILE=ci PG_CACHE_DIR="$out/cache"
+export PG_REQUIRE_DEVICES=CUDA PG_HYPOTHESIS_PROFILE=ci PG_CACHE_DIR="${PG_CACHE_DIR:-/tmp/picograd-gpu-cache}"
 workers="${PG_TEST_WORKERS:-$(( $(nproc) < 16 ? $(nproc) : 16 ))}"
 if ! command -v filecheck >/dev/null; then  # e.g. installed with pip --target: no scripts
   mkdir -p "$out/bin"
@@ -26,13 +27,13 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 python3 -c "import torch, xdsl; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
 
-python3 -m pytest -q -n "$workers" -p no:cacheprovider tests --maxfail=300 \
-    --junitxml="$out/junit.xml" -rfE > "$out/pytest.log" 2>&1
-suite=$?
-grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -60
-tail -3 "$out/pytest.log"
 python3 bench/gpu.py --device CUDA --sizes "${PG_GPU_BENCH_SIZES:-1024,2048,4096}" 2>&1 \
     | tee "$out/bench.log"
 bench=$?
+timeout "${PG_SUITE_TIMEOUT:-0}" python3 -m pytest -q -n "$workers" -p no:cacheprovider tests \
+    --maxfail=300 --durations=15 --junitxml="$out/junit.xml" -rfE > "$out/pytest.log" 2>&1
+suite=$?
+grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -60
+tail -25 "$out/pytest.log"
 echo "suite exit $suite, bench exit $bench"
 exit $(( suite != 0 ? suite : bench ))
