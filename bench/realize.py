@@ -75,8 +75,19 @@ class Row:
     note: str = ""
 
 
+# Seconds to wait before each timing: OpenBLAS's and OpenMP's worker threads (numpy's,
+# torch's) spin for a while after a call, and on a 2-core machine they take a core from
+# whatever is timed next (a 2048^2 matmul measured 114-178 GFLOP/s without the wait).
+SETTLE_S = 0.3
+
+
+def _settle() -> None:
+    time.sleep(SETTLE_S)
+
+
 def _median_time(fn: Callable[[], object], repeat: int) -> float:
     fn()  # warm-up
+    _settle()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -117,6 +128,7 @@ def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callabl
     expected = want()
     got = program.run(inputs)[0].reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=2e-3, atol=2e-3)
+    _settle()
     times: dict[str, float | None] = {"picograd": program.benchmark(inputs, repeat),
                                       "numpy": _median_time(want, repeat)}
     torch = _torch()

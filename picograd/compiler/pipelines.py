@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from picograd.compiler.pass_registry import PassGetter, all_passes
 from picograd.dialects import make_context
-from picograd.dialects.capabilities import host_vector_registers
+from picograd.dialects.capabilities import host_cache_bytes, host_vector_registers
 from picograd.errors import PicogradError
 
 
@@ -66,12 +66,13 @@ def _gpu_map(target: str) -> tuple[str, ...]:
 
 
 def _cpu_schedule() -> str:
-    """`loop-optimize` for the host's vector registers (CPU only): each kernel's schedule
-    (register tiles that the C and LLVM compilers vectorise, loop order) is picked from
-    them; the numbers are in the pipeline string, so a dumped pipeline replays the same
-    schedules on another machine."""
+    """`loop-optimize` for the host's vector registers and L2 cache (CPU only): each
+    kernel's schedule (register tiles that the C and LLVM compilers vectorise, loop order,
+    cache blocks) is picked from them; the numbers are in the pipeline string, so a dumped
+    pipeline replays the same schedules on another machine."""
     vector_bytes, registers = host_vector_registers()
-    return f"loop-optimize{{vector-bytes={vector_bytes} registers={registers}}}"
+    return (f"loop-optimize{{vector-bytes={vector_bytes} registers={registers} "
+            f"cache-bytes={host_cache_bytes()}}}")
 
 
 # WebGPU's kernels are split to fit its 8 storage-buffer bindings

@@ -4,6 +4,7 @@ mapping passes and by the runtimes.
     capabilities("wgsl").max_buffers        -> 8
     capabilities("ptx").has_math("exp", f32) -> False  (PTX has ex2.approx, not exp)
     host_vector_registers()                  -> (64, 32) on AVX-512: the CPU targets' tiles
+    host_cache_bytes()                       -> one core's L2 (1 MiB on Zen 4): cache blocks
 
 A pass that depends on a target takes a `target=<name>` option and looks the table up here,
 so `opt-tool -p 'uop-gpu-map{target=wgsl}'` replays exactly what `realize()` did.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import llvmlite.binding as llvm
 from xdsl.dialects.builtin import f16, f32, f64, i1, i8, i16, i32
@@ -128,6 +130,31 @@ def host_vector_registers() -> tuple[int, int]:
     return 16, 16
 
 
+# When the host does not say (not Linux): a common size of one core's L2.
+DEFAULT_L2_BYTES = 1 << 20
+
+
+@functools.cache
+def host_cache_bytes() -> int:
+    """One core's L2 cache in bytes (what `loop-optimize` blocks a matmul's reduce for)."""
+    return l2_cache_bytes(Path("/sys/devices/system/cpu/cpu0/cache"))
+
+
+def l2_cache_bytes(root: Path) -> int:
+    """The level-2 cache that Linux's sysfs folder `root` (a CPU's `cache/`) describes, else
+    `DEFAULT_L2_BYTES`."""
+    units = {"K": 1 << 10, "M": 1 << 20}
+    for entry in sorted(root.glob("index*")):
+        try:
+            level = (entry / "level").read_text().strip()
+            size = (entry / "size").read_text().strip().upper()
+        except OSError:
+            continue
+        if level == "2" and size[:-1].isdigit() and size[-1:] in units:
+            return int(size[:-1]) * units[size[-1]]
+    return DEFAULT_L2_BYTES
+
+
 @functools.cache
 def capabilities(target: str) -> Capabilities:
     """The table of `target` ("llvm", "c", "ptx" or "wgsl"); DeviceError if unknown."""
@@ -138,4 +165,5 @@ def capabilities(target: str) -> Capabilities:
             f"unknown compile target {target!r}; targets are {', '.join(TARGETS)}") from None
 
 
-__all__ = ["TARGETS", "TRANSCENDENTALS", "Capabilities", "capabilities", "host_vector_registers"]
+__all__ = ["TARGETS", "TRANSCENDENTALS", "Capabilities", "capabilities", "host_cache_bytes",
+           "host_vector_registers", "l2_cache_bytes"]

@@ -5,6 +5,9 @@ heuristic's — the same results as the default pipeline."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -51,3 +54,41 @@ def test_an_action_the_kernel_cannot_take_is_a_pipeline_error() -> None:
     fragment = 'loop-schedule{kernel=k0 actions="interchange(9)"}'
     with pytest.raises(PipelineError, match=r"@k0: interchange\(9\): no axis 9"):
         out.realize(pipeline=_with_schedule("CPU:LLVM", fragment))
+
+
+@pytest.mark.parametrize("device", CPU)
+def test_a_cache_blocked_matmul(device: str) -> None:
+    """K = 200 in blocks of 40 (a remainder of 8 columns, and 3 row lanes around): each
+    block adds its sums to what the earlier ones stored. Integer-valued floats sum exactly
+    in any order, so the blocked result equals numpy's bit for bit."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(-4, 5, (12, 200)).astype(np.float32)
+    b = rng.integers(-4, 5, (200, 24)).astype(np.float32)
+    out = pg.Tensor(a, device=device) @ pg.Tensor(b, device=device)
+    actions = ("split(1, 16, upcast); split(0, 3, upcast); interchange(1); interchange(0); "
+               "block_reduce(0, 40, 0)")
+    out.realize(pipeline=_with_schedule(device, f'loop-schedule{{kernel=k0 actions="{actions}"}}'))
+    np.testing.assert_array_equal(out.numpy(), a @ b)
+
+
+@pytest.mark.parametrize("device", CPU)
+def test_loop_optimize_blocks_a_deep_matmul(device: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a 256 KiB L2 the tile's panel of B (K = 512; 128 KiB for AVX-512's 64 columns,
+    32 KiB for AVX2's 16) outgrows a sixteenth of the cache: the heuristic blocks K (by 64,
+    by 256; the dumped loop IR records it), and the blocked kernel computes a @ b."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((16, 512), dtype=np.float32)
+    b = rng.standard_normal((512, 512), dtype=np.float32)
+    optimize = next(p for p in default_pipeline(device).split(",")
+                    if p.startswith("loop-optimize"))
+    fragment = re.sub(r"cache-bytes=\d+", "cache-bytes=262144", optimize)
+    monkeypatch.setenv("PG_DUMP", str(tmp_path))
+    out = pg.Tensor(a, device=device) @ pg.Tensor(b, device=device)
+    out.realize(pipeline=_with_schedule(device, fragment))
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    block = {"vector-bytes=64": 64, "vector-bytes=32": 256}
+    size = next((n for option, n in block.items() if option in optimize), None)
+    if size is not None:  # an SSE-sized host's 8 columns fit the cache uncut
+        dumped = next(tmp_path.glob("*/*-loop-optimize.mlir")).read_text()
+        assert f"block_reduce(0, {size}, 0)" in dumped

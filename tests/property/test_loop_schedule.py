@@ -1,9 +1,9 @@
 """Schedules on random kernels: any sequence of `split` (any axis, factor, inner kind),
-`interchange` and `collapse` (any axis) that applies, and `loop-optimize` for any vector
-unit, keep the interpreter's results bit for bit, before and after `convert-loop-to-uop`
-lowers the lanes (as scalars, and as vectors where they have a vector form) and unrolled
-ranges; the output verifies, round-trips, and replaying its recorded `pg.schedule` with
-`loop-schedule` on the original kernel gives the same IR."""
+`interchange`, `collapse` (any axis) and `block_reduce` that applies, and `loop-optimize`
+for any vector unit and cache, keep the interpreter's results bit for bit, before and
+after `convert-loop-to-uop` lowers the lanes (as scalars, and as vectors where they have a
+vector form) and unrolled ranges; the output verifies, round-trips, and replaying its
+recorded `pg.schedule` with `loop-schedule` on the original kernel gives the same IR."""
 
 from __future__ import annotations
 
@@ -50,9 +50,10 @@ def check(program: Program, scheduled: ModuleOp) -> None:
     pg_uop, what the program lowered computes (pg_uop's index division truncates where
     pg_loop's floors: the random index expressions of `loop_programs` may be negative, so
     the lowered runs are compared with each other). Its recorded schedule replays to the
-    same IR. A schedule with `split_reduce` (which `loop-optimize` picks for long reduces)
-    reorders reductions: then the lowered kernels compute what the scheduled IR says
-    (tests/property/test_lane_vectors.py checks the reordering itself)."""
+    same IR. A schedule with `split_reduce` or `block_reduce` (which `loop-optimize` picks
+    for long reduces and big matmuls) reorders reductions: then the lowered kernels compute
+    what the scheduled IR says (tests/property/test_lane_vectors.py and
+    test_block_reduce.py check the reordering itself)."""
     scheduled.verify()
     round_trip(scheduled)
     replayed = program.parse()
@@ -62,7 +63,8 @@ def check(program: Program, scheduled: ModuleOp) -> None:
     with warnings.catch_warnings():  # numpy warns on inf/nan inputs
         warnings.simplefilter("ignore", RuntimeWarning)
         lowered = run(lower(scheduled), program.inputs)
-        if "split_reduce" in recorded_schedule(kernel(scheduled)):  # reordered reductions
+        schedule = recorded_schedule(kernel(scheduled))
+        if "split_reduce" in schedule or "block_reduce" in schedule:  # reordered reductions
             assert_same(run(scheduled, program.inputs), lowered)
         else:
             assert_same(run(program.parse(), program.inputs), run(scheduled, program.inputs))
@@ -77,10 +79,11 @@ def check(program: Program, scheduled: ModuleOp) -> None:
 def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
               collapses: bool = False) -> tuple[Program, str]:
     """A program and a schedule of up to four random actions that apply to it (drawn one
-    by one against the kernel as the previous ones left it). With `collapses`, `collapse`
-    and `unflatten` too: they simplify index arithmetic, exact in pg_loop's floor division
-    but not under pg_uop's truncating one for the negative indices `loop_programs` store,
-    so only for `reduce_programs`."""
+    by one against the kernel as the previous ones left it). With `collapses`, `collapse`,
+    `unflatten` and `block_reduce` too: the first two simplify index arithmetic, exact in
+    pg_loop's floor division but not under pg_uop's truncating one for the negative indices
+    `loop_programs` store, so only for `reduce_programs`, whose reduces the last one
+    blocks."""
     program = draw(programs)
     k = kernel(program.parse())
     for _ in range(draw(st.integers(1, 4))):
@@ -88,12 +91,14 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
         if count == 0:
             break
         axis = draw(st.integers(0, count - 1))
-        kind = draw(st.sampled_from(("split", "interchange", "collapse", "unflatten")
-                                    if collapses else ("split", "interchange")))
+        kind = draw(st.sampled_from(
+            ("split", "interchange", "collapse", "unflatten", "block_reduce")
+            if collapses else ("split", "interchange")))
         action = (Action("split", axis, draw(st.integers(1, 5)), draw(st.sampled_from(KINDS)))
                   if kind == "split" else
                   Action(kind, axis, draw(st.integers(2, 4))) if kind == "unflatten" else
-                  Action(kind, axis))
+                  Action(kind, draw(st.integers(0, 1)), draw(st.integers(1, 4)), at=axis)
+                  if kind == "block_reduce" else Action(kind, axis))
         try:
             apply_schedule(k, [action])
         except ScheduleError:
@@ -122,9 +127,10 @@ def test_actions_on_reduce_kernels(case: tuple[Program, str]):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reduce_programs(), st.sampled_from((8, 16, 32, 64)), st.integers(1, 32),
-       st.sampled_from((0, 64, 1 << 26)))
-def test_loop_optimize(program: Program, vector_bytes: int, registers: int, big_work: int):
+       st.sampled_from((0, 64, 1 << 26)), st.sampled_from((0, 64, 1 << 20)))
+def test_loop_optimize(program: Program, vector_bytes: int, registers: int, big_work: int,
+                       cache_bytes: int):
     module = program.parse()
     LoopOptimizePass(vector_bytes=vector_bytes, registers=registers, min_reduce=1,
-                     big_work=big_work).apply(make_context(), module)
+                     big_work=big_work, cache_bytes=cache_bytes).apply(make_context(), module)
     check(program, module)

@@ -19,7 +19,11 @@ innermost global range, stored contiguously along that range):
   zmm accumulators), on AVX2 (16 x 32 bytes) 4 x 16 — narrowed to 2 or 1 vectors where
   that leaves 8 column tiles and 4 would not (256 columns: 4 x 32). When the tiles cover
   the columns exactly and there are 8 or more, the column tiles become the outer loop
-  (BLIS's order: a K x cols panel of B stays in cache while the row tiles pass). Columns
+  (BLIS's order: a K x cols panel of B stays in cache while the row tiles pass). When that
+  panel is more than a sixteenth of the cache (`cache-bytes`: one core's L2), K is blocked
+  (`block_reduce`) into the longest blocks whose part of the panel fits that, if a divisor
+  of K of at least `MIN_BLOCK` does: measured on a 2-core Zen 4 (1 MiB L2), 2048^2 fp32
+  went from 116-135 GFLOP/s to 166-176 with 256-long blocks (64 KiB of panel). Columns
   fewer than one vector get 8 lanes. Measured on a 2-core Zen 4, 1024^2 fp32: 4 x 8 tiles
   41 GFLOP/s, 4 x 64 with column tiles outermost 166. When the columns have no vector form
   (B transposed: `x @ w.T`, a gather along the columns) but the reduce reads both operands
@@ -37,13 +41,15 @@ innermost global range, stored contiguously along that range):
 Elementwise kernels get vector lanes on their innermost range where its body has a vector
 form (`elementwise_lanes`), the rest is left to LLVM's and GCC's loop vectorisers. Options:
 `vector-bytes` and `registers` (the target's vector register width and count; `realize()`
-passes the host's, `picograd.dialects.capabilities.host_vector_registers`), `min-reduce`
+passes the host's, `picograd.dialects.capabilities.host_vector_registers`), `cache-bytes`
+(one core's L2 cache, `host_cache_bytes`; 0: no cache blocking), `min-reduce`
 (the shortest reduce worth tiling) and `big-work` (the multiply-adds below which a kernel
 gets 8 columns instead; 0 by default).
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -58,6 +64,7 @@ from picograd.passes.loop.lane_vectors import body_vector_form, reduce_vector_fo
 from picograd.passes.loop.loop_upcast import is_candidate, splittable_outer, tile_actions
 from picograd.passes.loop.schedule import (
     Action,
+    ScheduleError,
     apply_schedule,
     axes,
     collapse_problem,
@@ -75,6 +82,9 @@ MIN_SPLIT_VECTORS = 4
 # Column tiles a matmul needs before they become its outer loop (and what its threads share);
 # the tile narrows (4, 2, 1 vectors) to leave that many where it can.
 MIN_COLUMN_TILES = 8
+# The part of the cache a block of a matmul's B panel may take, and the shortest block.
+PANEL_SHARE = 16
+MIN_BLOCK = 64
 
 
 @dataclass(frozen=True)
@@ -108,8 +118,9 @@ def big_tile_cols(unit: VectorUnit, element_bytes: int, rows: int, n: int) -> in
 
 
 def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
-                   big_work: int = BIG_TILE_WORK) -> list[Action]:
-    """The actions that tile one candidate range of `kernel`."""
+                   big_work: int = BIG_TILE_WORK, cache_bytes: int = 0) -> list[Action]:
+    """The actions that tile one candidate range of `kernel`; a last `block_reduce` may not
+    apply (`optimize_kernel` tries it)."""
     reduce = next(op for op in inner.body.block.ops if isinstance(op, L.ReduceOp))
     outer = splittable_outer(inner, 2)
     n = inner.end.data - inner.start.data
@@ -131,8 +142,24 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
     if n % cols == 0 and n // cols >= MIN_COLUMN_TILES:
         # column tiles outermost: a tile's K x cols panel of B stays in cache while every
         # row tile streams by (BLIS's loop order); the row tiles' axis is the outer one's
-        actions.append(Action("interchange", axes(kernel).index(outer)))
+        at = axes(kernel).index(outer)
+        actions.append(Action("interchange", at))
+        panel_row = cols * to_numpy_dtype(reduce.result.type).itemsize
+        size = block_size(reduce.end.data - reduce.start.data, panel_row, cache_bytes)
+        if size:  # the column tiles' range stays at the outer range's axis
+            actions.append(Action("block_reduce", reduces(kernel).index(reduce), size, at=at))
     return actions
+
+
+def block_size(k: int, panel_row: int, cache_bytes: int) -> int:
+    """The block length for a reduce of `k` iterations that reads `panel_row` bytes of a
+    panel each: the longest divisor of `k` of at least `MIN_BLOCK` whose rows fit in
+    `cache_bytes // PANEL_SHARE`, or 0 when the whole panel fits (or no divisor does)."""
+    budget = cache_bytes // PANEL_SHARE
+    if k * panel_row <= budget:
+        return 0
+    return next((d for d in range(min(k - 1, budget // panel_row), MIN_BLOCK - 1, -1)
+                 if k % d == 0), 0)
 
 
 def _work(inner: L.RangeOp) -> int:
@@ -275,12 +302,16 @@ def elementwise_lanes(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
 
 
 def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
-                    big_work: int = BIG_TILE_WORK) -> None:
+                    big_work: int = BIG_TILE_WORK, cache_bytes: int = 0) -> None:
     unflatten_ranges(kernel)
     collapse_ranges(kernel)
     candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
     for inner in reversed(candidates):  # the last first: the others' axes stay valid
-        apply_schedule(kernel, kernel_actions(kernel, unit, inner, big_work))
+        actions = kernel_actions(kernel, unit, inner, big_work, cache_bytes)
+        blocking = actions[-1:] if actions and actions[-1].op == "block_reduce" else []
+        apply_schedule(kernel, actions[:len(actions) - len(blocking)])
+        with contextlib.suppress(ScheduleError):  # checked before anything changes
+            apply_schedule(kernel, blocking)  # a tile with an epilogue is not blocked
     apply_schedule(kernel, reduce_splits(kernel, unit))
     apply_schedule(kernel, elementwise_lanes(kernel, unit))
 
@@ -295,12 +326,14 @@ class LoopOptimizePass(ModulePass):
     registers: int = 16
     min_reduce: int = 8
     big_work: int = BIG_TILE_WORK
+    cache_bytes: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.vector_bytes < 1 or self.registers < 1:
-            raise PassFailedException(
-                "loop-optimize: vector-bytes and registers must be positive")
+        if self.vector_bytes < 1 or self.registers < 1 or self.cache_bytes < 0:
+            raise PassFailedException("loop-optimize: vector-bytes and registers must be "
+                                      "positive, cache-bytes not negative")
         unit = VectorUnit(self.vector_bytes, self.registers)
         for kernel in op.ops:
             if isinstance(kernel, L.KernelOp):
-                optimize_kernel(kernel, unit, self.min_reduce, self.big_work)
+                optimize_kernel(kernel, unit, self.min_reduce, self.big_work,
+                                self.cache_bytes)

@@ -3,6 +3,8 @@
     split(kernel, axis, factor, kind)      range `axis` -> outer x inner (`factor`, `kind`)
     interchange(kernel, axis)              range `axis` moves inside the ranges it holds
     split_reduce(kernel, n, factor)        reduce `n` -> `factor` partial reductions
+    block_reduce(kernel, n, size, axis)    reduce `n` in blocks of `size`, the blocks a loop
+                                           directly in range `axis` (cache blocking)
     collapse(kernel, axis)                 range `axis` and the one range it holds -> one
     unflatten(kernel, axis, size)          range `axis` -> two nested ranges (collapse's
                                            inverse), the inner one `size` long
@@ -13,10 +15,10 @@ Ranges are named by their *axis*: the position of the `pg_loop.range` in a pre-o
 the kernel (outermost first, then in program order). Numbering is read afresh before each
 action, so a schedule is a list of actions on the IR as the previous ones left it, as in
 tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes; they are numbered apart (the
-position of the reduce in the same walk) for `split_reduce`, the one action that changes
-the order a reduction combines in (a float sum then rounds differently, as any vectorised
-or parallel sum does). `split`, `interchange`, `collapse` and `unflatten` are exact: the
-same stores of the same values.
+position of the reduce in the same walk) for `split_reduce` and `block_reduce`
+(`reduce_actions.py`), the actions that change the order a reduction combines in (a float
+sum then rounds differently, as any vectorised, parallel or blocked sum does). `split`,
+`interchange`, `collapse` and `unflatten` are exact: the same stores of the same values.
 
 Legality: the iterations of a `global`, `local` or `upcast` range are independent (each is
 a work item or a vector lane), so such a range may be split into independent parts or moved
@@ -36,40 +38,29 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from picograd.dialects import pg_loop as L
-from picograd.dialects import pg_uop
 from picograd.dialects.abi import SCHEDULE_ATTR
 from picograd.dialects.pg import BinaryKind, RangeKind
+from picograd.passes.loop.loop_nest import (
+    INDEPENDENT,
+    ORDERED,
+    PURE,
+    ScheduleError,
+    axes,
+    axis_range,
+    prepend,
+    rebuild_index,
+    reduces,
+)
 from picograd.passes.loop.loop_simplify import loop_simplify_rules
-
-# Ranges whose iterations are independent of each other.
-INDEPENDENT = frozenset({RangeKind.GLOBAL, RangeKind.LOCAL, RangeKind.UPCAST})
-# Ranges whose iterations run in order.
-ORDERED = frozenset({RangeKind.LOOP, RangeKind.UNROLL})
-
-# Pure ops that may be recomputed in another place of a range's body.
-PURE = (L.ConstOp, L.IndexOp, L.CmpOp, L.AndOp, *pg_uop.ALU_OPS)
-
-
-class ScheduleError(ValueError):
-    """An action that does not apply to a kernel (no such axis, an illegal move...)."""
-
-
-def axes(kernel: L.KernelOp) -> list[L.RangeOp]:
-    """The kernel's `pg_loop.range` ops, in pre-order (axis 0 is the outermost first one)."""
-    return [op for op in kernel.walk() if isinstance(op, L.RangeOp)]
-
-
-def _axis(kernel: L.KernelOp, axis: int, action: str) -> L.RangeOp:
-    ranges = axes(kernel)
-    if not 0 <= axis < len(ranges):
-        have = f"axes 0 to {len(ranges) - 1}" if ranges else "no ranges"
-        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: no axis {axis} (the kernel "
-                            f"has {have})")
-    return ranges[axis]
-
+from picograd.passes.loop.reduce_actions import (
+    block_reduce,
+    block_reduce_problem,
+    split_reduce,
+    split_reduce_problem,
+)
 
 # ── split ──────────────────────────────────────────────────────────────────
 
@@ -93,7 +84,7 @@ def split(kernel: L.KernelOp, axis: int, factor: int, kind: RangeKind) -> None:
     (the range's kind) holding an inner `kind` range of `factor` iterations, the index being
     `s + outer * factor + inner`; the `(e - s) % factor` last iterations, if any, run in a
     copy of the original range right after it (the remainder)."""
-    r = _axis(kernel, axis, f"split({axis}, {factor}, {kind.value})")
+    r = axis_range(kernel, axis, f"split({axis}, {factor}, {kind.value})")
     if (problem := split_problem(r, factor, kind)) is not None:
         raise ScheduleError(f"@{kernel.sym_name.data}: split({axis}, {factor}, "
                             f"{kind.value}): {problem}")
@@ -114,36 +105,10 @@ def split(kernel: L.KernelOp, axis: int, factor: int, kind: RangeKind) -> None:
     for op in list(r.body.block.ops):
         op.detach()
         body.add_op(op)
-    _rebuild_index(r.index, outer.index, inner.index, factor, start, body)
+    rebuild_index(r.index, outer.index, inner.index, factor, start, body)
     parent.insert_op_before(outer, r)
     r.detach()
     r.erase()
-
-
-def _rebuild_index(old: SSAValue, block: SSAValue, lane: SSAValue, factor: int, start: int,
-                   body: Block) -> None:
-    """Replace index `old` (over `[start, ...)`) by `start + block * factor + lane`, computed
-    at the top of `body`."""
-    size = L.ConstOp(factor)
-    scaled = L.IndexOp(BinaryKind.MUL, block, size.result)
-    whole = L.IndexOp(BinaryKind.ADD, scaled.result, lane)
-    prefix: list[Operation] = [size, scaled, whole]
-    if start:
-        first = L.ConstOp(start)
-        whole = L.IndexOp(BinaryKind.ADD, whole.result, first.result)
-        prefix += [first, whole]
-    whole.result.name_hint = old.name_hint
-    old.replace_all_uses_with(whole.result)
-    _prepend(body, prefix)
-
-
-def _prepend(block: Block, ops: Sequence[Operation]) -> None:
-    first = block.first_op
-    for op in ops:
-        if first is None:
-            block.add_op(op)
-        else:
-            block.insert_op_before(op, first)
 
 
 # ── interchange ────────────────────────────────────────────────────────────
@@ -166,7 +131,7 @@ def interchange(kernel: L.KernelOp, axis: int) -> None:
     """Move range `axis` inside each range its body holds: `for i { p(i); for j A; for k B }`
     becomes `for j { for i { p(i); A } }; for k { for i { p(i); B } }` (its pure ops `p` are
     copied into each). Legal because the iterations of `i` are independent."""
-    r = _axis(kernel, axis, f"interchange({axis})")
+    r = axis_range(kernel, axis, f"interchange({axis})")
     if (problem := interchange_problem(r)) is not None:
         raise ScheduleError(f"@{kernel.sym_name.data}: interchange({axis}): {problem}")
     parent = r.parent_block()
@@ -218,7 +183,7 @@ def collapse(kernel: L.KernelOp, axis: int) -> None:
     in the same order); then the kernel's index arithmetic is simplified (`loop-simplify`'s
     rules), which adds `(j // b) * b + j % b` back to `j` where the body flattened the two.
     Lets a matmul whose columns are an (h, w) grid take a register tile along them."""
-    r = _axis(kernel, axis, f"collapse({axis})")
+    r = axis_range(kernel, axis, f"collapse({axis})")
     if (problem := collapse_problem(r)) is not None:
         raise ScheduleError(f"@{kernel.sym_name.data}: collapse({axis}): {problem}")
     inner = r.body.block.first_op
@@ -235,7 +200,7 @@ def collapse(kernel: L.KernelOp, axis: int) -> None:
     high.result.name_hint, low.result.name_hint = r.index.name_hint, inner.index.name_hint
     r.index.replace_all_uses_with(high.result)
     inner.index.replace_all_uses_with(low.result)
-    _prepend(merged.body.block, [size, high, low])
+    prepend(merged.body.block, [size, high, low])
     parent = r.parent_block()
     assert parent is not None
     parent.insert_op_before(merged, r)
@@ -263,64 +228,11 @@ def unflatten(kernel: L.KernelOp, axis: int, size: int) -> None:
     (`loop-simplify`'s rules), so `j // size` and `j % size` become the two indices. A
     kernel that reads a (H, W) value as the (H/2, 2, W/2, 2) windows of a 2 x 2 pool then
     indexes it with no division."""
-    r = _axis(kernel, axis, f"unflatten({axis}, {size})")
+    r = axis_range(kernel, axis, f"unflatten({axis}, {size})")
     if (problem := unflatten_problem(r, size)) is not None:
         raise ScheduleError(f"@{kernel.sym_name.data}: unflatten({axis}, {size}): {problem}")
     split(kernel, axis, size, r.kind.data)
     loop_simplify_rules.apply(kernel)
-
-
-# ── split_reduce ───────────────────────────────────────────────────────────
-
-
-def reduces(kernel: L.KernelOp) -> list[L.ReduceOp]:
-    """The kernel's `pg_loop.reduce` ops, in pre-order (reduce 0 is the first one)."""
-    return [op for op in kernel.walk() if isinstance(op, L.ReduceOp)]
-
-
-def split_reduce_problem(red: L.ReduceOp, factor: int) -> str | None:
-    """Why reduce `red` cannot become `factor` partial reductions, or None when it can."""
-    size = red.end.data - red.start.data
-    if factor < 2:
-        return f"factor {factor} is below 2"
-    if size % factor:
-        return f"factor {factor} does not divide the reduce's {size} iterations"
-    if red.range_kind.data != RangeKind.REDUCE:
-        return f"it is a reduce over {red.range_kind.data.value} lanes already"
-    return None
-
-
-def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
-    """Reduce `n` over `[s, e)` becomes a reduce over `factor` upcast lanes `l` of partial
-    reductions over `(e - s) // factor` blocks `b`, the index being `s + b * factor + l`:
-    lane `l` combines iterations `l, l + factor, ...` and the lanes' results are combined
-    in lane order. Lanes side by side read consecutive elements (one vector load)."""
-    action = f"split_reduce({n}, {factor})"
-    found = reduces(kernel)
-    if not 0 <= n < len(found):
-        have = f"reduces 0 to {len(found) - 1}" if found else "no reduce"
-        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: no reduce {n} (the kernel "
-                            f"has {have})")
-    red = found[n]
-    if (problem := split_reduce_problem(red, factor)) is not None:
-        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: {problem}")
-    kind, t, start = red.kind.data, red.result.type, red.start.data
-    lanes = L.ReduceOp(kind, 0, factor, t, range_kind=RangeKind.UPCAST)
-    blocks = L.ReduceOp(kind, 0, (red.end.data - start) // factor, t)
-    name = red.index.name_hint or "r"
-    lanes.index.name_hint, blocks.index.name_hint = f"{name}_lane", f"{name}_o"
-    for op in list(red.body.block.ops):
-        op.detach()
-        blocks.body.block.add_op(op)
-    _rebuild_index(red.index, blocks.index, lanes.index, factor, start, blocks.body.block)
-    lanes.body.block.add_ops([blocks, L.YieldOp(blocks.result)])
-    parent = red.parent_block()
-    assert parent is not None
-    parent.insert_op_before(lanes, red)
-    red.result.replace_all_uses_with(lanes.result)
-    lanes.result.name_hint = red.result.name_hint
-    red.detach()
-    red.erase()
 
 
 # ── actions and schedules ──────────────────────────────────────────────────
@@ -329,17 +241,21 @@ def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
 @dataclass(frozen=True)
 class Action:
     """One step of a schedule: `split(axis, factor, kind)`, `interchange(axis)`,
-    `collapse(axis)`, `unflatten(axis, size)` or `split_reduce(n, factor)` (its `axis` is
-    the reduce's number)."""
+    `collapse(axis)`, `unflatten(axis, size)`, `split_reduce(n, factor)` or
+    `block_reduce(n, size, at)` (for the last two, `axis` is the reduce's number; `at` is
+    the axis that gets the block loop)."""
 
     op: str
     axis: int
     factor: int = 0
     kind: RangeKind = RangeKind.UPCAST
+    at: int = 0
 
     def __str__(self) -> str:
         if self.op == "split":
             return f"split({self.axis}, {self.factor}, {self.kind.value})"
+        if self.op == "block_reduce":
+            return f"block_reduce({self.axis}, {self.factor}, {self.at})"
         if self.op in ("split_reduce", "unflatten"):
             return f"{self.op}({self.axis}, {self.factor})"
         return f"{self.op}({self.axis})"
@@ -349,6 +265,8 @@ class Action:
             split(kernel, self.axis, self.factor, self.kind)
         elif self.op == "split_reduce":
             split_reduce(kernel, self.axis, self.factor)
+        elif self.op == "block_reduce":
+            block_reduce(kernel, self.axis, self.factor, self.at)
         elif self.op == "collapse":
             collapse(kernel, self.axis)
         elif self.op == "unflatten":
@@ -358,25 +276,28 @@ class Action:
 
     @staticmethod
     def parse(text: str) -> Action:
-        """`split(1, 64, upcast)`, `interchange(0)`, `collapse(0)`, `unflatten(2, 2)` or
-        `split_reduce(0, 16)`; ScheduleError if malformed."""
-        m = re.fullmatch(
-            r"\s*(split_reduce|split|interchange|collapse|unflatten)\s*\(([^)]*)\)\s*", text)
+        """`split(1, 64, upcast)`, `interchange(0)`, `collapse(0)`, `unflatten(2, 2)`,
+        `split_reduce(0, 16)` or `block_reduce(0, 256, 0)`; ScheduleError if malformed."""
+        m = re.fullmatch(r"\s*(split_reduce|block_reduce|split|interchange|collapse|unflatten)"
+                         r"\s*\(([^)]*)\)\s*", text)
+        name = m.group(1) if m else ""
         args = [a.strip() for a in m.group(2).split(",")] if m else []
         try:
-            if m and m.group(1) == "split" and len(args) == 3:
+            if name == "split" and len(args) == 3:
                 return Action("split", int(args[0]), int(args[1]), RangeKind(args[2]))
-            if m and m.group(1) in ("interchange", "collapse") and len(args) == 1:
-                return Action(m.group(1), int(args[0]))
-            if m and m.group(1) in ("split_reduce", "unflatten") and len(args) == 2:
-                return Action(m.group(1), int(args[0]), int(args[1]))
+            if name in ("interchange", "collapse") and len(args) == 1:
+                return Action(name, int(args[0]))
+            if name in ("split_reduce", "unflatten") and len(args) == 2:
+                return Action(name, int(args[0]), int(args[1]))
+            if name == "block_reduce" and len(args) == 3:
+                return Action(name, int(args[0]), int(args[1]), at=int(args[2]))
         except ValueError:
             pass
         kinds = ", ".join(str(k.value) for k in RangeKind if k != RangeKind.REDUCE)
         raise ScheduleError(f"malformed action {text.strip()!r}: write split(axis, factor, "
                             f"kind) with kind one of {kinds}, interchange(axis), "
-                            f"collapse(axis), unflatten(axis, size) or "
-                            f"split_reduce(reduce, factor)")
+                            f"collapse(axis), unflatten(axis, size), "
+                            f"split_reduce(reduce, factor) or block_reduce(reduce, size, axis)")
 
 
 def parse_schedule(text: str) -> list[Action]:
@@ -401,3 +322,13 @@ def apply_schedule(kernel: L.KernelOp, actions: Sequence[Action]) -> None:
     if actions:
         done = [s for s in (recorded_schedule(kernel), format_schedule(actions)) if s]
         kernel.attributes[SCHEDULE_ATTR] = StringAttr("; ".join(done))
+
+
+# The actions and what they share (`loop_nest`, `reduce_actions`), from one place.
+__all__ = [
+    "INDEPENDENT", "ORDERED", "PURE", "Action", "ScheduleError", "apply_schedule", "axes",
+    "block_reduce", "block_reduce_problem", "collapse", "collapse_problem", "format_schedule",
+    "interchange", "interchange_problem", "parse_schedule", "recorded_schedule", "reduces",
+    "split", "split_problem", "split_reduce", "split_reduce_problem", "unflatten",
+    "unflatten_problem",
+]

@@ -2,6 +2,7 @@
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=32 registers=16}' | filecheck %s --check-prefix=AVX2
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=16 registers=16}' | filecheck %s --check-prefix=SSE
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 big-work=4194304}' | filecheck %s --check-prefix=SMALL
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 cache-bytes=262144}' | filecheck %s --check-prefix=CACHE
 
 // A 64 x 512 matmul (K = 64). With 32
 // registers of 16 floats, 16 accumulators make a 4 x 64 tile and the 8 column tiles become
@@ -25,6 +26,19 @@
 // 256 columns: 4 vectors of 16 would leave 4 column tiles, 2 vectors leave 8.
 // AVX512-LABEL: pg_loop.kernel @mm256(
 // AVX512-SAME:    pg.schedule = "split(1, 32, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
+
+// K = 256: the tile's 256 x 64 panel of B is 64 KiB. With a 256 KiB cache, a sixteenth
+// holds 64 rows of it: K is blocked by 64, the block loop inside the column tiles, around
+// the row tiles. Without cache-bytes (or with 1 MiB) it is not blocked.
+// CACHE-LABEL: pg_loop.kernel @mm_deep(
+// CACHE-SAME:    pg.schedule = "split(1, 64, upcast); split(0, 4, upcast); interchange(1); interchange(0); block_reduce(0, 64, 0)"
+// CACHE-NEXT:    pg_loop.range %{{.*}} = 0 to 8 global {
+// CACHE-NEXT:      pg_loop.range %r_block = 0 to 4 loop {
+// CACHE-NEXT:        pg_loop.range %{{.*}} = 0 to 2 global {
+// CACHE:               %s = pg_loop.reduce sum %r_in = 0 to 64 : f32 {
+// CACHE:               pg_loop.load %out[%{{.*}}] if %{{.*}} else 0.0
+// AVX512-LABEL: pg_loop.kernel @mm_deep(
+// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
 
 // A row reduction too short for vector lanes gets 8 rows at once.
 // AVX512-LABEL: pg_loop.kernel @rows(
@@ -112,6 +126,29 @@ pg_loop.kernel @mm256(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<16384xf32>, %out:
   }
 }
 
+
+pg_loop.kernel @mm_deep(%a: !pg.buffer<2048xf32>, %b: !pg.buffer<131072xf32>, %out: !pg.buffer<4096xf32>) {
+  pg_loop.range %i0 = 0 to 8 global {
+    pg_loop.range %i1 = 0 to 512 global {
+      %s = pg_loop.reduce sum %r = 0 to 256 : f32 {
+        %ck = pg_loop.const 256
+        %cn = pg_loop.const 512
+        %ar = pg_loop.index mul %i0, %ck
+        %ai = pg_loop.index add %ar, %r
+        %x = pg_loop.load %a[%ai] : !pg.buffer<2048xf32> -> f32
+        %br = pg_loop.index mul %r, %cn
+        %bi = pg_loop.index add %br, %i1
+        %y = pg_loop.load %b[%bi] : !pg.buffer<131072xf32> -> f32
+        %xy = pg_uop.binary mul %x, %y : f32
+        pg_loop.yield %xy : f32
+      }
+      %n = pg_loop.const 512
+      %or = pg_loop.index mul %i0, %n
+      %oi = pg_loop.index add %or, %i1
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<4096xf32>
+    }
+  }
+}
 
 pg_loop.kernel @rows(%a: !pg.buffer<1024xf32>, %out: !pg.buffer<64xf32>) {
   pg_loop.range %i = 0 to 64 global {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from xdsl.context import Context
@@ -17,7 +18,12 @@ from xdsl.transforms import get_all_passes
 from picograd.compiler import pipelines as P
 from picograd.compiler.pass_registry import PICOGRAD_PASSES, all_passes, pass_location
 from picograd.dialects import make_context
-from picograd.dialects.capabilities import host_vector_registers
+from picograd.dialects.capabilities import (
+    DEFAULT_L2_BYTES,
+    host_cache_bytes,
+    host_vector_registers,
+    l2_cache_bytes,
+)
 from picograd.dialects.pg_tensor import UnaryOp
 from picograd.errors import PicogradError
 
@@ -68,7 +74,8 @@ def test_default_pipelines_are_the_documented_strings() -> None:
               "loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
     vector_bytes, registers = host_vector_registers()  # CPU only: the host's vector unit
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
-                         f"vector-bytes={vector_bytes} registers={registers}}},").replace(
+                         f"vector-bytes={vector_bytes} registers={registers} "
+                         f"cache-bytes={host_cache_bytes()}}},").replace(
         "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},")
     assert cpu + "uop-contract,convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
@@ -293,3 +300,19 @@ def test_the_webgpu_pipeline_fits_the_binding_limit_of_its_capability_table() ->
 
     assert f"convert-tensor-to-sched{{max-buffers={capabilities('wgsl').max_buffers}}}" in (
         P.GPU_WGSL)
+
+
+@pytest.mark.parametrize(("caches", "expected"), [
+    ({"index0": ("1", "32K"), "index2": ("2", "1024K"), "index3": ("3", "32768K")}, 1 << 20),
+    ({"index0": ("1", "48K"), "index1": ("2", "2M")}, 2 << 20),
+    ({"index0": ("1", "32K")}, DEFAULT_L2_BYTES),  # no L2 described
+    ({"index0": ("2", "huge")}, DEFAULT_L2_BYTES),  # a size it cannot read
+    ({}, DEFAULT_L2_BYTES),  # no sysfs (not Linux)
+])
+def test_l2_cache_bytes_reads_sysfs(tmp_path: Path, caches: dict[str, tuple[str, str]],
+                                    expected: int) -> None:
+    for name, (level, size) in caches.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "level").write_text(level + "\n")
+        (tmp_path / name / "size").write_text(size + "\n")
+    assert l2_cache_bytes(tmp_path) == expected
