@@ -12,12 +12,15 @@ kinds of range and which ops may move, and the index rebuilt after a split.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from xdsl.ir import Block, Operation, SSAValue
 
 from picograd.dialects import pg_loop as L
 from picograd.dialects import pg_uop
 from picograd.dialects.pg import BinaryKind, RangeKind
+
+_Op = TypeVar("_Op", L.RangeOp, L.ReduceOp)
 
 # Ranges whose iterations are independent of each other.
 INDEPENDENT = frozenset({RangeKind.GLOBAL, RangeKind.LOCAL, RangeKind.UPCAST})
@@ -43,19 +46,20 @@ def reduces(kernel: L.KernelOp) -> list[L.ReduceOp]:
 
 
 def axis_range(kernel: L.KernelOp, axis: int, action: str) -> L.RangeOp:
-    ranges = axes(kernel)
-    if not 0 <= axis < len(ranges):
-        have = f"axes 0 to {len(ranges) - 1}" if ranges else "no ranges"
-        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: no axis {axis} (the kernel "
-                            f"has {have})")
-    return ranges[axis]
+    return _numbered(kernel, axes(kernel), axis, "axis", "axes", action)
 
 
 def reduce_at(kernel: L.KernelOp, n: int, action: str) -> L.ReduceOp:
-    found = reduces(kernel)
+    return _numbered(kernel, reduces(kernel), n, "reduce", "reduces", action)
+
+
+def _numbered(kernel: L.KernelOp, found: list[_Op], n: int, one: str, many: str,
+                 action: str) -> _Op:
+    """Item `n` of `found`, or ScheduleError naming the kernel, the action and what it has."""
     if not 0 <= n < len(found):
-        have = f"reduces 0 to {len(found) - 1}" if found else "no reduce"
-        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: no reduce {n} (the kernel "
+        have = (f"{many} 0 to {len(found) - 1}" if found else
+                "no ranges" if one == "axis" else f"no {one}")
+        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: no {one} {n} (the kernel "
                             f"has {have})")
     return found[n]
 

@@ -67,16 +67,25 @@ def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
     blocks = L.ReduceOp(kind, 0, (red.end.data - start) // factor, t)
     name = red.index.name_hint or "r"
     lanes.index.name_hint, blocks.index.name_hint = f"{name}_lane", f"{name}_o"
-    for op in list(red.body.block.ops):
-        op.detach()
-        blocks.body.block.add_op(op)
+    _move_body(red, blocks)
     rebuild_index(red.index, blocks.index, lanes.index, factor, start, blocks.body.block)
     lanes.body.block.add_ops([blocks, L.YieldOp(blocks.result)])
+    _replace(red, lanes)
+
+
+def _move_body(red: L.ReduceOp, into: L.ReduceOp) -> None:
+    for op in list(red.body.block.ops):
+        op.detach()
+        into.body.block.add_op(op)
+
+
+def _replace(red: L.ReduceOp, by: L.ReduceOp) -> None:
+    """Put `by` in `red`'s place, its result in the place of `red`'s."""
     parent = red.parent_block()
     assert parent is not None
-    parent.insert_op_before(lanes, red)
-    red.result.replace_all_uses_with(lanes.result)
-    lanes.result.name_hint = red.result.name_hint
+    parent.insert_op_before(by, red)
+    red.result.replace_all_uses_with(by.result)
+    by.result.name_hint = red.result.name_hint
     red.detach()
     red.erase()
 
@@ -220,17 +229,11 @@ def block_reduce(kernel: L.KernelOp, n: int, size: int, axis: int) -> None:
     around.body.block.add_op(blocks)
     part = L.ReduceOp(red.kind.data, 0, size, t)
     part.index.name_hint = f"{name}_in"
-    for op in list(red.body.block.ops):
-        op.detach()
-        part.body.block.add_op(op)
+    _move_body(red, part)
     rebuild_index(red.index, blocks.index, part.index, size, start, part.body.block)
-    parent = red.parent_block()
+    _replace(red, part)
+    parent = store.parent_block()
     assert parent is not None
-    parent.insert_op_before(part, red)
-    red.result.replace_all_uses_with(part.result)
-    part.result.name_hint = red.result.name_hint
-    red.detach()
-    red.erase()
     zero = L.ConstOp(0)
     later = L.CmpOp(CmpKind.GT, blocks.index, zero.result)
     earlier = L.LoadOp(store.buffer, store.index, later.result, 0)
