@@ -188,7 +188,9 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
         if weight.requires_grad:
             dw = _weight_gradient(g_rows, planes, taps, groups)
         if bias is not None and bias.requires_grad:
-            db = g.sum((0, 2, 3))
+            # the zeros past OW add nothing: per image a contiguous row sum (vector lanes),
+            # rather than a sum over the cropped view (an index division per element)
+            db = g_rows.reshape(n, o, -1).sum(2).sum(0)
         return dx, dw, db
 
     return y._with_gradient((x, weight, bias), gradients)

@@ -79,6 +79,8 @@ BIG_TILE_WORK = 0
 SMALL_COLS = 8
 # The shortest reduce, in vectors, worth computing as partial reductions in vector lanes.
 MIN_SPLIT_VECTORS = 4
+# The narrowest vector worth its lanes (an SSE register of f32).
+MIN_LANES = 4
 # Column tiles a matmul needs before they become its outer loop (and what its threads share);
 # the tile narrows (4, 2, 1 vectors) to leave that many where it can.
 MIN_COLUMN_TILES = 8
@@ -172,17 +174,33 @@ def _work(inner: L.RangeOp) -> int:
 
 
 def splits_into_lanes(red: L.ReduceOp, unit: VectorUnit) -> bool:
-    """Whether reduce `red` should compute as partial reductions in vector lanes: at least
-    `MIN_SPLIT_VECTORS` vectors long, a multiple of the lane count, not already in lanes,
-    and then either vector code (`reduce_vector_form`) or a max/min (independent lanes of
-    compare-and-select, which LLVM's SLP vectoriser packs)."""
-    lanes = unit.lanes(to_numpy_dtype(red.result.type).itemsize)
-    size = red.end.data - red.start.data
-    if (red.range_kind.data != RangeKind.REDUCE or size % lanes
-            or size < MIN_SPLIT_VECTORS * lanes or _in_lanes(red)):
+    """Whether reduce `red` should compute as partial reductions in vector lanes: not
+    already in lanes, some vector width fits it (`reduce_lanes`), and then either vector
+    code (`reduce_vector_form`) or a max/min (independent lanes of compare-and-select,
+    which LLVM's SLP vectoriser packs)."""
+    if red.range_kind.data != RangeKind.REDUCE or not reduce_lanes(red, unit) or _in_lanes(red):
         return False
     return reduce_vector_form(red) or (
         red.kind.data in (ReduceKind.MAX, ReduceKind.MIN) and is_float(red.result.type))
+
+
+def narrower_lanes(lanes: int) -> list[int]:
+    """The vector widths to try, widest first: the full register, then halves down to 4
+    lanes (a 28-wide row takes 16 + 8 + 4 lanes, a reduce of 840 = 8 x 105 takes 8)."""
+    widths = [lanes]
+    while widths[-1] // 2 >= MIN_LANES:
+        widths.append(widths[-1] // 2)
+    return widths
+
+
+def reduce_lanes(red: L.ReduceOp, unit: VectorUnit) -> int:
+    """For a reduce at least `MIN_SPLIT_VECTORS` full vectors long, the widest vector (of
+    `narrower_lanes`) whose lane count divides it; else 0."""
+    size = red.end.data - red.start.data
+    lanes = unit.lanes(to_numpy_dtype(red.result.type).itemsize)
+    if size < MIN_SPLIT_VECTORS * lanes:
+        return 0
+    return next((w for w in narrower_lanes(lanes) if size % w == 0), 0)
 
 
 def _in_lanes(op: L.ReduceOp) -> bool:
@@ -199,7 +217,7 @@ def _in_lanes(op: L.ReduceOp) -> bool:
 def reduce_splits(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
     """`split_reduce` into vector lanes for every reduce `splits_into_lanes` takes, the last
     first (splitting one renumbers only the reduces after it)."""
-    return [Action("split_reduce", n, unit.lanes(to_numpy_dtype(red.result.type).itemsize))
+    return [Action("split_reduce", n, reduce_lanes(red, unit))
             for n, red in reversed(list(enumerate(reduces(kernel))))
             if splits_into_lanes(red, unit)]
 
@@ -277,7 +295,8 @@ def _div_mods(kernel: L.KernelOp) -> int:
 def elementwise_lanes(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
     """`split(axis, lanes, upcast)` of each innermost range with stores and no reduce in
     its body (an elementwise kernel's, a softmax's output loop; the kernel has no lanes yet)
-    when its body has a vector form and the range holds a vector: the lanes become vector
+    when its body has a vector form and the range holds a vector (a narrower one, down to
+    `MIN_LANES`, when the register's is longer than the range): the lanes become vector
     ops. LLVM's loop vectoriser would otherwise first unroll a short
     innermost range (a conv's 32 columns) and vectorise the range around it, with gathers and
     scatters (a 6x slower bias + relu). A remainder stays scalar; the kernel's top-level
@@ -292,10 +311,14 @@ def elementwise_lanes(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
         stores = [op for op in body if isinstance(op, L.StoreOp)]
         if not stores or any(isinstance(op, L.RangeOp | L.ReduceOp) for op in body):
             continue
-        lanes = unit.lanes(to_numpy_dtype(stores[0].value.type).itemsize)
         size = r.end.data - r.start.data
         top_level = isinstance(r.parent_op(), L.KernelOp)
-        if size < lanes or (top_level and size % lanes) or not body_vector_form(r):
+        full = unit.lanes(to_numpy_dtype(stores[0].value.type).itemsize)
+        # a narrower vector only for a row shorter than a register (LLVM's own vectoriser
+        # takes a long top-level range whole, remainder and all)
+        widths = narrower_lanes(full) if size < full else [full]
+        lanes = next((w for w in widths if size >= w and not (top_level and size % w)), 0)
+        if not lanes or not body_vector_form(r):
             continue
         actions.append(Action("split", axis, lanes, RangeKind.UPCAST))
     return actions

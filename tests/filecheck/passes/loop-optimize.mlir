@@ -57,10 +57,14 @@
 // products).
 // AVX512-LABEL: pg_loop.kernel @mm_wt(
 // AVX512-SAME:    pg.schedule = "split_reduce(0, 16)"
+// A dot product of 840 = 8 x 105: 16 lanes do not divide it, 8 do.
+// AVX512-LABEL: pg_loop.kernel @dot840(
+// AVX512-SAME:    pg.schedule = "split_reduce(0, 8)"
 // A range the kernel divides by 2 (a 2 x 2 pool's window rows) is unflattened into the
-// row pairs and the 2 taps: no division is left.
+// row pairs and the 2 taps: no division is left. Its rows of 8 are shorter than a 16-lane
+// register: they take 8 lanes (half a register) instead.
 // AVX512-LABEL: pg_loop.kernel @windows(
-// AVX512-SAME:    pg.schedule = "unflatten(0, 2)"
+// AVX512-SAME:    pg.schedule = "unflatten(0, 2); split(2, 8, upcast)"
 // AVX512-NOT:     div
 // AVX512-NOT:     mod
 // An elementwise kernel whose innermost range's body has a vector form (a relu is a max)
@@ -205,6 +209,21 @@ pg_loop.kernel @mm_wt(%x: !pg.buffer<2048xf32>, %w: !pg.buffer<4096xf32>, %out: 
       %oi = pg_loop.index add %or, %j
       pg_loop.store %s, %out[%oi] : f32, !pg.buffer<2048xf32>
     }
+  }
+}
+
+pg_loop.kernel @dot840(%a: !pg.buffer<3360xf32>, %b: !pg.buffer<3360xf32>, %out: !pg.buffer<4xf32>) {
+  pg_loop.range %i = 0 to 4 global {
+    %s = pg_loop.reduce sum %r = 0 to 840 : f32 {
+      %c = pg_loop.const 840
+      %row = pg_loop.index mul %i, %c
+      %at = pg_loop.index add %row, %r
+      %x = pg_loop.load %a[%at] : !pg.buffer<3360xf32> -> f32
+      %y = pg_loop.load %b[%at] : !pg.buffer<3360xf32> -> f32
+      %xy = pg_uop.binary mul %x, %y : f32
+      pg_loop.yield %xy : f32
+    }
+    pg_loop.store %s, %out[%i] : f32, !pg.buffer<4xf32>
   }
 }
 
