@@ -28,6 +28,7 @@ from picograd.frontend.dtype import (
     result_type,
     to_dtype,
 )
+from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import dtype_error, user_location
 from picograd.frontend.ops_movement import MovementOps
 
@@ -164,8 +165,12 @@ class ElementwiseOps(MovementOps):
         return self._unary(UnaryKind.SIN)
 
     def relu(self) -> Self:
-        """max(x, 0), in the tensor's dtype."""
-        return self.maximum(self._const(0, self.shape, self.dtype))
+        """max(x, 0), in the tensor's dtype. Its gradient is torch's (threshold_backward):
+        the output gradient where x > 0 or x is NaN, 0 where x <= 0 — not `maximum`'s rule,
+        which gives a tie at x == 0 half the gradient."""
+        with no_grad():
+            y = self.maximum(self._const(0, self.shape, self.dtype))
+        return y._with_gradient((self,), lambda g: ((self <= 0).where(0, g),))
 
     def logical_not(self) -> Self:
         x = self.cast(bool_)

@@ -84,6 +84,18 @@ def test_pad_gradient_matches_torch(device: str) -> None:
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
 
 
+def test_relu_gradient_at_its_edges_is_torchs(device: str) -> None:
+    """torch's rule (threshold_backward): 0 at x == 0 (either sign) and below, the gradient
+    at NaN and above 0 — not `maximum`'s tie rule, which gives x == 0 half."""
+    a = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-30, -1e-30, 2.0], np.float32)
+    ours = pg.Tensor(a, device=device, requires_grad=True)
+    theirs = torch.tensor(a, requires_grad=True)
+    w = np.arange(1, 9, dtype=np.float32)
+    (ours.relu() * pg.Tensor(w, device=device)).sum().backward()
+    (torch.relu(theirs) * torch.from_numpy(w)).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
 def test_gradients_accumulate_across_backward_calls() -> None:
     x = pg.Tensor([1.0, 2.0, 3.0], requires_grad=True)
     (x * x).sum().backward()
