@@ -31,6 +31,7 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "loop-split": ("picograd.passes.loop.loop_split", "LoopSplitPass"),
     "loop-split-reduce": ("picograd.passes.loop.loop_split_reduce", "LoopSplitReducePass"),
     "loop-block-reduce": ("picograd.passes.loop.loop_block_reduce", "LoopBlockReducePass"),
+    "loop-stash": ("picograd.passes.loop.loop_stash", "LoopStashPass"),
     "loop-collapse": ("picograd.passes.loop.loop_collapse", "LoopCollapsePass"),
     "loop-unflatten": ("picograd.passes.loop.loop_unflatten", "LoopUnflattenPass"),
     "loop-interchange": ("picograd.passes.loop.loop_interchange", "LoopInterchangePass"),

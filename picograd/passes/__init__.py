@@ -4,7 +4,7 @@
     sched/    convert-tensor-to-sched (with kernel grouping = fusion)
     loop/     convert-sched-to-loop (with the index arithmetic of views), loop-simplify,
               the schedule actions (loop-split, loop-interchange, loop-split-reduce,
-              loop-block-reduce, loop-collapse, loop-unflatten, loop-schedule) and the
+              loop-block-reduce, loop-stash, loop-collapse, loop-unflatten, loop-schedule) and the
               passes that choose them (loop-optimize, loop-upcast)
     uop/      convert-loop-to-uop, uop-simplify, uop-gpu-map, uop-legalize
     rules/    the declarative rewrite engine the simplification passes are written in

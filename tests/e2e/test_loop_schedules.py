@@ -92,3 +92,17 @@ def test_loop_optimize_blocks_a_deep_matmul(device: str, tmp_path: Path,
     if size is not None:  # an SSE-sized host's 8 columns fit the cache uncut
         dumped = next(tmp_path.glob("*/*-loop-optimize.mlir")).read_text()
         assert f"block_reduce(0, {size}, 0)" in dumped
+
+
+@pytest.mark.parametrize("device", CPU)
+def test_softmax_computes_its_exps_once(device: str, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default heuristic stashes a softmax row's exps (the dumped loop IR records
+    `stash`), and the result is numpy's softmax."""
+    x = np.random.default_rng(3).standard_normal((6, 40)).astype(np.float32)
+    monkeypatch.setenv("PG_DUMP", str(tmp_path))
+    out = pg.Tensor(x, device=device).softmax(-1).numpy()
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+    dumped = next(tmp_path.glob("*/*-loop-optimize.mlir")).read_text()
+    assert "stash(1)" in dumped

@@ -27,7 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.utils.exceptions import PassFailedException
 
-from picograd.compiler.pipelines import run_pipeline, stage_pipeline
+from picograd.compiler.pipelines import GPU_PTX, run_pipeline
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects import pg_uop as pu
 from picograd.dialects.capabilities import TRANSCENDENTALS
@@ -35,7 +35,8 @@ from picograd.dialects.dtypes import is_float
 from picograd.dialects.pg import BinaryKind, BufferType, RangeKind, UnaryKind
 from picograd.interpreter import run
 
-UOP = stage_pipeline("uop")
+# the GPU pipelines up to their mapping: stage 4 without the CPU's `loop-optimize` lanes
+UOP = GPU_PTX.split(",uop-gpu-map")[0]
 HAS_LEGALIZE = importlib.util.find_spec("picograd.passes.uop.uop_legalize") is not None
 EXACT_LIMIT = 256  # float values up to this magnitude, integers, add exactly in any order
 NICE_FLOATS = (-3.0, -2.0, -1.0, -0.0, 0.0, 1.0, 2.0, 3.0, math.inf, -math.inf, math.nan)

@@ -45,7 +45,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.compiler.driver import compile_module
-from picograd.compiler.pipelines import GPU_WGSL, run_pipeline, stage_pipeline
+from picograd.compiler.pipelines import GPU_PTX, GPU_WGSL, run_pipeline
 from picograd.dialects import make_context, pg_uop
 from picograd.dialects.capabilities import TRANSCENDENTALS, Capabilities, capabilities
 from picograd.dialects.pg import UnaryKind
@@ -53,7 +53,8 @@ from picograd.errors import PicogradError
 from picograd.interpreter import alu
 from picograd.passes.uop.uop_legalize import UopLegalizePass, legalize_rules
 
-UOP = stage_pipeline("uop")
+# the GPU pipelines up to their mapping: stage 4 without the CPU's `loop-optimize` lanes
+UOP = GPU_PTX.split(",uop-gpu-map")[0]
 TO_CPU = {"llvm": "convert-uop-to-llvm", "c": "convert-uop-to-c"}
 VIA = {"exp": "exp2", "log": "log2"}
 

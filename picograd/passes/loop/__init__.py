@@ -6,13 +6,15 @@
     loop_nest.py               what the actions share: ranges and reduces by number
     schedule.py                loop actions (split, interchange, collapse, unflatten) and
                                the schedule (a list of actions, recorded on the kernel)
-    reduce_actions.py          the actions that reorder a reduction: split_reduce,
-                               block_reduce
+    reduce_actions.py          the actions on a reduction: split_reduce and block_reduce
+                               (which reorder it), stash
     kernel_select.py           the `kernel=` option of the schedule passes
     loop_split.py              loop-split: one action, split a range
     loop_interchange.py        loop-interchange: one action, move a range inward
     loop_split_reduce.py       loop-split-reduce: one action, partial reductions in lanes
     loop_block_reduce.py       loop-block-reduce: one action, a sum in blocks (cache)
+    loop_stash.py              loop-stash: one action, what a reduce and the next range
+                               share computed once
     loop_collapse.py           loop-collapse: one action, merge a range with the one it holds
     loop_unflatten.py          loop-unflatten: one action, a range into two nested ones
     lane_vectors.py            which lanes have a vector form (vectorize, loop-optimize)

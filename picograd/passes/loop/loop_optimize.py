@@ -7,7 +7,8 @@ Input and output: `pg_loop` kernels. Guarantee: that of the actions it applies (
 First, a range whose index the kernel divides by a constant that divides its size is
 `unflatten`ed into two where that removes divisions (a 2 x 2 pool's windows); then nested
 ranges whose indices only meet as `outer * inner_size + inner` (an (h, w) grid a kernel
-reads and writes as h * w consecutive elements) `collapse` into one range.
+reads and writes as h * w consecutive elements) `collapse` into one range; then every
+reduce whose values the range after it computes again is `stash`ed (softmax's exps).
 Then the heuristic, per reduce kernel that `loop-upcast` would tile (a reduce in its
 innermost global range, stored contiguously along that range):
 
@@ -69,6 +70,7 @@ from picograd.passes.loop.schedule import (
     axes,
     collapse_problem,
     reduces,
+    stash_problem,
     unflatten_problem,
 )
 
@@ -328,6 +330,8 @@ def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
                     big_work: int = BIG_TILE_WORK, cache_bytes: int = 0) -> None:
     unflatten_ranges(kernel)
     collapse_ranges(kernel)
+    apply_schedule(kernel, [Action("stash", n) for n, red in enumerate(reduces(kernel))
+                            if stash_problem(red) is None])
     candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
     for inner in reversed(candidates):  # the last first: the others' axes stay valid
         actions = kernel_actions(kernel, unit, inner, big_work, cache_bytes)

@@ -60,6 +60,8 @@ from picograd.passes.loop.reduce_actions import (
     block_reduce_problem,
     split_reduce,
     split_reduce_problem,
+    stash,
+    stash_problem,
 )
 
 # ── split ──────────────────────────────────────────────────────────────────
@@ -258,6 +260,8 @@ class Action:
             return f"block_reduce({self.axis}, {self.factor}, {self.at})"
         if self.op in ("split_reduce", "unflatten"):
             return f"{self.op}({self.axis}, {self.factor})"
+        if self.op == "stash":
+            return f"stash({self.axis})"
         return f"{self.op}({self.axis})"
 
     def apply(self, kernel: L.KernelOp) -> None:
@@ -267,6 +271,8 @@ class Action:
             split_reduce(kernel, self.axis, self.factor)
         elif self.op == "block_reduce":
             block_reduce(kernel, self.axis, self.factor, self.at)
+        elif self.op == "stash":
+            stash(kernel, self.axis)
         elif self.op == "collapse":
             collapse(kernel, self.axis)
         elif self.op == "unflatten":
@@ -277,15 +283,16 @@ class Action:
     @staticmethod
     def parse(text: str) -> Action:
         """`split(1, 64, upcast)`, `interchange(0)`, `collapse(0)`, `unflatten(2, 2)`,
-        `split_reduce(0, 16)` or `block_reduce(0, 256, 0)`; ScheduleError if malformed."""
-        m = re.fullmatch(r"\s*(split_reduce|block_reduce|split|interchange|collapse|unflatten)"
-                         r"\s*\(([^)]*)\)\s*", text)
+        `split_reduce(0, 16)`, `block_reduce(0, 256, 0)` or `stash(1)`; ScheduleError if
+        malformed."""
+        m = re.fullmatch(r"\s*(split_reduce|block_reduce|split|interchange|collapse|unflatten"
+                         r"|stash)\s*\(([^)]*)\)\s*", text)
         name = m.group(1) if m else ""
         args = [a.strip() for a in m.group(2).split(",")] if m else []
         try:
             if name == "split" and len(args) == 3:
                 return Action("split", int(args[0]), int(args[1]), RangeKind(args[2]))
-            if name in ("interchange", "collapse") and len(args) == 1:
+            if name in ("interchange", "collapse", "stash") and len(args) == 1:
                 return Action(name, int(args[0]))
             if name in ("split_reduce", "unflatten") and len(args) == 2:
                 return Action(name, int(args[0]), int(args[1]))
@@ -297,7 +304,8 @@ class Action:
         raise ScheduleError(f"malformed action {text.strip()!r}: write split(axis, factor, "
                             f"kind) with kind one of {kinds}, interchange(axis), "
                             f"collapse(axis), unflatten(axis, size), "
-                            f"split_reduce(reduce, factor) or block_reduce(reduce, size, axis)")
+                            f"split_reduce(reduce, factor), block_reduce(reduce, size, axis) "
+                            f"or stash(reduce)")
 
 
 def parse_schedule(text: str) -> list[Action]:
@@ -329,6 +337,6 @@ __all__ = [
     "INDEPENDENT", "ORDERED", "PURE", "Action", "ScheduleError", "apply_schedule", "axes",
     "block_reduce", "block_reduce_problem", "collapse", "collapse_problem", "format_schedule",
     "interchange", "interchange_problem", "parse_schedule", "recorded_schedule", "reduces",
-    "split", "split_problem", "split_reduce", "split_reduce_problem", "unflatten",
-    "unflatten_problem",
+    "split", "split_problem", "split_reduce", "split_reduce_problem", "stash", "stash_problem",
+    "unflatten", "unflatten_problem",
 ]

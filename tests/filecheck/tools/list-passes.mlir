@@ -11,6 +11,7 @@
 // CHECK-NEXT:   loop-split               {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-split-reduce        {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-block-reduce        {{[A-Za-z`].+}}
+// CHECK-NEXT:   loop-stash               {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-collapse            {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-unflatten           {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-interchange         {{[A-Za-z`].+}}
