@@ -14,11 +14,12 @@ them for the lanes of an `upcast` range; `docs/design.md` ("Vector IR") says whe
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IndexType, VectorType
+from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -51,31 +52,47 @@ def check_vector(op: IRDLOperation, t: Attribute, element: Attribute | None = No
         raise fail(op, f"vector type {t} does not hold {element}")
 
 
-def _check_access(op: IRDLOperation, buffer: SSAValue, t: Attribute) -> None:
-    """`t` is a vector of `buffer`'s elements, no longer than the buffer."""
+def _check_access(op: IRDLOperation, buffer: SSAValue, t: Attribute, stride: int = 1) -> None:
+    """`t` is a vector of `buffer`'s elements whose lanes, `stride` apart, fit the buffer."""
     assert isinstance(buffer.type, BufferType)
     check_vector(op, t, buffer.type.element_type)
-    if lanes_of(t) > buffer.type.size.data:
-        raise fail(op, f"{lanes_of(t)} lanes do not fit a buffer of {buffer.type.size.data} "
-                       "elements")
+    reach = stride * (lanes_of(t) - 1) + 1
+    if reach > buffer.type.size.data:
+        raise fail(op, f"{lanes_of(t)} lanes {stride} apart do not fit a buffer of "
+                       f"{buffer.type.size.data} elements")
 
 
 class VLoadSyntax(IRDLOperation):
-    """Read `buffer[index]`, `buffer[index + 1]`, ... into the lanes of one vector.
+    """Read `buffer[index]`, `buffer[index + 1]`, ... into the lanes of one vector; with a
+    `step`, every step-th element: lane `l` reads `buffer[index + step * l]` (a 2 x 2
+    pool's taps, step 2).
 
     %v = <dialect>.vload %a[%i] : !pg.buffer<64xf32> -> vector<16xf32>
+    %w = <dialect>.vload %a[%i] step(2) : !pg.buffer<64xf32> -> vector<16xf32>
     """
 
     buffer = operand_def(BufferType)
     index = operand_def(IndexType)
+    step = opt_prop_def(IntegerAttr[I64])
     result = result_def(VectorType)
-    assembly_format = "$buffer `[` $index `]` attr-dict `:` type($buffer) `->` type($result)"
+    assembly_format = ("$buffer `[` $index `]` (`step` `(` $step^ `)`)? attr-dict `:` "
+                       "type($buffer) `->` type($result)")
 
-    def __init__(self, buffer: SSAValue, index: SSAValue, result_type: Attribute):
-        super().__init__(operands=[buffer, index], result_types=[result_type])
+    def __init__(self, buffer: SSAValue, index: SSAValue, result_type: Attribute,
+                 step: int = 1):
+        props = {"step": IntegerAttr(step, i64)} if step != 1 else {}
+        super().__init__(operands=[buffer, index], result_types=[result_type],
+                         properties=props)
+
+    @property
+    def stride(self) -> int:
+        """The elements between two lanes' (1: consecutive)."""
+        return self.step.value.data if self.step is not None else 1
 
     def verify_(self) -> None:
-        _check_access(self, self.buffer, self.result.type)
+        _check_access(self, self.buffer, self.result.type, self.stride)
+        if self.stride < 1:
+            raise fail(self, f"a vload's step must be positive, got {self.stride}")
 
 
 class VStoreSyntax(IRDLOperation):

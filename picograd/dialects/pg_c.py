@@ -380,7 +380,8 @@ def _check_lanes(op: Operation, t: Attribute) -> None:
 @irdl_op_definition
 class VLoadOp(VLoadSyntax):
     """Read consecutive elements into a vector, through an unaligned vector type:
-    `pg_f32x16 v = *(const pg_f32x16_u*)(a + i);`.
+    `pg_f32x16 v = *(const pg_f32x16_u*)(a + i);`; every step-th element lane by lane:
+    `(pg_f32x16){a[i], a[i + 2], ...}`.
 
         %v = pg_c.vload %a[%i] : !pg.buffer<64xf32> -> vector<16xf32>
     """

@@ -173,9 +173,9 @@ class VectorFunctions(InterpreterFunctions):
     def run_vload(self, interp: Interpreter, op: pu.VLoadOp, args: PythonValues
                   ) -> PythonValues:
         buffer, index = args
-        lanes = lanes_of(op.result.type)
-        _checked_index(op, buffer, index + lanes - 1)
-        return (buffer[_checked_index(op, buffer, index):index + lanes].copy(),)
+        lanes, step = lanes_of(op.result.type), op.stride
+        last = _checked_index(op, buffer, index + step * (lanes - 1))
+        return (buffer[_checked_index(op, buffer, index):last + 1:step].copy(),)
 
     @impl(pu.VStoreOp)
     def run_vstore(self, interp: Interpreter, op: pu.VStoreOp, args: PythonValues

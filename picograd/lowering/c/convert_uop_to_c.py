@@ -174,7 +174,7 @@ class _FuncLowering:
             case pg_uop.StoreOp():
                 new = pg_c.StoreOp(args[0], args[1], args[2])
             case pg_uop.VLoadOp():
-                new = pg_c.VLoadOp(args[0], args[1], op.result.type)
+                new = pg_c.VLoadOp(args[0], args[1], op.result.type, op.stride)
             case pg_uop.VStoreOp():
                 new = pg_c.VStoreOp(args[0], args[1], args[2])
             case pg_uop.BroadcastOp():

@@ -246,8 +246,12 @@ def _call_expr(op: pg_c.CallOp, x: str) -> str:
 def _vector_expr(op: Operation, args: list[str]) -> str:
     """The right-hand side of a vector load, broadcast or horizontal reduction."""
     match op:
-        case pg_c.VLoadOp():
+        case pg_c.VLoadOp() if op.stride == 1:
             return f"*(const {c_type(op.result.type)}_u*)({args[0]} + {args[1]})"
+        case pg_c.VLoadOp():  # every step-th element, lane by lane (GCC packs the lanes)
+            lanes = [f"{args[0]}[{args[1]} + {op.stride * n}]"
+                     for n in range(lanes_of(op.result.type))]
+            return f"({c_type(op.result.type)}){{{', '.join(lanes)}}}"
         case pg_c.BroadcastOp():
             lanes = lanes_of(op.result.type)
             return f"({c_type(op.result.type)}){{{', '.join([args[0]] * lanes)}}}"

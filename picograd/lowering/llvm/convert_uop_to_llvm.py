@@ -56,6 +56,7 @@ from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
     IntegerType,
@@ -251,9 +252,34 @@ class _KernelLowering:
     def _vload(self, op: pg_uop.VLoadOp) -> None:
         t = op.result.type
         assert isinstance(t, VectorType)
-        address = self._address(op.buffer, self.values[op.index])
-        self.values[op.result] = self.emit.value(llvm.LoadOp(
-            address, t, alignment=_byte_size(t.element_type)))  # aligned as one element
+        index = self.values[op.index]
+        if op.stride == 1:
+            self.values[op.result] = self._vector_at(op.buffer, index, t)
+            return
+        lanes = lanes_of(t)
+        if op.stride == 2:
+            # two vector loads, the second ending on the last element the lanes read (none
+            # past it), and one shuffle of the even elements: lane l is element 2l, which
+            # the second vector (from element lanes - 1) holds from 2l >= lanes on
+            later = self.emit.value(llvm.AddOp(index, self._const(lanes - 1)))
+            first, second = self._vector_at(op.buffer, index, t), self._vector_at(
+                op.buffer, later, t)
+            mask = [2 * n if 2 * n < lanes else 2 * n + 1 for n in range(lanes)]
+            self.values[op.result] = self.emit.value(llvm.ShuffleVectorOp(
+                first, second, DenseArrayBase.from_list(i32, mask), t))
+            return
+        value = self.emit.value(llvm.UndefOp(t))  # any other step: lane by lane
+        for n in range(lanes):
+            at = self.emit.value(llvm.AddOp(index, self._const(op.stride * n)))
+            element = self.emit.value(llvm.LoadOp(self._address(op.buffer, at),
+                                                  t.element_type))
+            value = self.emit.value(llvm.InsertElementOp(value, element, self._const(n, i32)))
+        self.values[op.result] = value
+
+    def _vector_at(self, buffer: SSAValue, index: SSAValue, t: VectorType) -> SSAValue:
+        """`t`'s lanes from `buffer[index]` on, aligned as one element."""
+        return self.emit.value(llvm.LoadOp(self._address(buffer, index), t,
+                                           alignment=_byte_size(t.element_type)))
 
     def _vstore(self, op: pg_uop.VStoreOp) -> None:
         t = op.value.type

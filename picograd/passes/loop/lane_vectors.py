@@ -7,9 +7,9 @@ The plan gives each value of the body that depends on the lane index its form:
 * an index `base + stride * lane` (`int`, the stride): sums and differences of such indices
   and products with a constant stay affine;
 * `VECTOR`: one value per lane, in one vector register: a float load whose index has
-  stride 1 (`pg_uop.vload`), and float `add`/`sub`/`mul`/`div`/`max`/`min`/`neg`/`exp` of such
-  values (the uniform operands broadcast), and `sum`/`prod` reduces of them (a vector
-  accumulator).
+  stride 1 (`pg_uop.vload`) or 2 (`vload ... step(2)`: a 2 x 2 pool's taps), and float
+  `add`/`sub`/`mul`/`div`/`max`/`min`/`neg`/`exp` of such values (the uniform operands
+  broadcast), and `sum`/`prod` reduces of them (a vector accumulator).
 
 A value not in the plan is uniform: the same in every lane (a load whose index has stride 0
 is one). Stores take a stride-1 index (`pg_uop.vstore`, a uniform value broadcast) or a
@@ -117,7 +117,7 @@ def _form(op: Operation, plan: dict[SSAValue, LaneForm], in_reduce: bool) -> Lan
             return _index_form(op, forms)
         case pg_loop.LoadOp():
             stride = plan.get(op.index)
-            _require(op.mask is None and stride in (0, 1))
+            _require(op.mask is None and stride in (0, 1, 2))
             if stride == 0:
                 return None
             _require(_lane_type(op.result.type))

@@ -5,7 +5,8 @@ lanes as vectors, as `picograd/passes/loop/lane_vectors.py` planned them.
 index maps to an `Affine` form (`base + stride * lane`) instead of a value:
 
 * index arithmetic on it computes the base and tracks the stride;
-* a load with stride 1 is a `pg_uop.vload`, with stride 0 one scalar load; a store with
+* a load with stride 1 is a `pg_uop.vload` (stride 2: `step(2)`), with stride 0 one
+  scalar load; a store with
   stride 1 is a `pg_uop.vstore` (a uniform value broadcast), with stride 0 a scalar store;
 * `binary` / `unary` ops with a vector operand become the same ops on vectors, their
   uniform operands broadcast.
@@ -88,7 +89,8 @@ class VectorLanes:
             self._place(pg_uop.LoadOp(buffer, index.base), op)
             return
         self._place(pg_uop.VLoadOp(buffer, index.base,
-                                   vector_of(op.result.type, self.vector_lanes)), op)
+                                   vector_of(op.result.type, self.vector_lanes), index.stride),
+                    op)
 
     def _lane_store(self, op: pg_loop.StoreOp) -> None:
         index = self.values[op.index]

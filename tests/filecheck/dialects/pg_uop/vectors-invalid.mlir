@@ -1,5 +1,5 @@
 // pg_uop's vector ops refuse lanes of another type than the buffer's or the scalar's, bool
-// lanes, more lanes than the buffer holds, reductions that are not add or mul, and an fma
+// lanes, more lanes than the buffer holds (or reaches, a step apart), a step below 1, reductions that are not add or mul, and an fma
 // of integers.
 // RUN: opt-tool %s --split-input-file --verify-diagnostics | filecheck %s
 
@@ -10,10 +10,24 @@ pg_uop.kernel @wrong_lanes(%a: !pg.buffer<8xf32>) {
 }
 
 // -----
-// CHECK: vectors-invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_uop.vload': 16 lanes do not fit a buffer of 8 elements
+// CHECK: vectors-invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_uop.vload': 16 lanes 1 apart do not fit a buffer of 8 elements
 pg_uop.kernel @too_many_lanes(%a: !pg.buffer<8xf32>) {
   %c0 = pg_uop.const 0 : index
   %v = pg_uop.vload %a[%c0] : !pg.buffer<8xf32> -> vector<16xf32>
+}
+
+// -----
+// CHECK: vectors-invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_uop.vload': 5 lanes 2 apart do not fit a buffer of 8 elements
+pg_uop.kernel @too_far_apart(%a: !pg.buffer<8xf32>) {
+  %c0 = pg_uop.const 0 : index
+  %v = pg_uop.vload %a[%c0] step(2) : !pg.buffer<8xf32> -> vector<5xf32>
+}
+
+// -----
+// CHECK: vectors-invalid.mlir:[[# @LINE + 3]]:8: error: 'pg_uop.vload': a vload's step must be positive, got 0
+pg_uop.kernel @no_step(%a: !pg.buffer<8xf32>) {
+  %c0 = pg_uop.const 0 : index
+  %v = pg_uop.vload %a[%c0] step(0) : !pg.buffer<8xf32> -> vector<4xf32>
 }
 
 // -----

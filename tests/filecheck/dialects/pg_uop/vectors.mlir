@@ -1,5 +1,5 @@
 // pg_uop's vector ops print as written and survive custom -> generic -> custom: a vector
-// accumulator, vload / vstore of consecutive elements, broadcast, lane-wise binary and
+// accumulator, vload / vstore of consecutive elements (and a vload of every 2nd one), broadcast, lane-wise binary and
 // unary ops, and vreduce.
 // RUN: opt-tool %s | %roundtrip | filecheck %s
 // RUN: opt-tool %s --print-op-generic | opt-tool | filecheck %s
@@ -7,6 +7,7 @@
 // CHECK-LABEL: pg_uop.kernel @dot(
 // CHECK:       %acc = pg_uop.acc 0.0 : vector<16xf32>
 // CHECK:       %v = pg_uop.vload %a[%o] : !pg.buffer<64xf32> -> vector<16xf32>
+// CHECK-NEXT:  %vs = pg_uop.vload %a[%o] step(2) : !pg.buffer<64xf32> -> vector<16xf32>
 // CHECK-NEXT:  %x = pg_uop.const 2.0 : f32
 // CHECK-NEXT:  %b = pg_uop.broadcast %x : f32 -> vector<16xf32>
 // CHECK-NEXT:  %m = pg_uop.binary mul %v, %b : vector<16xf32>
@@ -23,6 +24,7 @@ pg_uop.kernel @dot(%a: !pg.buffer<64xf32>, %out: !pg.buffer<20xf32>) {
   %c16 = pg_uop.const 16 : index
   %o = pg_uop.binary mul %i, %c16 : index
   %v = pg_uop.vload %a[%o] : !pg.buffer<64xf32> -> vector<16xf32>
+  %vs = pg_uop.vload %a[%o] step(2) : !pg.buffer<64xf32> -> vector<16xf32>
   %x = pg_uop.const 2.0 : f32
   %b = pg_uop.broadcast %x : f32 -> vector<16xf32>
   %m = pg_uop.binary mul %v, %b : vector<16xf32>
