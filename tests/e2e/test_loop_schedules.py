@@ -74,15 +74,16 @@ def test_a_cache_blocked_matmul(device: str) -> None:
 @pytest.mark.parametrize("device", CPU)
 def test_loop_optimize_blocks_a_deep_matmul(device: str, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """With a 256 KiB L2 the tile's panel of B (K = 512; 128 KiB for AVX-512's 64 columns,
-    32 KiB for AVX2's 16) outgrows a sixteenth of the cache: the heuristic blocks K (by 64,
-    by 256; the dumped loop IR records it), and the blocked kernel computes a @ b."""
+    """With a 128 KiB L2 the tile's panel of B (K = 1024; 256 KiB for AVX-512's 64 columns,
+    64 KiB for AVX2's 16) outgrows a quarter of the cache: the heuristic blocks K into
+    eighths of it (by 64, by 256; the dumped loop IR records it), and the blocked kernel
+    computes a @ b."""
     rng = np.random.default_rng(2)
-    a = rng.standard_normal((16, 512), dtype=np.float32)
-    b = rng.standard_normal((512, 512), dtype=np.float32)
+    a = rng.standard_normal((16, 1024), dtype=np.float32)
+    b = rng.standard_normal((1024, 512), dtype=np.float32)
     optimize = next(p for p in default_pipeline(device).split(",")
                     if p.startswith("loop-optimize"))
-    fragment = re.sub(r"cache-bytes=\d+", "cache-bytes=262144", optimize)
+    fragment = re.sub(r"cache-bytes=\d+", "cache-bytes=131072", optimize)
     monkeypatch.setenv("PG_DUMP", str(tmp_path))
     out = pg.Tensor(a, device=device) @ pg.Tensor(b, device=device)
     out.realize(pipeline=_with_schedule(device, fragment))

@@ -21,10 +21,12 @@ innermost global range, stored contiguously along that range):
   that leaves 8 column tiles and 4 would not (256 columns: 4 x 32). When the tiles cover
   the columns exactly and there are 8 or more, the column tiles become the outer loop
   (BLIS's order: a K x cols panel of B stays in cache while the row tiles pass). When that
-  panel is more than a sixteenth of the cache (`cache-bytes`: one core's L2), K is blocked
-  (`block_reduce`) into the longest blocks whose part of the panel fits that, if a divisor
-  of K of at least `MIN_BLOCK` does: measured on a 2-core Zen 4 (1 MiB L2), 2048^2 fp32
-  went from 116-135 GFLOP/s to 166-176 with 256-long blocks (64 KiB of panel). Columns
+  panel is more than a quarter of the cache (`cache-bytes`: one core's L2), K is blocked
+  (`block_reduce`) into the longest blocks whose part of the panel fits an eighth of it,
+  if a divisor of K of at least `MIN_BLOCK` does. Measured on a 2-core Zen 4 (1 MiB L2),
+  schedules A/B in one process: 2048^2 fp32 160 ms unblocked, 138 with blocks of 256, 128
+  with 512 (128 KiB of panel); at 1024^2 (a 256 KiB panel) blocking lost (12.3 -> 13.0-14.2
+  ms), at 512^2 too (1.31 -> 1.54). Columns
   fewer than one vector get 8 lanes. Measured on a 2-core Zen 4, 1024^2 fp32: 4 x 8 tiles
   41 GFLOP/s, 4 x 64 with column tiles outermost 166. When the columns have no vector form
   (B transposed: `x @ w.T`, a gather along the columns) but the reduce reads both operands
@@ -86,8 +88,10 @@ MIN_LANES = 4
 # Column tiles a matmul needs before they become its outer loop (and what its threads share);
 # the tile narrows (4, 2, 1 vectors) to leave that many where it can.
 MIN_COLUMN_TILES = 8
-# The part of the cache a block of a matmul's B panel may take, and the shortest block.
-PANEL_SHARE = 16
+# A matmul's B panel is blocked when it takes more than 1/PANEL_SHARE of the cache, into
+# blocks of 1/BLOCK_SHARE of it, each at least MIN_BLOCK rows.
+PANEL_SHARE = 4
+BLOCK_SHARE = 8
 MIN_BLOCK = 64
 
 
@@ -157,11 +161,12 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
 
 def block_size(k: int, panel_row: int, cache_bytes: int) -> int:
     """The block length for a reduce of `k` iterations that reads `panel_row` bytes of a
-    panel each: the longest divisor of `k` of at least `MIN_BLOCK` whose rows fit in
-    `cache_bytes // PANEL_SHARE`, or 0 when the whole panel fits (or no divisor does)."""
-    budget = cache_bytes // PANEL_SHARE
-    if k * panel_row <= budget:
+    panel each: 0 when the panel fits `cache_bytes // PANEL_SHARE`, else the longest divisor
+    of `k` of at least `MIN_BLOCK` whose rows fit `cache_bytes // BLOCK_SHARE` (0 if none
+    does)."""
+    if k * panel_row <= cache_bytes // PANEL_SHARE:
         return 0
+    budget = cache_bytes // BLOCK_SHARE
     return next((d for d in range(min(k - 1, budget // panel_row), MIN_BLOCK - 1, -1)
                  if k % d == 0), 0)
 

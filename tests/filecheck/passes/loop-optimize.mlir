@@ -2,7 +2,7 @@
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=32 registers=16}' | filecheck %s --check-prefix=AVX2
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=16 registers=16}' | filecheck %s --check-prefix=SSE
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 big-work=4194304}' | filecheck %s --check-prefix=SMALL
-// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 cache-bytes=262144}' | filecheck %s --check-prefix=CACHE
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 cache-bytes=131072}' | filecheck %s --check-prefix=CACHE
 
 // A 64 x 512 matmul (K = 64). With 32
 // registers of 16 floats, 16 accumulators make a 4 x 64 tile and the 8 column tiles become
@@ -27,9 +27,9 @@
 // AVX512-LABEL: pg_loop.kernel @mm256(
 // AVX512-SAME:    pg.schedule = "split(1, 32, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
 
-// K = 256: the tile's 256 x 64 panel of B is 64 KiB. With a 256 KiB cache, a sixteenth
-// holds 64 rows of it: K is blocked by 64, the block loop inside the column tiles, around
-// the row tiles. Without cache-bytes (or with 1 MiB) it is not blocked.
+// K = 256: the tile's 256 x 64 panel of B is 64 KiB, more than a quarter of a 128 KiB
+// cache; an eighth holds 64 rows of it: K is blocked by 64, the block loop inside the
+// column tiles, around the row tiles. Without cache-bytes (or with 1 MiB) it is not.
 // CACHE-LABEL: pg_loop.kernel @mm_deep(
 // CACHE-SAME:    pg.schedule = "split(1, 64, upcast); split(0, 4, upcast); interchange(1); interchange(0); block_reduce(0, 64, 0)"
 // CACHE-NEXT:    pg_loop.range %{{.*}} = 0 to 8 global {
