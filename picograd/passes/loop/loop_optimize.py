@@ -71,6 +71,8 @@ from picograd.passes.loop.schedule import (
     apply_schedule,
     axes,
     collapse_problem,
+    collapse_range,
+    record_schedule,
     reduces,
     stash_problem,
     unflatten_problem,
@@ -234,18 +236,26 @@ def collapse_ranges(kernel: L.KernelOp) -> None:
     leaves no more index divisions and remainders than there were (the two indices only
     ever met as `outer * inner_size + inner`): a matmul over an (h, w) grid of columns
     becomes one over h * w columns, which the register tile then takes. Each collapse is
-    tried on a copy, which replaces the kernel's body when it is taken."""
+    tried on a copy of the range beside it (the rest of the kernel does not change), which
+    takes its place when it is taken."""
     while True:
-        ranges, div_mods = axes(kernel), _div_mods(kernel)
+        ranges = axes(kernel)
         for axis in reversed(range(len(ranges))):
-            if collapse_problem(ranges[axis]) is not None:
+            r = ranges[axis]
+            if collapse_problem(r) is not None:
                 continue
-            trial = kernel.clone()
-            apply_schedule(trial, [Action("collapse", axis)])
-            if _div_mods(trial) <= div_mods:
-                _take_body(kernel, trial)
+            parent = r.parent_block()
+            assert parent is not None
+            trial = r.clone()
+            parent.insert_op_before(trial, r)
+            merged = collapse_range(trial)
+            if _div_mods(merged) <= _div_mods(r):
+                r.detach()
+                r.erase()
+                record_schedule(kernel, [Action("collapse", axis)])
                 break
-            trial.erase()
+            merged.detach()
+            merged.erase()
         else:
             return
 
@@ -294,8 +304,8 @@ def _take_body(kernel: L.KernelOp, trial: L.KernelOp) -> None:
     trial.erase()
 
 
-def _div_mods(kernel: L.KernelOp) -> int:
-    return sum(1 for op in kernel.walk() if isinstance(op, L.IndexOp)
+def _div_mods(root: L.KernelOp | L.RangeOp) -> int:
+    return sum(1 for op in root.walk() if isinstance(op, L.IndexOp)
                and op.kind.data in (BinaryKind.DIV, BinaryKind.MOD))
 
 

@@ -182,12 +182,18 @@ def collapse_problem(r: L.RangeOp) -> str | None:
 def collapse(kernel: L.KernelOp, axis: int) -> None:
     """Range `axis` over `[0, a)` holding exactly one range over `[0, b)` of its kind become
     one range `j` over `[0, a * b)`, the indices `j // b` and `j % b` (the same iterations
-    in the same order); then the kernel's index arithmetic is simplified (`loop-simplify`'s
-    rules), which adds `(j // b) * b + j % b` back to `j` where the body flattened the two.
+    in the same order); then its index arithmetic is simplified (`loop-simplify`'s rules),
+    which adds `(j // b) * b + j % b` back to `j` where the body flattened the two.
     Lets a matmul whose columns are an (h, w) grid take a register tile along them."""
     r = axis_range(kernel, axis, f"collapse({axis})")
     if (problem := collapse_problem(r)) is not None:
         raise ScheduleError(f"@{kernel.sym_name.data}: collapse({axis}): {problem}")
+    collapse_range(r)
+
+
+def collapse_range(r: L.RangeOp) -> L.RangeOp:
+    """`collapse` of range `r` (which `collapse_problem` accepts): the merged range, its
+    index arithmetic simplified (nothing outside it changes)."""
     inner = r.body.block.first_op
     assert isinstance(inner, L.RangeOp)
     b = inner.end.data
@@ -208,7 +214,8 @@ def collapse(kernel: L.KernelOp, axis: int) -> None:
     parent.insert_op_before(merged, r)
     r.detach()
     r.erase()
-    loop_simplify_rules.apply(kernel)
+    loop_simplify_rules.apply(merged)
+    return merged
 
 
 def unflatten_problem(r: L.RangeOp, size: int) -> str | None:
@@ -327,6 +334,11 @@ def apply_schedule(kernel: L.KernelOp, actions: Sequence[Action]) -> None:
     """Apply `actions` in order and append them to the kernel's recorded schedule."""
     for action in actions:
         action.apply(kernel)
+    record_schedule(kernel, actions)
+
+
+def record_schedule(kernel: L.KernelOp, actions: Sequence[Action]) -> None:
+    """Append `actions` (applied already) to the kernel's recorded schedule."""
     if actions:
         done = [s for s in (recorded_schedule(kernel), format_schedule(actions)) if s]
         kernel.attributes[SCHEDULE_ATTR] = StringAttr("; ".join(done))
@@ -335,8 +347,9 @@ def apply_schedule(kernel: L.KernelOp, actions: Sequence[Action]) -> None:
 # The actions and what they share (`loop_nest`, `reduce_actions`), from one place.
 __all__ = [
     "INDEPENDENT", "ORDERED", "PURE", "Action", "ScheduleError", "apply_schedule", "axes",
-    "block_reduce", "block_reduce_problem", "collapse", "collapse_problem", "format_schedule",
-    "interchange", "interchange_problem", "parse_schedule", "recorded_schedule", "reduces",
-    "split", "split_problem", "split_reduce", "split_reduce_problem", "stash", "stash_problem",
-    "unflatten", "unflatten_problem",
+    "block_reduce", "block_reduce_problem", "collapse", "collapse_problem", "collapse_range",
+    "format_schedule", "interchange", "interchange_problem", "parse_schedule",
+    "record_schedule", "recorded_schedule", "reduces", "split", "split_problem",
+    "split_reduce", "split_reduce_problem", "stash", "stash_problem", "unflatten",
+    "unflatten_problem",
 ]
