@@ -3,8 +3,12 @@ host CPU (new pass manager) and JIT-compiles it with MCJIT.
 
 Each `compile` optimises the module, emits its object code with the host target machine
 and loads that object into one MCJIT engine; the returned `LlvmBinary` keeps the engine (and
-so the machine code) alive. The object code is kept in the disk cache
-(`picograd/disk_store.py`) under the IR text, the optimisation level, the
+so the machine code) alive. A source of several modules (a big graph, see
+`picograd/lowering/llvm/printer.py`) has them optimised and compiled at once, all but the
+first in forked processes that send their object code back through a pipe (llvmlite runs
+one LLVM call at a time per process, so threads would not overlap); the engine loads every
+object. The object code of each module is kept in the disk cache
+(`picograd/disk_store.py`) under its IR text, the optimisation level, the
 llvmlite/LLVM versions and the host CPU: a warm compile only loads it. A loaded kernel is a
 ctypes `CFUNCTYPE(None, c_void_p, ..., c_int64, c_int64)` over the function's address,
 called through `picograd/runtimes/parallel.py` (one call, or chunks of the outer range on a
@@ -13,7 +17,9 @@ thread pool for a large splittable kernel, read from its exported `{name}_pg_out
 
 from __future__ import annotations
 
+import os
 import platform
+import struct
 from dataclasses import dataclass
 from functools import cache
 
@@ -23,6 +29,7 @@ import llvmlite.binding as llvm
 from picograd import disk_store
 from picograd.dialects.abi import outer_symbol
 from picograd.errors import CompileError, DeviceError
+from picograd.lowering.llvm.printer import PART_SEPARATOR
 from picograd.runtimes import parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 
@@ -76,7 +83,16 @@ class LlvmBinary:
 
 
 def _optimize(source: str) -> llvm.ModuleRef:
-    """The parsed, verified and -O3 optimised module of `source`."""
+    """The parsed, verified and -O3 optimised module of `source` (its modules linked)."""
+    parts = source.split(PART_SEPARATOR)
+    module = _optimize_part(parts[0])
+    for part in parts[1:]:
+        module.link_in(_optimize_part(part))
+    return module
+
+
+def _optimize_part(source: str) -> llvm.ModuleRef:
+    """The parsed, verified and -O3 optimised module of one module's IR text."""
     _init_llvm()
     try:
         module = llvm.parse_assembly(source)
@@ -94,6 +110,62 @@ def _optimize(source: str) -> llvm.ModuleRef:
     return module
 
 
+def _compile_parts(parts: list[str]) -> tuple[list[bytes], llvm.ModuleRef]:
+    """The object code of each module of `parts`, and the first's optimised module: the
+    others are compiled in forked processes at the same time (sequentially where `fork`
+    does not exist)."""
+    children = []
+    if hasattr(os, "fork"):
+        for part in parts[1:]:
+            children.append(_fork_compile(part))
+    try:
+        first = _optimize_part(parts[0])
+        codes = [_target_machine().emit_object(first)]
+    except BaseException:
+        for pid, fd in children:  # no child is left behind
+            os.close(fd)
+            os.waitpid(pid, 0)
+        raise
+    if not children:
+        codes += [_target_machine().emit_object(_optimize_part(part)) for part in parts[1:]]
+    for (pid, fd), part in zip(children, parts[1:], strict=True):
+        codes.append(_collect(pid, fd, part))
+    return codes, first
+
+
+def _fork_compile(part: str) -> tuple[int, int]:
+    """Start a child that compiles `part` and writes its object code (or `E` and the error)
+    to a pipe: (its pid, the pipe's read end)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compile, send, and leave without running any cleanup
+        os.close(read_end)
+        try:
+            payload = b"O" + _target_machine().emit_object(_optimize_part(part))
+        except BaseException as e:  # any failure is the parent's to report
+            payload = b"E" + f"{type(e).__name__}: {e}".encode(errors="replace")
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(struct.pack("<Q", len(payload)) + payload)
+        os._exit(0)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collect(pid: int, fd: int, part: str) -> bytes:
+    """The object code a `_fork_compile` child sends; CompileError with its error."""
+    with os.fdopen(fd, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    size = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else -1
+    payload = data[8:]
+    if size != len(payload) or not payload.startswith(b"O"):
+        log = payload[1:].decode(errors="replace") if payload.startswith(b"E") else (
+            "the compiling process ended without its result")
+        raise CompileError("LLVM failed to compile the kernels' IR", log=log,
+                           source_path=write_failed_source(part, ".ll"))
+    return payload[1:]
+
+
 class CpuLlvmRuntime(HostRuntime[LlvmBinary]):
     renderer = "llvm"
 
@@ -103,19 +175,25 @@ class CpuLlvmRuntime(HostRuntime[LlvmBinary]):
                 f"{platform.machine()} {cpu} {features}")
 
     def compile(self, source: str) -> LlvmBinary:
-        key = disk_store.key_text(
-            "llvm-object", source, OPT_LEVEL, SLP_VECTORIZE, self.toolchain_fingerprint(),
-            disk_store.picograd_version()) if disk_store.enabled() else None
-        code = disk_store.read(disk_store.KERNELS, key) if key else None
+        parts = source.split(PART_SEPARATOR)
+        keys = [disk_store.key_text(
+            "llvm-object", part, OPT_LEVEL, SLP_VECTORIZE, self.toolchain_fingerprint(),
+            disk_store.picograd_version()) if disk_store.enabled() else None for part in parts]
+        codes = [disk_store.read(disk_store.KERNELS, key) if key else None for key in keys]
+        missing = [n for n, code in enumerate(codes) if code is None]
         module = None
-        if code is None:
-            module = _optimize(source)
-            code = _target_machine().emit_object(module)
-            if key:
-                disk_store.write(disk_store.KERNELS, key, code)
+        if missing:
+            built, first = _compile_parts([parts[n] for n in missing])
+            module = first if len(parts) == 1 else None  # several: re-optimised on demand
+            for n, code in zip(missing, built, strict=True):
+                codes[n] = code
+                if (key := keys[n]) is not None:
+                    disk_store.write(disk_store.KERNELS, key, code)
         _init_llvm()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
-        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+        for code in codes:
+            assert code is not None
+            engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
         return LlvmBinary(engine, source, module)
 

@@ -12,9 +12,17 @@ runtime's target machine. Calls of vector max/min helpers get their bodies here
 A kernel that may run in chunks (a `pg.outer` attribute, see
 `picograd/lowering/outer_range.py`) also exports `@{name}_pg_outer = constant [2 x i64]
 [trip, work]`, which `picograd/runtimes/cpu_llvm.py` reads when it loads the kernel.
+
+A graph of many kernels prints as several LLVM modules, one after the other, each after a
+`PART_SEPARATOR` comment line: the kernels split into `compile_parts` groups of about equal
+size, every module with its own copies of the helpers. The runtime optimises and compiles
+the modules in parallel processes (LLVM's optimiser and code generator are most of a cold
+compile, and llvmlite runs one call at a time per process).
 """
 
 from __future__ import annotations
+
+import os
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
@@ -24,10 +32,41 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from picograd.dialects.abi import OUTER_ATTR, WORK_ATTR, outer_symbol
 from picograd.lowering.llvm.vector_select import define_vector_selects
 
+# Between two modules of one source (an LLVM IR comment).
+PART_SEPARATOR = "; ---- picograd: the next module ----\n"
+# A graph is split only from this many kernels and ops (a fork costs a few milliseconds).
+MIN_SPLIT_KERNELS = 8
+MIN_SPLIT_OPS = 4000
+MAX_PARTS = 4
+
+
+def compile_parts(kernels: int, ops: int) -> int:
+    """How many modules a graph of `kernels` kernels and `ops` ops prints as: one per CPU
+    (at most `MAX_PARTS`) for a big graph, else one."""
+    if kernels < MIN_SPLIT_KERNELS or ops < MIN_SPLIT_OPS:
+        return 1
+    return max(1, min(os.cpu_count() or 1, MAX_PARTS, kernels))
+
 
 def module_to_llvm_ir(module: ModuleOp) -> str:
-    """LLVM IR text of every `llvm.func` / `llvm.mlir.global` at the top level of `module`."""
-    kept = [op.clone() for op in module.ops if isinstance(op, llvm.FuncOp | llvm.GlobalOp)]
+    """LLVM IR text of every `llvm.func` / `llvm.mlir.global` at the top level of `module`:
+    one module, or `compile_parts` of them joined by `PART_SEPARATOR`."""
+    kept = [op for op in module.ops if isinstance(op, llvm.FuncOp | llvm.GlobalOp)]
+    kernels = [op for op in kept if isinstance(op, llvm.FuncOp) and op.body.blocks]
+    shared = [op for op in kept if op not in kernels]  # helper declarations: in every part
+    sizes = {op: sum(1 for _ in op.walk()) for op in kernels}
+    groups: list[list[llvm.FuncOp]] = [[] for _ in range(
+        compile_parts(len(kernels), sum(sizes.values())))]
+    for op in sorted(kernels, key=lambda k: -sizes[k]):  # the biggest to the lightest group
+        min(groups, key=lambda g: sum(sizes[k] for k in g)).append(op)
+    order = {op: n for n, op in enumerate(kept)}
+    return PART_SEPARATOR.join(
+        _module_text([*shared, *sorted(group, key=order.__getitem__)])
+        for group in groups if group or len(groups) == 1)
+
+
+def _module_text(ops: list[llvm.FuncOp | llvm.GlobalOp]) -> str:
+    kept = [op.clone() for op in ops]
     ir_module = convert_module(ModuleOp(kept), fallback_target_triple=None)
     define_vector_selects(ir_module)
     for op in kept:
