@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import platform
 import struct
+import threading
+import warnings
 from dataclasses import dataclass
 from functools import cache
 
@@ -115,7 +117,7 @@ def _compile_parts(parts: list[str]) -> tuple[list[bytes], llvm.ModuleRef]:
     others are compiled in forked processes at the same time (sequentially where `fork`
     does not exist)."""
     children = []
-    if hasattr(os, "fork"):
+    if hasattr(os, "fork") and _fork_is_safe():
         for part in parts[1:]:
             children.append(_fork_compile(part))
     try:
@@ -128,16 +130,28 @@ def _compile_parts(parts: list[str]) -> tuple[list[bytes], llvm.ModuleRef]:
         raise
     if not children:
         codes += [_target_machine().emit_object(_optimize_part(part)) for part in parts[1:]]
+        return codes, first
     for (pid, fd), part in zip(children, parts[1:], strict=True):
         codes.append(_collect(pid, fd, part))
     return codes, first
+
+
+def _fork_is_safe() -> bool:
+    """Whether a forked child can call LLVM: only the calling thread and the kernel pool's
+    run (another thread of the program might hold llvmlite's lock, which the child would
+    then wait for forever)."""
+    current = threading.current_thread()
+    return all(t is current or t.name.startswith(parallel.POOL_THREADS)
+               for t in threading.enumerate())
 
 
 def _fork_compile(part: str) -> tuple[int, int]:
     """Start a child that compiles `part` and writes its object code (or `E` and the error)
     to a pipe: (its pid, the pipe's read end)."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():  # 3.12+ warns of threads: the pool's hold no lock
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: compile, send, and leave without running any cleanup
         os.close(read_end)
         try:

@@ -40,6 +40,10 @@ KERNEL_ARGS = (ctypes.c_void_p, ctypes.c_void_p)
 # is >= ~100-400 us of work, where the hand-off is a small share.
 MIN_WORK = 1 << 22
 
+# The name prefix of the pool's threads (which only run kernels: they hold no lock that a
+# forked compiler process could need).
+POOL_THREADS = "picograd-cpu"
+
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
@@ -59,7 +63,7 @@ def _executor(workers: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < workers:  # grow (rare): the old one stays usable
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="picograd-cpu")
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=POOL_THREADS)
             _pool_size = workers
         return _pool
 

@@ -5,6 +5,8 @@ kernels realized end to end with its source split."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -19,7 +21,7 @@ from picograd.lowering.llvm.printer import (
     PART_SEPARATOR,
     compile_parts,
 )
-from picograd.runtimes import get_device
+from picograd.runtimes import cpu_llvm, get_device
 
 
 def _scale(name: str, factor: float) -> str:
@@ -75,3 +77,22 @@ def test_a_graph_of_many_kernels_is_split_and_computes_what_numpy_does(
     for n, (a, out) in enumerate(zip(arrays, got, strict=True)):
         want = np.maximum(a @ a.T, 0).sum(1) * (n + 1)
         np.testing.assert_allclose(out.reshape(-1), want, rtol=1e-4, atol=1e-3)
+
+
+def test_with_another_thread_running_the_modules_compile_in_this_process() -> None:
+    """A thread of the program might hold llvmlite's lock, which a forked child would wait
+    for forever: then nothing is forked, and the modules compile one after the other."""
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, name="user-thread")
+    other.start()
+    try:
+        assert not cpu_llvm._fork_is_safe()
+        runtime = get_device("CPU:LLVM")
+        binary = runtime.compile(PART_SEPARATOR.join(_scale(f"t{n}", n + 5) for n in range(2)))
+        a, out = np.array([1.0]), np.zeros(1)
+        runtime.load(binary, "t1", 2)(a.ctypes.data, out.ctypes.data)
+        assert out[0] == 6.0
+    finally:
+        release.set()
+        other.join()
+    assert cpu_llvm._fork_is_safe()
