@@ -139,7 +139,8 @@ def _compile_parts(parts: list[str]) -> tuple[list[bytes], llvm.ModuleRef]:
 def _fork_is_safe() -> bool:
     """Whether a forked child can call LLVM: only the calling thread and the kernel pool's
     run (another thread of the program might hold llvmlite's lock, which the child would
-    then wait for forever)."""
+    then wait for forever). Where other threads run (a notebook kernel's, a test runner's),
+    the modules compile one after the other."""
     current = threading.current_thread()
     return all(t is current or t.name.startswith(parallel.POOL_THREADS)
                for t in threading.enumerate())
