@@ -5,6 +5,9 @@ kernels realized end to end with its source split."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -96,3 +99,36 @@ def test_with_another_thread_running_the_modules_compile_in_this_process() -> No
     finally:
         release.set()
         other.join()
+
+
+CHILD = """
+import numpy as np
+from picograd.lowering.llvm.printer import PART_SEPARATOR
+from picograd.runtimes import cpu_llvm, get_device
+KERNEL = '''
+define void @f{n}(ptr %a, ptr %o, i64 %s, i64 %e) {{
+  %x = load double, ptr %a
+  %y = fmul double %x, {factor}.0
+  store double %y, ptr %o
+  ret void
+}}
+'''
+source = PART_SEPARATOR.join(KERNEL.format(n=n, factor=n + 2) for n in range(3))
+assert cpu_llvm._fork_is_safe()  # a fresh process: the modules compile in forked children
+runtime = get_device("CPU:LLVM")
+binary = runtime.compile(source)
+for n in range(3):
+    a, out = np.array([1.5]), np.zeros(1)
+    runtime.load(binary, f"f{n}", 2)(a.ctypes.data, out.ctypes.data)
+    assert out[0] == 1.5 * (n + 2), out
+print("ok")
+"""
+
+
+def test_forked_compiles_in_a_process_of_one_thread() -> None:
+    """The test runner's workers keep a thread of their own, so the forked path runs in a
+    fresh interpreter (no disk cache: every module is compiled)."""
+    env = {**os.environ, "PG_CACHE": "0"}
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
