@@ -6,8 +6,10 @@
     loop_nest.py               what the actions share: ranges and reduces by number
     schedule.py                loop actions (split, interchange, collapse, unflatten) and
                                the schedule (a list of actions, recorded on the kernel)
-    reduce_actions.py          the actions on a reduction: split_reduce and block_reduce
-                               (which reorder it), stash
+    reduce_actions.py          the actions that reorder a reduction: split_reduce,
+                               block_reduce
+    stash_action.py            the action stash: what a reduce and the next range share,
+                               computed once
     kernel_select.py           the `kernel=` option of the schedule passes
     loop_split.py              loop-split: one action, split a range
     loop_interchange.py        loop-interchange: one action, move a range inward

@@ -15,10 +15,11 @@ Ranges are named by their *axis*: the position of the `pg_loop.range` in a pre-o
 the kernel (outermost first, then in program order). Numbering is read afresh before each
 action, so a schedule is a list of actions on the IR as the previous ones left it, as in
 tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes; they are numbered apart (the
-position of the reduce in the same walk) for `split_reduce` and `block_reduce`
-(`reduce_actions.py`), the actions that change the order a reduction combines in (a float
-sum then rounds differently, as any vectorised, parallel or blocked sum does). `split`,
-`interchange`, `collapse` and `unflatten` are exact: the same stores of the same values.
+position of the reduce in the same walk) for `split_reduce`, `block_reduce`
+(`reduce_actions.py`) and `stash` (`stash_action.py`). The first two change the order a
+reduction combines in (a float sum then rounds differently, as any vectorised, parallel or
+blocked sum does). `split`, `interchange`, `collapse`, `unflatten` and `stash` are exact:
+the same stores of the same values.
 
 Legality: the iterations of a `global`, `local` or `upcast` range are independent (each is
 a work item or a vector lane), so such a range may be split into independent parts or moved
@@ -60,9 +61,8 @@ from picograd.passes.loop.reduce_actions import (
     block_reduce_problem,
     split_reduce,
     split_reduce_problem,
-    stash,
-    stash_problem,
 )
+from picograd.passes.loop.stash_action import stash, stash_problem
 
 # ── split ──────────────────────────────────────────────────────────────────
 
