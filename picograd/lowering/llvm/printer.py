@@ -55,16 +55,20 @@ def module_to_llvm_ir(module: ModuleOp) -> str:
     one module, or `compile_parts` of them joined by `PART_SEPARATOR`."""
     kept = [op for op in module.ops if isinstance(op, llvm.FuncOp | llvm.GlobalOp)]
     kernels = [op for op in kept if isinstance(op, llvm.FuncOp) and op.body.blocks]
-    shared = [op for op in kept if op not in kernels]  # helper declarations: in every part
-    sizes = {op: sum(1 for _ in op.walk()) for op in kernels}
-    groups: list[list[llvm.FuncOp]] = [[] for _ in range(
-        compile_parts(len(kernels), sum(sizes.values())))]
-    for op in sorted(kernels, key=lambda k: -sizes[k]):  # the biggest to the lightest group
-        min(groups, key=lambda g: sum(sizes[k] for k in g)).append(op)
-    order = {op: n for n, op in enumerate(kept)}
+    # helper declarations go to every part; a global would be defined twice: no split
+    shared = [op for op in kept if not (isinstance(op, llvm.FuncOp) and op.body.blocks)]
+    sizes = [sum(1 for _ in op.walk()) for op in kernels]
+    parts = 1 if any(isinstance(op, llvm.GlobalOp) for op in shared) else compile_parts(
+        len(kernels), sum(sizes))
+    groups: list[list[int]] = [[] for _ in range(parts)]
+    totals = [0] * parts
+    for n in sorted(range(len(kernels)), key=lambda n: -sizes[n]):  # biggest to lightest
+        lightest = totals.index(min(totals))
+        groups[lightest].append(n)
+        totals[lightest] += sizes[n]
     return PART_SEPARATOR.join(
-        _module_text([*shared, *sorted(group, key=order.__getitem__)])
-        for group in groups if group or len(groups) == 1)
+        _module_text([*shared, *(kernels[n] for n in sorted(group))])
+        for group in groups if group or parts == 1)
 
 
 def _module_text(ops: list[llvm.FuncOp | llvm.GlobalOp]) -> str:
