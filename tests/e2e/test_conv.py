@@ -87,6 +87,17 @@ def test_conv2d_kernel_counts(k: int) -> None:
     assert _kernels(w.grad) == k * k + 3
 
 
+def test_max_pool_fuses_into_its_producer(device: str) -> None:
+    # windows that tile the input read each element of relu(conv + bias) once: the pool
+    # computes it (no kernel of its own), and keeps torch's values
+    xn, wn, bn = _random(2, 4, 12, 12), _random(6, 4, 3, 3), _random(6)
+    x, w, b = (pg.Tensor(a, device=device) for a in (xn, wn, bn))
+    out = max_pool2d(conv2d(x, w, b, padding=1).relu(), 2)
+    assert _kernels(out) == _kernels(conv2d(x, w, b, padding=1))
+    want = TF.max_pool2d(TF.conv2d(*map(torch.tensor, (xn, wn, bn)), padding=1).relu(), 2)
+    _close(out, want)
+
+
 # (kernel_size, stride, padding)
 POOL_CASES = {
     "k2": (2, None, 0),

@@ -14,7 +14,9 @@ A live value (one the graph results depend on) is materialised when it is
   and its last value is the one materialised (a matmul's final reshape from [M, N, 1] to
   [M, N] costs no kernel);
 * shared too widely to recompute: more than `MAX_RECOMPUTED_USERS` distinct consumer ops
-  and a recompute cost above `MAX_RECOMPUTE_COST`. The cost of a value is 1 plus the cost of
+  (slices that read pairwise disjoint elements, such as the taps of a pool whose windows
+  tile its input, count as one: together they read each element once) and a recompute cost
+  above `MAX_RECOMPUTE_COST`. The cost of a value is 1 plus the cost of
   its operands, where function arguments, constants and materialised values cost 0 (it
   over-counts shared sub-cones, which only makes the rule more eager to materialise).
 
@@ -65,6 +67,7 @@ consumed reduces (row-wise fusion, recomputing the cones of the kernels it touch
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -110,7 +113,8 @@ def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping
     body = ops[:-1]
     live = _live_ops(body, ret.operands)
     decide = _Decider(set(ret.operands), live)
-    materialised = [op.results[0] for op in body if op in live and decide(op)]
+    decided = {op.results[0] for op in body if op in live and decide(op)} | decide.tiled
+    materialised = [op.results[0] for op in body if op.results[0] in decided]
     if max_buffers is not None:
         if max_buffers < 3:
             raise ValueError(f"a kernel needs up to 3 input buffers and 1 output, got a limit "
@@ -136,6 +140,27 @@ class _Decider:
         self.is_buffer: set[SSAValue] = set()
         self.reduced: set[SSAValue] = set()  # a fused reduce, or a fused bijective view of one
         self.cost: dict[SSAValue, int] = {}  # recompute cost of each fused value
+        # fused values materialised after all, when one of their disjoint slices would be
+        self.tiled: set[SSAValue] = set()
+
+    def _tiled_source(self, op: Operation) -> SSAValue | None:
+        """The fused value (computed by an op, not a constant) that `op` is a slice of,
+        through reshapes and permutes that drop or move its axes, if that value's slices
+        read disjoint parts of it; None otherwise."""
+        while isinstance(op, T.ReshapeOp | T.PermuteOp):
+            inner = op.operands[0]
+            if inner in self.is_buffer or not isinstance(inner.owner, Operation) or \
+                    len({use.operation for use in inner.uses}) != 1:
+                return None
+            op = inner.owner
+        if not isinstance(op, T.SliceOp):
+            return None
+        x = op.operands[0]
+        if x in self.is_buffer or not isinstance(x.owner, Operation) or \
+                isinstance(x.owner, T.ConstOp | T.IotaOp):
+            return None
+        users = {use.operation for use in x.uses if use.operation in self.live}
+        return x if _recomputing_users(users) < len(users) else None
 
     def __call__(self, op: Operation) -> bool:
         value = op.results[0]
@@ -154,14 +179,43 @@ class _Decider:
         else:
             cost = min(MAX_RECOMPUTE_COST + 1,
                        1 + sum(self.cost.get(x, 0) for x in op.operands))
-            materialise = returned or (len(users) > MAX_RECOMPUTED_USERS
+            materialise = returned or (_recomputing_users(users) > MAX_RECOMPUTED_USERS
                                        and cost > MAX_RECOMPUTE_COST)
+            if materialise and not returned and (tiled := self._tiled_source(op)):
+                # one buffer for the whole tiled value, not one per slice
+                self.tiled.add(tiled)
+                self.is_buffer.add(tiled)
+                self.cost[tiled] = 0
+                materialise, cost = False, 1
         # readers recreate a constant; a returned iota is a buffer its kernel fills
         if materialise and not isinstance(op, T.ConstOp):
             self.is_buffer.add(value)
         elif not materialise:
             self.cost[value] = cost
         return materialise
+
+
+def _recomputing_users(users: set[Operation]) -> int:
+    """How many times `users` evaluate each element of the value they read, at most: one
+    per user, except that slices reading pairwise disjoint elements (the windows of a
+    pool that tile its input) count once together."""
+    slices = [op for op in users if isinstance(op, T.SliceOp)]
+    if len(slices) > 1 and all(_disjoint(a, b) for n, a in enumerate(slices)
+                               for b in slices[n + 1:]):
+        return len(users) - len(slices) + 1
+    return len(users)
+
+
+def _disjoint(a: T.SliceOp, b: T.SliceOp) -> bool:
+    """Whether two slices of one value read no element in common: along some axis their
+    index progressions `start + k * step` cannot meet (conservative: False if unsure)."""
+    for sa, ta, na, sb, tb, nb in zip(a.starts, a.steps, shape_of(a.result), b.starts,
+                                      b.steps, shape_of(b.result), strict=True):
+        if na == 0 or nb == 0 or sa + (na - 1) * ta < sb or sb + (nb - 1) * tb < sa:
+            return True  # empty, or the intervals do not overlap
+        if (sa - sb) % math.gcd(ta, tb):
+            return True  # no index is both sa + i*ta and sb + j*tb
+    return False
 
 
 def _split_wide_reads(body: Sequence[Operation], live: set[Operation], is_buffer: set[SSAValue],

@@ -198,3 +198,86 @@ func.func @main(%x: tensor<10xf32>) -> tensor<8xf32> {
   %u = pg_tensor.binary add %s, %t2 : tensor<8xf32>
   func.return %u : tensor<8xf32>
 }
+
+// -----
+// A pool whose windows tile its input: four slices that read disjoint elements of %e5 count
+// as one user, so %e5 (cost 5) is computed inside the pooling kernel, once per element.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%a: !pg.buffer<16xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK:           %e5 = pg_tensor.unary exp %e4 : tensor<16xf32>
+// CHECK:           pg_sched.store %m3, %out : tensor<4xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main
+func.func @main(%a: tensor<16xf32>) -> tensor<4xf32> {
+  %e1 = pg_tensor.unary exp %a : tensor<16xf32>
+  %e2 = pg_tensor.unary exp %e1 : tensor<16xf32>
+  %e3 = pg_tensor.unary exp %e2 : tensor<16xf32>
+  %e4 = pg_tensor.unary exp %e3 : tensor<16xf32>
+  %e5 = pg_tensor.unary exp %e4 : tensor<16xf32>
+  %s0 = pg_tensor.slice %e5 {start = array<i64: 0>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %s1 = pg_tensor.slice %e5 {start = array<i64: 1>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %s2 = pg_tensor.slice %e5 {start = array<i64: 2>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %s3 = pg_tensor.slice %e5 {start = array<i64: 3>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %m1 = pg_tensor.binary max %s0, %s1 : tensor<4xf32>
+  %m2 = pg_tensor.binary max %m1, %s2 : tensor<4xf32>
+  %m3 = pg_tensor.binary max %m2, %s3 : tensor<4xf32>
+  func.return %m3 : tensor<4xf32>
+}
+
+// -----
+// The same slices overlapping (windows of stride 1): four users recomputing %e5, which gets
+// its own kernel.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%a: !pg.buffer<16xf32>, %out: !pg.buffer<16xf32>) {
+// CHECK:           pg_sched.store %e5, %out : tensor<16xf32>, !pg.buffer<16xf32>
+// CHECK:         pg_sched.kernel @k1(%e5: !pg.buffer<16xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK:           pg_sched.store %m3, %out : tensor<4xf32>, !pg.buffer<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main
+func.func @main(%a: tensor<16xf32>) -> tensor<4xf32> {
+  %e1 = pg_tensor.unary exp %a : tensor<16xf32>
+  %e2 = pg_tensor.unary exp %e1 : tensor<16xf32>
+  %e3 = pg_tensor.unary exp %e2 : tensor<16xf32>
+  %e4 = pg_tensor.unary exp %e3 : tensor<16xf32>
+  %e5 = pg_tensor.unary exp %e4 : tensor<16xf32>
+  %s0 = pg_tensor.slice %e5 {start = array<i64: 0>, step = array<i64: 1>} : tensor<16xf32> -> tensor<4xf32>
+  %s1 = pg_tensor.slice %e5 {start = array<i64: 1>, step = array<i64: 1>} : tensor<16xf32> -> tensor<4xf32>
+  %s2 = pg_tensor.slice %e5 {start = array<i64: 2>, step = array<i64: 1>} : tensor<16xf32> -> tensor<4xf32>
+  %s3 = pg_tensor.slice %e5 {start = array<i64: 3>, step = array<i64: 1>} : tensor<16xf32> -> tensor<4xf32>
+  %m1 = pg_tensor.binary max %s0, %s1 : tensor<4xf32>
+  %m2 = pg_tensor.binary max %m1, %s2 : tensor<4xf32>
+  %m3 = pg_tensor.binary max %m2, %s3 : tensor<4xf32>
+  func.return %m3 : tensor<4xf32>
+}
+
+// -----
+// Disjoint slices, one of them read by three ops (a pool and its gradient): the value they
+// tile gets one buffer, not the slice one per slice.
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    pg_sched.kernel @k0(%a: !pg.buffer<16xf32>, %out: !pg.buffer<16xf32>) {
+// CHECK:           pg_sched.store %e5, %out : tensor<16xf32>, !pg.buffer<16xf32>
+// CHECK:         pg_sched.kernel @k1(%e5: !pg.buffer<16xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK:           pg_sched.store %m3, %out
+// CHECK:         pg_sched.kernel @k2(%e5: !pg.buffer<16xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK:           pg_sched.store %u, %out
+// CHECK:         pg_sched.kernel @k3(%e5: !pg.buffer<16xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK:           pg_sched.store %v, %out
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.func @main
+func.func @main(%a: tensor<16xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %e1 = pg_tensor.unary exp %a : tensor<16xf32>
+  %e2 = pg_tensor.unary exp %e1 : tensor<16xf32>
+  %e3 = pg_tensor.unary exp %e2 : tensor<16xf32>
+  %e4 = pg_tensor.unary exp %e3 : tensor<16xf32>
+  %e5 = pg_tensor.unary exp %e4 : tensor<16xf32>
+  %s0 = pg_tensor.slice %e5 {start = array<i64: 0>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %s1 = pg_tensor.slice %e5 {start = array<i64: 1>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %s2 = pg_tensor.slice %e5 {start = array<i64: 2>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %s3 = pg_tensor.slice %e5 {start = array<i64: 3>, step = array<i64: 4>} : tensor<16xf32> -> tensor<4xf32>
+  %m1 = pg_tensor.binary max %s0, %s1 : tensor<4xf32>
+  %m2 = pg_tensor.binary max %m1, %s2 : tensor<4xf32>
+  %m3 = pg_tensor.binary max %m2, %s3 : tensor<4xf32>
+  %u = pg_tensor.unary exp %s0 : tensor<4xf32>
+  %v = pg_tensor.unary log %s0 : tensor<4xf32>
+  func.return %m3, %u, %v : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
