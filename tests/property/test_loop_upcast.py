@@ -1,7 +1,8 @@
 """`loop-upcast` on random reduce kernels (matmul-like and row reductions, any sizes, any
-reduce kind, one or two reduces, lane counts that do or do not divide the ranges): after the
-pass, and after lowering its lanes with `convert-loop-to-uop`, the interpreter gives the
-original kernel's results bit for bit; the output verifies and round-trips."""
+reduce kind, one or two reduces, lane counts that do or do not divide the ranges, with and
+without a minimum count of whole tiles): after the pass, and after lowering its lanes with
+`convert-loop-to-uop`, the interpreter gives the original kernel's results bit for bit; the
+output verifies and round-trips."""
 
 from __future__ import annotations
 
@@ -19,14 +20,16 @@ from picograd.passes.uop.convert_loop_to_uop import ConvertLoopToUopPass
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(reduce_programs(), st.integers(1, 4), st.integers(1, 4))
-def test_loop_upcast_preserves_semantics(program: Program, rows: int, cols: int):
+@given(reduce_programs(), st.integers(1, 4), st.integers(1, 4), st.sampled_from([0, 1, 4]))
+def test_loop_upcast_preserves_semantics(program: Program, rows: int, cols: int,
+                                         min_tiles: int):
     before, tiled = program.parse(), program.parse()
-    LoopUpcastPass(rows=rows, cols=cols, min_reduce=1).apply(make_context(), tiled)
+    tile = LoopUpcastPass(rows=rows, cols=cols, min_reduce=1, min_tiles=min_tiles)
+    tile.apply(make_context(), tiled)
     tiled.verify()
     round_trip(tiled)
     lowered = program.parse()
-    LoopUpcastPass(rows=rows, cols=cols, min_reduce=1).apply(make_context(), lowered)
+    tile.apply(make_context(), lowered)
     ConvertLoopToUopPass().apply(make_context(), lowered)
     lowered.verify()
     run_pipeline(lowered, "uop-simplify,cse")

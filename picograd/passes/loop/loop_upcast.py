@@ -120,10 +120,29 @@ def tile_actions(kernel: L.KernelOp, inner: L.RangeOp, rows: int, cols: int) -> 
     return actions
 
 
-def upcast_kernel(kernel: L.KernelOp, rows: int, cols: int, min_reduce: int) -> None:
+def _whole_tiles(inner: L.RangeOp, rows: int, cols: int) -> int:
+    """How many `rows` x `cols` tiles the global ranges around and at `inner` hold when the
+    tile divides them exactly (0 when it does not)."""
+    size = inner.end.data - inner.start.data
+    outer = splittable_outer(inner, rows)
+    if size % cols or (rows > 1 and (outer is None or (outer.end.data - outer.start.data)
+                                     % rows)):
+        return 0
+    tiles = size // cols
+    r: Operation | None = inner.parent_op()
+    while isinstance(r, L.RangeOp) and r.kind.data == RangeKind.GLOBAL:
+        tiles *= (r.end.data - r.start.data) // (rows if r is outer else 1)
+        r = r.parent_op()
+    return tiles
+
+
+def upcast_kernel(kernel: L.KernelOp, rows: int, cols: int, min_reduce: int,
+                  min_tiles: int = 0) -> None:
     """Tile every candidate range of `kernel` (the last ones first, so that the axis numbers
-    of the others stay valid) and record the actions as its schedule."""
-    candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
+    of the others stay valid) and record the actions as its schedule. With `min_tiles`, only
+    a range that the full tile divides with at least that many tiles is tiled."""
+    candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)
+                  and (not min_tiles or _whole_tiles(r, rows, cols) >= min_tiles)]
     for inner in reversed(candidates):
         apply_schedule(kernel, tile_actions(kernel, inner, rows, cols))
 
@@ -135,7 +154,10 @@ class LoopUpcastPass(ModulePass):
     Input and output: `pg_loop` kernels. Guarantee: same results bit for bit (each output
     element is reduced in the same order); kernels that do not qualify are unchanged.
     Options: `rows` and `cols` (lanes of the outer and inner global range; 1 turns a split
-    off) and `min-reduce` (the shortest reduce worth tiling).
+    off), `min-reduce` (the shortest reduce worth tiling) and `min-tiles` (0: off; else a
+    kernel is tiled only when the tile divides both ranges and the global ranges hold at
+    least that many tiles: on a GPU each tile is one work item, and a grid of fewer ones
+    leaves the GPU idle).
     """
 
     name = "loop-upcast"
@@ -143,10 +165,12 @@ class LoopUpcastPass(ModulePass):
     rows: int = 4
     cols: int = 8
     min_reduce: int = 8
+    min_tiles: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.cols < 1 or self.rows < 1:
-            raise PassFailedException("loop-upcast: rows and cols must be at least 1")
+        if self.cols < 1 or self.rows < 1 or self.min_tiles < 0:
+            raise PassFailedException("loop-upcast: rows and cols must be at least 1, "
+                                      "min-tiles not negative")
         for kernel in op.ops:
             if isinstance(kernel, L.KernelOp):
-                upcast_kernel(kernel, self.rows, self.cols, self.min_reduce)
+                upcast_kernel(kernel, self.rows, self.cols, self.min_reduce, self.min_tiles)

@@ -1,5 +1,17 @@
 // RUN: opt-tool %s -p loop-upcast | filecheck %s
 // RUN: opt-tool %s -p 'loop-upcast{rows=2 cols=2},convert-loop-to-uop' | filecheck %s --check-prefix=UOP
+// RUN: opt-tool %s -p 'loop-upcast{min-tiles=4}' | filecheck %s --check-prefix=TILES4
+// RUN: opt-tool %s -p 'loop-upcast{min-tiles=5}' | filecheck %s --check-prefix=TILES5
+
+// With min-tiles (CUDA's pipeline), only a kernel whose ranges the whole 4 x 8 tile divides
+// into at least that many tiles is tiled: @mm's 8 x 16 outputs make 4 tiles; @ragged's 12
+// columns are no multiple of 8 (and it has no row range for the 4 rows).
+// TILES4-LABEL: pg_loop.kernel @mm(
+// TILES4-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 4, upcast); interchange(1)"
+// TILES4-LABEL: pg_loop.kernel @ragged(
+// TILES4-NEXT:    pg_loop.range %{{.*}} = 0 to 12 global {
+// TILES5-LABEL: pg_loop.kernel @mm(
+// TILES5-NEXT:    pg_loop.range %{{.*}} = 0 to 8 global {
 
 // A matmul: the column range splits into tiles of 8 lanes, the row range into tiles of 4,
 // and the row lanes move inside the column tiles (three actions, recorded on the kernel);

@@ -82,9 +82,12 @@ def test_default_pipelines_are_the_documented_strings() -> None:
     for target in ("ptx", "wgsl"):
         gpu = (f"uop-gpu-map{{target={target}}},uop-legalize{{target={target}}},uop-simplify,"
                f"convert-uop-to-{target}")
-        fit = "convert-tensor-to-sched{max-buffers=8}" if target == "wgsl" else None
-        expected = common + gpu if fit is None else (common + gpu).replace(
-            "convert-tensor-to-sched", fit)
+        if target == "wgsl":
+            expected = (common + gpu).replace("convert-tensor-to-sched",
+                                              "convert-tensor-to-sched{max-buffers=8}")
+        else:  # CUDA's work items take 4 x 4 tiles of a large matmul
+            expected = (common + gpu).replace(
+                "loop-simplify,", "loop-simplify,loop-upcast{rows=4 cols=4 min-tiles=16384},")
         assert expected == P.DEFAULT_PIPELINES[target]
     assert P.DEFAULT_PIPELINES == {"llvm": P.CPU_LLVM, "c": P.CPU_C, "ptx": P.GPU_PTX,
                                    "wgsl": P.GPU_WGSL}

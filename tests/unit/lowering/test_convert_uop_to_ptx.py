@@ -19,11 +19,13 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.compiler.pass_registry import all_passes
+from picograd.compiler.pipelines import GPU_PTX, run_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_ptx as P
 from picograd.interpreter import run
 from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
 from picograd.lowering.ptx.printer import PTX_ISA_VERSIONS, module_to_ptx, retarget_ptx
+from picograd.runtimes.program import launch_dims
 from picograd.runtimes.ptxas import check_ptx, ptxas_path
 
 ARCHS = ("sm_80", "sm_90")
@@ -580,3 +582,33 @@ def test_every_memory_type_assembles() -> None:
     lines += ["\tret;", "}"]
     for arch in PTX_ISA_VERSIONS:
         check_ptx(retarget_ptx("\n".join(lines), arch), arch)
+
+
+MATMUL = """
+func.func @main(%a: tensor<8x12xf32>, %b: tensor<12x16xf32>) -> tensor<8x16xf32> {
+  %a1 = pg_tensor.reshape %a : tensor<8x12xf32> -> tensor<8x12x1xf32>
+  %ae = pg_tensor.expand %a1 : tensor<8x12x1xf32> -> tensor<8x12x16xf32>
+  %b1 = pg_tensor.reshape %b : tensor<12x16xf32> -> tensor<1x12x16xf32>
+  %be = pg_tensor.expand %b1 : tensor<1x12x16xf32> -> tensor<8x12x16xf32>
+  %m = pg_tensor.binary mul %ae, %be : tensor<8x12x16xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 1>} : tensor<8x12x16xf32> -> tensor<8x1x16xf32>
+  %r = pg_tensor.reshape %s : tensor<8x1x16xf32> -> tensor<8x16xf32>
+  func.return %r : tensor<8x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("min_tiles", [1, 8, 9])
+def test_the_cuda_pipeline_tiles_matmuls(min_tiles: int) -> None:
+    # GPU_PTX's 4 x 4 tile per work item, its threshold lowered to this matmul's 8 tiles:
+    # simulated, the tiled kernel (8 work items) gives numpy's product; one tile too many
+    # and the kernel keeps a work item per output (128)
+    assert "min-tiles=16384" in GPU_PTX
+    module = parse(MATMUL)
+    run_pipeline(module, GPU_PTX.replace("min-tiles=16384", f"min-tiles={min_tiles}"))
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((8, 12), np.float32), rng.standard_normal((12, 16), np.float32)
+    (got,) = simulate(module, [a, b])
+    np.testing.assert_allclose(got.reshape(8, 16), a @ b, rtol=1e-5, atol=1e-5)
+    ((grid, block),) = launch_dims(module).values()
+    assert math.prod(grid) * math.prod(block) == (8 if min_tiles <= 8 else 128)
