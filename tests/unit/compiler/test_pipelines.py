@@ -85,9 +85,10 @@ def test_default_pipelines_are_the_documented_strings() -> None:
         if target == "wgsl":
             expected = (common + gpu).replace("convert-tensor-to-sched",
                                               "convert-tensor-to-sched{max-buffers=8}")
-        else:  # CUDA's work items take 4 x 4 tiles of a large matmul
+        else:  # CUDA's work items take 8 x 8 or 4 x 4 tiles of a large matmul
             expected = (common + gpu).replace(
-                "loop-simplify,", "loop-simplify,loop-upcast{rows=4 cols=4 min-tiles=16384},")
+                "loop-simplify,", "loop-simplify,loop-upcast{rows=8 cols=8 min-tiles=65536},"
+                "loop-upcast{rows=4 cols=4 min-tiles=65536},")
         assert expected == P.DEFAULT_PIPELINES[target]
     assert P.DEFAULT_PIPELINES == {"llvm": P.CPU_LLVM, "c": P.CPU_C, "ptx": P.GPU_PTX,
                                    "wgsl": P.GPU_WGSL}

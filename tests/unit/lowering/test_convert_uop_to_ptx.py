@@ -598,17 +598,23 @@ func.func @main(%a: tensor<8x12xf32>, %b: tensor<12x16xf32>) -> tensor<8x16xf32>
 """
 
 
-@pytest.mark.parametrize("min_tiles", [1, 8, 9])
-def test_the_cuda_pipeline_tiles_matmuls(min_tiles: int) -> None:
-    # GPU_PTX's 4 x 4 tile per work item, its threshold lowered to this matmul's 8 tiles:
-    # simulated, the tiled kernel (8 work items) gives numpy's product; one tile too many
-    # and the kernel keeps a work item per output (128)
-    assert "min-tiles=16384" in GPU_PTX
+CUDA_TILES = ("loop-upcast{rows=8 cols=8 min-tiles=65536},"
+              "loop-upcast{rows=4 cols=4 min-tiles=65536}")
+
+
+@pytest.mark.parametrize(("min_tiles", "work_items"), [((2, 8), 2), ((3, 8), 8), ((3, 9), 128)])
+def test_the_cuda_pipeline_tiles_matmuls(min_tiles: tuple[int, int], work_items: int) -> None:
+    # GPU_PTX's tiles per work item, their thresholds lowered to this 8 x 16 matmul's 2
+    # tiles of 8 x 8 or 8 of 4 x 4: simulated, the tiled kernel gives numpy's product; with
+    # neither, a work item per output
+    assert CUDA_TILES in GPU_PTX
     module = parse(MATMUL)
-    run_pipeline(module, GPU_PTX.replace("min-tiles=16384", f"min-tiles={min_tiles}"))
+    run_pipeline(module, GPU_PTX.replace(CUDA_TILES, CUDA_TILES.replace(
+        "min-tiles=65536", f"min-tiles={min_tiles[0]}", 1).replace(
+        "min-tiles=65536", f"min-tiles={min_tiles[1]}")))
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((8, 12), np.float32), rng.standard_normal((12, 16), np.float32)
     (got,) = simulate(module, [a, b])
     np.testing.assert_allclose(got.reshape(8, 16), a @ b, rtol=1e-5, atol=1e-5)
     ((grid, block),) = launch_dims(module).values()
-    assert math.prod(grid) * math.prod(block) == (8 if min_tiles <= 8 else 128)
+    assert math.prod(grid) * math.prod(block) == work_items
