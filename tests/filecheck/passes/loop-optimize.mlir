@@ -287,3 +287,48 @@ pg_loop.kernel @flat(%a: !pg.buffer<100xf32>, %out: !pg.buffer<100xf32>) {
     pg_loop.store %m, %out[%i] : f32, !pg.buffer<100xf32>
   }
 }
+
+// A 1-D convolution with two taps, as conv2d's reduce (8 output channels, 64 positions, 8
+// input channels): each reduce step loads two column vectors (x at i and i + 1), so the
+// tile is one vector of columns (4 x 64 would hold 4 vectors per tap) and 8 rows, whose
+// tiles stay the outer loop. With 16 registers of 8 floats, 8 rows + 2 taps + a broadcast
+// fit too.
+// AVX512-LABEL: pg_loop.kernel @conv(
+// AVX512-SAME:    pg.schedule = "split(1, 16, upcast); split(0, 8, upcast); interchange(1)"
+// AVX512-NEXT:    pg_loop.range %{{.*}} = 0 to 1 global {
+// AVX512-NEXT:      pg_loop.range %{{.*}} = 0 to 4 global {
+// AVX512-NEXT:        pg_loop.range %{{.*}} = 0 to 8 upcast {
+// AVX512:               pg_loop.range %{{.*}} = 0 to 16 upcast {
+// AVX2-LABEL: pg_loop.kernel @conv(
+// AVX2-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 8, upcast); interchange(1)"
+pg_loop.kernel @conv(%x: !pg.buffer<520xf32>, %w: !pg.buffer<128xf32>, %out: !pg.buffer<512xf32>) {
+  pg_loop.range %o = 0 to 8 global {
+    pg_loop.range %i = 0 to 64 global {
+      %s = pg_loop.reduce sum %c = 0 to 8 : f32 {
+        %c65 = pg_loop.const 65
+        %c16 = pg_loop.const 16
+        %c2 = pg_loop.const 2
+        %c1 = pg_loop.const 1
+        %row = pg_loop.index mul %c, %c65
+        %x0i = pg_loop.index add %row, %i
+        %x1i = pg_loop.index add %x0i, %c1
+        %x0 = pg_loop.load %x[%x0i] : !pg.buffer<520xf32> -> f32
+        %x1 = pg_loop.load %x[%x1i] : !pg.buffer<520xf32> -> f32
+        %wo = pg_loop.index mul %o, %c16
+        %wc = pg_loop.index mul %c, %c2
+        %w0i = pg_loop.index add %wo, %wc
+        %w1i = pg_loop.index add %w0i, %c1
+        %w0 = pg_loop.load %w[%w0i] : !pg.buffer<128xf32> -> f32
+        %w1 = pg_loop.load %w[%w1i] : !pg.buffer<128xf32> -> f32
+        %p0 = pg_uop.binary mul %x0, %w0 : f32
+        %p1 = pg_uop.binary mul %x1, %w1 : f32
+        %p = pg_uop.binary add %p0, %p1 : f32
+        pg_loop.yield %p : f32
+      }
+      %c64 = pg_loop.const 64
+      %oi = pg_loop.index mul %o, %c64
+      %at = pg_loop.index add %oi, %i
+      pg_loop.store %s, %out[%at] : f32, !pg.buffer<512xf32>
+    }
+  }
+}
