@@ -82,7 +82,8 @@ VECTOR_ROWS = reduce_programs(dtypes=("f32",), kinds=("sum", "prod"),
 def test_split_reduce_is_computed_as_its_ir_says(program: Program, data: st.DataObject):
     """`split_reduce` reorders a reduction: integer results and float max/min stay the same
     (up to the sign of a zero), and the new order is exactly what the lowered kernels
-    compute, with scalar lanes and with vectors."""
+    compute, with scalar lanes and with vectors, also when the range around it is split
+    into upcast lanes (a tile of split reduces)."""
     module = program.parse()
     kernel = next(op for op in module.ops if isinstance(op, L.KernelOp))
     n = data.draw(st.integers(0, len(reduces(kernel)) - 1), label="reduce")
@@ -94,7 +95,16 @@ def test_split_reduce_is_computed_as_its_ir_says(program: Program, data: st.Data
         return
     factor = data.draw(st.sampled_from(factors), label="factor")
     kind, t = red.kind.data, red.result.type
+    around = red.parent_op()
     apply_schedule(kernel, [Action("split_reduce", n, factor)])
+    if (isinstance(around, L.RangeOp) and around.kind.data == RangeKind.GLOBAL
+            and data.draw(st.booleans(), label="tile")):
+        # the range around it in upcast lanes too: a tile of split reduces, one loop
+        rows = data.draw(st.integers(2, 4), label="rows")
+        if rows <= around.end.data - around.start.data:
+            apply_schedule(kernel, [Action("split", axes(kernel).index(around), rows,
+                                           RangeKind.UPCAST)])
+            event("a tile of split reduces")
     module.verify()
     round_trip(module)
     replayed = program.parse()

@@ -80,10 +80,10 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
               collapses: bool = False) -> tuple[Program, str]:
     """A program and a schedule of up to four random actions that apply to it (drawn one
     by one against the kernel as the previous ones left it). With `collapses`, `collapse`,
-    `unflatten` and `block_reduce` too: the first two simplify index arithmetic, exact in
-    pg_loop's floor division but not under pg_uop's truncating one for the negative indices
-    `loop_programs` store, so only for `reduce_programs`, whose reduces the last one
-    blocks."""
+    `unflatten`, `block_reduce` and `split_reduce` too: the first two simplify index
+    arithmetic, exact in pg_loop's floor division but not under pg_uop's truncating one for
+    the negative indices `loop_programs` store, so only for `reduce_programs`, whose
+    reduces the last two reorder."""
     program = draw(programs)
     k = kernel(program.parse())
     for _ in range(draw(st.integers(1, 4))):
@@ -92,13 +92,15 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
             break
         axis = draw(st.integers(0, count - 1))
         kind = draw(st.sampled_from(
-            ("split", "interchange", "collapse", "unflatten", "block_reduce")
+            ("split", "interchange", "collapse", "unflatten", "block_reduce", "split_reduce")
             if collapses else ("split", "interchange")))
         action = (Action("split", axis, draw(st.integers(1, 5)), draw(st.sampled_from(KINDS)))
                   if kind == "split" else
                   Action(kind, axis, draw(st.integers(2, 4))) if kind == "unflatten" else
                   Action(kind, draw(st.integers(0, 1)), draw(st.integers(1, 4)), at=axis)
-                  if kind == "block_reduce" else Action(kind, axis))
+                  if kind == "block_reduce" else
+                  Action(kind, draw(st.integers(0, 1)), draw(st.integers(2, 4)))
+                  if kind == "split_reduce" else Action(kind, axis))
         try:
             apply_schedule(k, [action])
         except ScheduleError:

@@ -35,7 +35,9 @@ untouched `@main`. Guarantee: no `pg_loop` op remains, and every kernel verifies
   what the scalar copy would.
 * A reduce over `upcast` lanes of one inner reduce (`split_reduce`) is one loop with an
   accumulator per lane (a vector one with `vectorize`), whose partial results are then
-  combined in lane order from the identity (`vreduce` for vectors).
+  combined in lane order from the identity (`vreduce` for vectors). Inside upcast ranges
+  (a tile of split reduces, e.g. the (O, C) pairs of a weight gradient's dot products) it
+  is still one loop, with those accumulators for every lane of the ranges around it.
 * Equal pure ops emitted at one loop level are emitted once (lane copies share their
   uniform index arithmetic).
 * With `hoist` (the default), a pure op that depends on no index of an enclosing loop is
@@ -281,6 +283,9 @@ class _Linearizer(VectorLanes):
                 self._block(body)
         else:
             for x in body.ops:
+                if isinstance(x, pg_loop.ReduceOp) and _is_lane_reduce(x):
+                    self._partial_reduces(x, envs)  # a tile of split reduces: one loop
+                    continue
                 if isinstance(x, pg_loop.ReduceOp):
                     self._reduce_lanes(x, envs)
                     continue
@@ -361,42 +366,53 @@ class _Linearizer(VectorLanes):
                     for r in x.results:
                         env[r] = first[r]
 
-    def _partial_reduces(self, op: pg_loop.ReduceOp) -> None:
-        """A reduce over `upcast` lanes of one inner reduce each (`split_reduce`): the inner
-        reduces run as one loop with one accumulator per lane (a vector accumulator when the
-        lanes have a vector form), then the lanes are combined in lane order, from the
-        identity, as the reduce over lanes does."""
+    def _partial_reduces(self, op: pg_loop.ReduceOp,
+                         envs: list[dict[SSAValue, Any]] | None = None) -> None:
+        """A reduce over `upcast` lanes of one inner reduce each (`split_reduce`), for
+        every lane of `envs` (the lanes of the upcast ranges around it; the current values
+        when None): the inner reduces of all of them run as one loop with one accumulator
+        per lane (a vector accumulator per lane of `envs` when the split lanes have a vector
+        form), then each one's split lanes are combined in lane order, from the identity,
+        as the reduce over lanes does."""
         inner = op.body.block.first_op
         assert isinstance(inner, pg_loop.ReduceOp)
         t, kind = op.result.type, op.kind.data
         combine = (_BOOL_COMBINE if is_bool(t) else _COMBINE)[kind]
         base = self.values
+        outer_envs = [base] if envs is None else envs
         plan = (lane_plan(op) if self.vectorize and not self.vector_lanes
                 and kind in VECTOR_REDUCE else None)
         if plan is not None:
-            env = dict(base)
-            env[op.index] = Affine(self._lane_const(op.start.data), 1)
+            lane_envs = [dict(env) for env in outer_envs]
+            for env in lane_envs:
+                env[op.index] = Affine(self._lane_const(op.start.data), 1)
             self.vector_lanes, self.plan = op.end.data - op.start.data, plan
-            self._reduce_lanes(inner, [env])
+            self._reduce_lanes(inner, lane_envs)
             self.vector_lanes, self.plan = 0, {}
             # ((v0 + v1) + ...) is ((identity + v0) + v1) + ...: each lane started from
             # the identity, so no lane holds -0.0 (x + y is -0.0 only when both are), and
             # a product's identity 1 changes nothing
-            lanes = self._place(pg_uop.VReduceOp(combine, env[inner.result]), pure=True)
-            total, partials = lanes.results[0], []
+            for env, lanes in zip(outer_envs, lane_envs, strict=True):
+                self.values = env
+                total = self._place(pg_uop.VReduceOp(combine, lanes[inner.result]), pure=True)
+                env[op.result] = total.results[0]
         else:
-            total = self._place(pg_uop.ConstOp(reduce_identity(kind, t), t),
-                                pure=True).results[0]
-            envs = []
-            for lane in range(op.start.data, op.end.data):
-                envs.append(dict(base))
-                envs[-1][op.index] = self._lane_const(lane)
-            self._reduce_lanes(inner, envs)
-            partials = [env[inner.result] for env in envs]
-        for partial in partials:
-            total = self._place(pg_uop.BinaryOp(combine, total, partial), pure=True).results[0]
+            width = op.end.data - op.start.data
+            lane_envs = []
+            for env in outer_envs:
+                for lane in range(op.start.data, op.end.data):
+                    lane_envs.append(dict(env))
+                    lane_envs[-1][op.index] = self._lane_const(lane)
+            self._reduce_lanes(inner, lane_envs)
+            for n, env in enumerate(outer_envs):
+                self.values = env
+                total = self._place(pg_uop.ConstOp(reduce_identity(kind, t), t),
+                                    pure=True).results[0]
+                for partial in lane_envs[n * width:(n + 1) * width]:
+                    total = self._place(pg_uop.BinaryOp(combine, total, partial[inner.result]),
+                                        pure=True).results[0]
+                env[op.result] = total
         self.values = base
-        self.values[op.result] = total
 
     def _reduce(self, op: pg_loop.ReduceOp) -> None:
         if _is_lane_reduce(op):
