@@ -5,9 +5,9 @@
 Only `llvm.func` (and `llvm.mlir.global`) ops are printed: `func.func @main` (the schedule,
 executed by the runtime) and anything else is skipped. The translation is xDSL's
 `xdsl.backend.llvm.convert.convert_module` (llvmlite IR builder) on a temporary module
-holding clones of those ops; the triple is the host's, the data layout is left to the
-runtime's target machine. Calls of vector max/min helpers get their bodies here
-(`vector_select.py`).
+holding those ops (moved there and back) and copies of the declarations; the triple is
+the host's, the data layout is left to the runtime's target machine. Calls of vector
+max/min helpers get their bodies here (`vector_select.py`).
 
 A kernel that may run in chunks (a `pg.outer` attribute, see
 `picograd/lowering/outer_range.py`) also exports `@{name}_pg_outer = constant [2 x i64]
@@ -66,14 +66,30 @@ def module_to_llvm_ir(module: ModuleOp) -> str:
         lightest = totals.index(min(totals))
         groups[lightest].append(n)
         totals[lightest] += sizes[n]
-    return PART_SEPARATOR.join(
-        _module_text([*shared, *(kernels[n] for n in sorted(group))])
-        for group in groups if group or parts == 1)
+    # The kernels move into each part's module and back, in their order: cloning them
+    # cost a third of printing (the CNN step: 0.12 of 0.31 s).
+    order = list(module.ops)
+    for op in order:
+        op.detach()
+    try:
+        return PART_SEPARATOR.join(
+            _module_text(shared, [kernels[n] for n in sorted(group)])
+            for group in groups if group or parts == 1)
+    finally:
+        module.body.block.add_ops(order)
 
 
-def _module_text(ops: list[llvm.FuncOp | llvm.GlobalOp]) -> str:
-    kept = [op.clone() for op in ops]
-    ir_module = convert_module(ModuleOp(kept), fallback_target_triple=None)
+def _module_text(shared: list[llvm.FuncOp | llvm.GlobalOp], kernels: list[llvm.FuncOp]
+                 ) -> str:
+    """One LLVM module: copies of the `shared` declarations and globals, and `kernels`
+    themselves (detached from their module: they are moved here and back out)."""
+    kept = [*(op.clone() for op in shared), *kernels]
+    part = ModuleOp(kept)
+    try:
+        ir_module = convert_module(part, fallback_target_triple=None)
+    finally:
+        for op in kernels:
+            op.detach()
     define_vector_selects(ir_module)
     for op in kept:
         trip, work = op.attributes.get(OUTER_ATTR), op.attributes.get(WORK_ATTR)
