@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from ir_programs import matmul_text
 from ptx_sim import SimulationError, simulate
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -584,18 +585,7 @@ def test_every_memory_type_assembles() -> None:
         check_ptx(retarget_ptx("\n".join(lines), arch), arch)
 
 
-MATMUL = """
-func.func @main(%a: tensor<8x12xf32>, %b: tensor<12x16xf32>) -> tensor<8x16xf32> {
-  %a1 = pg_tensor.reshape %a : tensor<8x12xf32> -> tensor<8x12x1xf32>
-  %ae = pg_tensor.expand %a1 : tensor<8x12x1xf32> -> tensor<8x12x16xf32>
-  %b1 = pg_tensor.reshape %b : tensor<12x16xf32> -> tensor<1x12x16xf32>
-  %be = pg_tensor.expand %b1 : tensor<1x12x16xf32> -> tensor<8x12x16xf32>
-  %m = pg_tensor.binary mul %ae, %be : tensor<8x12x16xf32>
-  %s = pg_tensor.reduce sum %m {axes = array<i64: 1>} : tensor<8x12x16xf32> -> tensor<8x1x16xf32>
-  %r = pg_tensor.reshape %s : tensor<8x1x16xf32> -> tensor<8x16xf32>
-  func.return %r : tensor<8x16xf32>
-}
-"""
+MATMUL = matmul_text(8, 12, 16)
 
 
 CUDA_TILES = ("loop-upcast{rows=8 cols=8 min-tiles=65536},"

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
+from ir_programs import matmul_text
 
 Run = Callable[[str, Sequence[np.ndarray]], list[np.ndarray]]  # the `run` fixture (conftest.py)
 
@@ -50,18 +51,7 @@ def test_broadcast_relu_sum(run: Run) -> None:
     check(out, np.maximum(a * b + c, 0).sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
 
 
-MATMUL = """
-func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %a3 = pg_tensor.reshape %a : tensor<64x64xf32> -> tensor<64x64x1xf32>
-  %ae = pg_tensor.expand %a3 : tensor<64x64x1xf32> -> tensor<64x64x64xf32>
-  %b3 = pg_tensor.reshape %b : tensor<64x64xf32> -> tensor<1x64x64xf32>
-  %be = pg_tensor.expand %b3 : tensor<1x64x64xf32> -> tensor<64x64x64xf32>
-  %p = pg_tensor.binary mul %ae, %be : tensor<64x64x64xf32>
-  %s = pg_tensor.reduce sum %p {axes = array<i64: 1>} : tensor<64x64x64xf32> -> tensor<64x1x64xf32>
-  %r = pg_tensor.reshape %s : tensor<64x1x64xf32> -> tensor<64x64xf32>
-  func.return %r : tensor<64x64xf32>
-}
-"""
+MATMUL = matmul_text(64, 64, 64)
 
 
 def test_matmul_from_views(run: Run) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ir_programs import matmul_text
 from xdsl.dialects.builtin import IndexType, ModuleOp, f32, i1, i32
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
@@ -44,18 +45,7 @@ def to_uop(text: str, hoist: bool) -> ModuleOp:
     return module
 
 
-MATMUL = """
-func.func @main(%a: tensor<3x5xf32>, %b: tensor<5x4xf32>) -> tensor<3x4xf32> {
-  %a3 = pg_tensor.reshape %a : tensor<3x5xf32> -> tensor<3x5x1xf32>
-  %ae = pg_tensor.expand %a3 : tensor<3x5x1xf32> -> tensor<3x5x4xf32>
-  %b3 = pg_tensor.reshape %b : tensor<5x4xf32> -> tensor<1x5x4xf32>
-  %be = pg_tensor.expand %b3 : tensor<1x5x4xf32> -> tensor<3x5x4xf32>
-  %p = pg_tensor.binary mul %ae, %be : tensor<3x5x4xf32>
-  %s = pg_tensor.reduce sum %p {axes = array<i64: 1>} : tensor<3x5x4xf32> -> tensor<3x1x4xf32>
-  %r = pg_tensor.reshape %s : tensor<3x1x4xf32> -> tensor<3x4xf32>
-  func.return %r : tensor<3x4xf32>
-}
-"""
+MATMUL = matmul_text(3, 5, 4)
 
 NESTED_AND_MASKED = """
 func.func @main(%x: tensor<2x3x4xi32>, %c: tensor<3x4xi1>) -> (tensor<1x3x1xi32>, tensor<1x6xi1>) {
