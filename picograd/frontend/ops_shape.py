@@ -202,8 +202,9 @@ class ShapeOps(ReduceOps):
 
 
 def cat(tensors: Sequence[T], dim: int = 0) -> T:
-    """torch.cat: join tensors along an existing dim (dtypes promote). Each piece is
-    zero-padded to the full size and the pieces are added: one fused elementwise kernel."""
+    """torch.cat: join tensors along an existing dim (dtypes promote). Each piece is padded
+    to the full size (with -0.0 for floats, the sum's exact identity) and the pieces are
+    added: one fused elementwise kernel."""
     if not tensors:
         raise shape_error("cat", "needs at least one tensor")
     first = tensors[0]
@@ -228,7 +229,9 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
         if n or len(tensors) == 1:
             pads = tuple((start, total - start - n) if k == d else (0, 0)
                          for k in range(t.ndim))
-            piece = t.cast(dt).pad(pads)
+            # -0.0 around a float piece: x + -0.0 is x for every x, -0.0 included (a 0.0
+            # fill would turn a -0.0 element into 0.0)
+            piece = t.cast(dt).pad(pads, -0.0 if dt.is_float else 0)
             out = piece if out is None else out + piece
         start += n
     if out is None:  # every piece is empty along dim

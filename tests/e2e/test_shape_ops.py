@@ -124,6 +124,17 @@ def test_int_and_bool_forms(device: str) -> None:
     assert (x + 5).one_hot().dtype == pg.int32
 
 
+def test_cat_and_stack_keep_every_bit(device: str) -> None:
+    # each piece is padded and the pieces added: -0.0, NaN and infinities come through as
+    # torch.cat gives them
+    a = np.array([-0.0, np.nan, -np.inf, 0.0], np.float32)
+    b = np.array([np.inf, -0.0, 1.5], np.float32)
+    x, y = pg.Tensor(a, device=device), pg.Tensor(b, device=device)
+    for got, want in ((cat([x, y]), torch.cat([torch.tensor(a), torch.tensor(b)])),
+                      (stack([x, x]), torch.stack([torch.tensor(a)] * 2))):
+        assert got.numpy().tobytes() == want.numpy().tobytes()
+
+
 def test_scatter_repeated_index_adds_up(device: str) -> None:
     x = pg.Tensor(np.zeros((2, 3), np.float32), device=device)
     src = pg.Tensor(np.array([[1, 2, 4], [8, 16, 32]], np.float32), device=device)
