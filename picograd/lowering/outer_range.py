@@ -28,6 +28,7 @@ from xdsl.ir import Operation
 
 from picograd.dialects import pg_uop
 from picograd.dialects.abi import OUTER_ATTR, WORK_ATTR
+from picograd.dialects.flat_vectors import lanes_of
 from picograd.dialects.pg import RangeKind
 
 
@@ -35,7 +36,7 @@ from picograd.dialects.pg import RangeKind
 class OuterSplit:
     range: pg_uop.RangeOp  # the top-level global range that takes (start, end)
     trip: int  # its trip count
-    work: int  # ops executed by one full call (each op times its enclosing trip counts)
+    work: int  # lane-ops executed by one full call (each op's lanes times its trip counts)
 
     def mark(self, op: Operation) -> None:
         """Record the split on the target function `op`."""
@@ -45,6 +46,12 @@ class OuterSplit:
 
 def _pure(op: Operation) -> bool:
     return isinstance(op, (pg_uop.ConstOp, *pg_uop.ALU_OPS))
+
+
+def _lanes(op: Operation) -> int:
+    """The lanes `op` computes: a vector op does the work of that many scalar ones (the
+    runtime's threshold for splitting a kernel is in scalar ops)."""
+    return max((lanes_of(v.type) for v in (*op.results, *op.operands)), default=1)
 
 
 def outer_split(kernel: pg_uop.KernelOp) -> OuterSplit | None:
@@ -62,7 +69,7 @@ def outer_split(kernel: pg_uop.KernelOp) -> OuterSplit | None:
         elif isinstance(op, pg_uop.EndOp):
             trips.pop()
         elif trips:
-            count = 1
+            count = _lanes(op)
             for trip in trips:
                 count *= trip
             work += count

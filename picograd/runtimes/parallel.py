@@ -5,14 +5,21 @@
 A CPU kernel (LLVM or C) is a C function `void k(void* p0, ..., int64_t start, int64_t
 end)`; `start`/`end` bound the iterations of its outermost global range when the lowering
 found that range splittable (`picograd/lowering/outer_range.py`, which also estimates the
-kernel's `work`, its dynamic op count). ctypes releases the GIL for the length of a foreign
-call, so chunks of one kernel run on a persistent thread pool really run at once.
+kernel's `work`, its dynamic op count in lanes). ctypes releases the GIL for the length of a
+foreign call, so chunks of one kernel run on persistent pool threads really run at once.
 
-Policy: a kernel is split when it is splittable, `work >= MIN_WORK` (handing a chunk to a
-pool thread and waiting for it costs ~10-30 us, which a kernel of fewer ops than that does
-not win back) and more than one thread is allowed; it is cut into `min(threads, trip)`
-near-equal contiguous chunks, the last one runs on the calling thread and the call returns
-when all are done. Every other kernel is one call with `(0, trip)`.
+Policy: a kernel is split when it is splittable, `work >= MIN_WORK` (handing chunks to
+sleeping pool threads and waiting for them costs ~20-100 us, which a kernel of fewer ops
+than that does not win back) and more than one thread is allowed; it is cut into
+`min(threads, trip)` near-equal contiguous chunks, one per pool thread, and the call
+returns when all are done. Every other kernel is one call with `(0, trip)` on the caller.
+
+Each pool thread keeps to its own CPU and, after a chunk, waits busily (yielding the CPU to
+anything else that wants it) `SPIN_S` for the next one before it sleeps; `spin_wait.py`
+has the measurements behind both: threads woken per chunk, or left to the scheduler, often
+ran on one CPU. The caller waits the same way, so it runs no chunk itself (it may share a
+CPU with a pool thread). A kernel that finds the pool busy with another Python thread's
+kernel runs whole on its caller.
 
 `PG_THREADS=N` caps the threads (default: the CPU count); `PG_THREADS=1` turns splitting
 off. It is read when a kernel is loaded (cached programs keep their choice).
@@ -20,13 +27,14 @@ off. It is read when a kernel is loaded (cached programs keep their choice).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from picograd import flags
+from picograd.runtimes import spin_wait
 from picograd.runtimes.base import Kernel
 
 # The trailing (start, end) of every kernel, declared `int64_t`, pass through ctypes as
@@ -44,9 +52,103 @@ MIN_WORK = 1 << 22
 # forked compiler process could need).
 POOL_THREADS = "picograd-cpu"
 
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
+# How long a pool thread waits busily for its next chunk after one, and the caller for the
+# chunks, before sleeping (`spin_wait.py` says why). A CNN step launches its next large
+# kernel well within this; an idle program stops after it.
+SPIN_S = 1e-3
+
+_GEN, _DONE = 0, 8  # int64 cells of a worker: 64 bytes apart, each its own cache line
+
+
+def _pinned_cpu(index: int) -> int | None:
+    """The CPU pool thread `index` keeps to (one each, round robin over the CPUs this process
+    may use), None where the OS has no affinity call."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[index % len(cpus)]
+
+
+class _Worker:
+    """One pool thread, pinned to its own CPU: runs the chunk posted to it, then waits busily
+    (`spin_wait.yield_until_changed`) `SPIN_S` for the next one before it sleeps on a
+    condition (which `post` always notifies)."""
+
+    def __init__(self, index: int) -> None:
+        self._cells = (ctypes.c_int64 * 16)()
+        self._job: tuple[Callable[..., None], tuple[int, ...]] | None = None
+        self._error: BaseException | None = None
+        self._wake = threading.Condition()
+        self._budget = spin_wait.yields_for(SPIN_S)
+        self._cpu = _pinned_cpu(index)
+        threading.Thread(target=self._serve, name=f"{POOL_THREADS}-{index}", daemon=True).start()
+
+    def _address(self, cell: int) -> int:
+        return ctypes.addressof(self._cells) + 8 * cell
+
+    def post(self, function: Callable[..., None], args: tuple[int, ...]) -> int:
+        """Run `function(*args)` on this thread; the generation to `wait` for."""
+        self._job = (function, args)
+        with self._wake:
+            generation = self._cells[_GEN] + 1
+            self._cells[_GEN] = generation
+            self._wake.notify_all()
+        return generation
+
+    def wait(self, generation: int) -> BaseException | None:
+        """Return when the job of `generation` has run, with what it raised."""
+        done = self._address(_DONE)
+        if spin_wait.yield_until_changed(done, generation - 1, self._budget) != generation:
+            with self._wake:
+                while self._cells[_DONE] != generation:
+                    self._wake.wait()
+        error, self._error = self._error, None
+        return error
+
+    def _serve(self) -> None:
+        if self._cpu is not None:
+            with contextlib.suppress(OSError):  # a CPU taken away meanwhile: run unpinned
+                os.sched_setaffinity(0, {self._cpu})
+        seen = 0
+        while True:
+            if spin_wait.yield_until_changed(self._address(_GEN), seen, self._budget) == seen:
+                with self._wake:
+                    while self._cells[_GEN] == seen:
+                        self._wake.wait()
+            seen = self._cells[_GEN]
+            assert self._job is not None
+            function, args = self._job
+            try:
+                function(*args)
+            except BaseException as error:  # re-raised on the caller's thread by `wait`
+                self._error = error
+            with self._wake:
+                self._cells[_DONE] = seen
+                self._wake.notify_all()
+
+
+_workers: list[_Worker] = []
+_workers_lock = threading.Lock()  # guards growing `_workers`
+_team_lock = threading.Lock()  # held by the one split call that uses the workers
+
+
+def _team(size: int) -> list[_Worker]:
+    with _workers_lock:
+        while len(_workers) < size:
+            _workers.append(_Worker(len(_workers)))
+        return _workers[:size]
+
+
+def _forget_workers() -> None:
+    """In a forked child: the pool threads stayed in the parent (a child that runs kernels,
+    e.g. a data-loading process, starts its own)."""
+    global _workers_lock, _team_lock
+    _workers.clear()
+    _workers_lock, _team_lock = threading.Lock(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
 
 
 def threads() -> int:
@@ -57,15 +159,6 @@ def threads() -> int:
     except ValueError:
         wanted = 0
     return wanted if wanted > 0 else (os.cpu_count() or 1)
-
-
-def _executor(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < workers:  # grow (rare): the old one stays usable
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=POOL_THREADS)
-            _pool_size = workers
-        return _pool
 
 
 def chunks(trip: int, parts: int) -> list[tuple[int, int]]:
@@ -111,16 +204,19 @@ def host_kernel(function: Callable[..., None], outer: tuple[int, int] | None,
             function(*addresses, start, end)
 
         return single
-    pool = _executor(len(bounds) - 1)
-    *others, (last_start, last_end) = bounds
-
     def split(*addresses: int) -> None:
-        futures: list[Future[None]] = [pool.submit(function, *addresses, a, b)
-                                       for a, b in others]
+        team_lock = _team_lock
+        if not team_lock.acquire(blocking=False):  # another thread's kernel has the team
+            function(*addresses, 0, trip)
+            return
         try:
-            function(*addresses, last_start, last_end)
+            team = _team(len(bounds))
+            posted = [(worker, worker.post(function, (*addresses, a, b)))
+                      for worker, (a, b) in zip(team, bounds, strict=True)]
+            errors = [worker.wait(generation) for worker, generation in posted]
+            if (error := next((e for e in errors if e is not None), None)) is not None:
+                raise error  # after every chunk has finished
         finally:
-            for future in futures:
-                future.result()
+            team_lock.release()
 
     return split

@@ -47,6 +47,27 @@ def interpret(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray
         return [r.ravel() for r in run(module, inputs)]
 
 
+# Above this magnitude a sin's argument carries no digits that two correct exp's agree on:
+# one ulp of exp(exp(3)) = 5.3e8 is 32 (found by the test: sin(5.3e8) 0.99 vs 0.77).
+SIN_CONDITIONED = 1e3
+
+
+def largest_sin_argument(program: Program) -> float:
+    """The largest finite magnitude a `sin` of `program` is applied to (0 with none), by
+    interpreting the program up to each `sin`'s operand."""
+    header, *body = program.text.splitlines()
+    largest = 0.0
+    for at, line in enumerate(body):
+        if " = pg_tensor.unary sin " in line:
+            operand, ttext = line.split(" sin ")[1].split(" : ")
+            head = header[:header.rindex("->")] + f"-> {ttext} {{"
+            text = "\n".join([head, *body[:at], f"  func.return {operand} : {ttext}", "}"])
+            (values,) = interpret(Program(text, program.inputs).parse(), program.inputs)
+            finite = np.abs(values[np.isfinite(values)])
+            largest = max(largest, float(finite.max()) if finite.size else 0.0)
+    return largest
+
+
 @st.composite
 def row_programs(draw) -> Program:
     """`@main(%x[, %y])` of shape `full`: random full-shape ops and row reductions whose
@@ -147,7 +168,8 @@ def test_row_fusion_makes_one_kernel_computing_stage_1s_results(program: Program
         warnings.simplefilter("ignore", RuntimeWarning)
         got = [r.ravel() for r in compile_module(compiled, "llvm").run(program.inputs)]
     if any(f"unary {kind}" in program.text for kind in LIBM):
-        roughly(want, got)
+        if largest_sin_argument(program) <= SIN_CONDITIONED:
+            roughly(want, got)
     else:
         assert_same(want, got)
 

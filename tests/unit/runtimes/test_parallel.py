@@ -5,8 +5,11 @@ exported `{name}_pg_outer` constant on both CPU targets, the splittability rule
 
 from __future__ import annotations
 
+import ctypes
 import itertools
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -14,7 +17,7 @@ from xdsl.parser import Parser
 
 from picograd.dialects import make_context, pg_uop
 from picograd.lowering.outer_range import outer_split
-from picograd.runtimes import parallel
+from picograd.runtimes import parallel, spin_wait
 
 CPU_DEVICES = ("CPU:LLVM", "CPU:C")
 
@@ -123,6 +126,23 @@ pg_uop.kernel @k(%a: !pg.buffer<12xf32>) {
         assert outer_split(_kernel(text)) is None, body
 
 
+def test_the_work_of_a_vector_op_is_its_lanes() -> None:
+    """MIN_WORK is in scalar ops: a vector op counts as its lanes (a vectorised 256^2 matmul
+    counted 1/16 of its work and was never split)."""
+    split = outer_split(_kernel("""
+pg_uop.kernel @k(%a: !pg.buffer<64xf32>) {
+  %i = pg_uop.range 0 to 4 global
+  %c16 = pg_uop.const 16 : index
+  %at = pg_uop.binary mul %i, %c16 : index
+  %v = pg_uop.vload %a[%at] : !pg.buffer<64xf32> -> vector<16xf32>
+  %w = pg_uop.binary add %v, %v : vector<16xf32>
+  pg_uop.vstore %w, %a[%at] : vector<16xf32>, !pg.buffer<64xf32>
+  pg_uop.end %i
+}"""))
+    assert split is not None
+    assert split.work == 4 * (1 + 1 + 16 + 16 + 16)  # const, mul; vload, add, vstore
+
+
 @pytest.fixture
 def always_split(monkeypatch: pytest.MonkeyPatch):
     """Every splittable kernel loaded from here on runs as 3 chunks."""
@@ -217,3 +237,73 @@ def test_chunks_run_at_the_same_time() -> None:
     elapsed = time.perf_counter() - start
     assert elapsed < 0.15, elapsed
     kernel(1)  # the unsplit launcher calls the same function once
+
+
+def test_yield_until_changed_sees_another_threads_store_and_times_out() -> None:
+    word = (ctypes.c_int64 * 1)(7)
+    address = ctypes.addressof(word)
+    assert spin_wait.yield_until_changed(address, 7, 10) == 7  # budget spent: the old value
+    assert spin_wait.yield_until_changed(address, 6, 10) == 7  # already different
+
+    def store() -> None:
+        time.sleep(0.01)
+        word[0] = 8
+
+    writer = threading.Thread(target=store)
+    writer.start()
+    # a budget of ~10 s: the store 10 ms later ends the wait, not the budget
+    assert spin_wait.yield_until_changed(address, 7, spin_wait.yields_for(10.0)) == 8
+    writer.join()
+    assert spin_wait.yields_for(0.0) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")
+def test_pool_threads_keep_to_one_cpu_each() -> None:
+    calls, function = _recorder()
+    parallel.host_kernel(function, (4, 1), parts=3)(1)  # type: ignore[arg-type]
+    assert sorted(calls) == [(1, 0, 2), (1, 2, 3), (1, 3, 4)]
+    cpus = sorted(os.sched_getaffinity(0))
+    pool = {t.name: t.native_id for t in threading.enumerate()
+            if t.name.startswith(parallel.POOL_THREADS)}
+    for index in range(3):
+        thread_id = pool[f"{parallel.POOL_THREADS}-{index}"]
+        assert thread_id is not None
+        assert os.sched_getaffinity(thread_id) == {cpus[index % len(cpus)]}
+
+
+def test_concurrent_callers_each_get_their_whole_range() -> None:
+    """Two Python threads launching split kernels at once: one has the pool, the other
+    runs its kernel whole; every range is covered exactly once per call."""
+    covered: dict[int, list[int]] = {1: [], 2: []}
+    lock = threading.Lock()
+
+    def function(address: int, start: int, end: int) -> None:
+        time.sleep(0.001)
+        with lock:
+            covered[address].extend(range(start, end))
+
+    kernel = parallel.host_kernel(function, (10, 1), parts=2)  # type: ignore[arg-type]
+    threads = [threading.Thread(target=lambda a=a: [kernel(a) for _ in range(20)])
+               for a in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for address in (1, 2):
+        assert sorted(covered[address]) == sorted(list(range(10)) * 20)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_runs_split_kernels_on_its_own_threads() -> None:
+    calls, function = _recorder()
+    kernel = parallel.host_kernel(function, (4, 1), parts=2)  # type: ignore[arg-type]
+    kernel(1)  # the parent's pool threads exist now
+    pid = os.fork()
+    if pid == 0:  # the child: the same launcher must not wait for the parent's threads
+        try:
+            kernel(2)
+            os._exit(0 if sorted(c for c in calls if c[0] == 2) == [(2, 0, 2), (2, 2, 4)] else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
