@@ -3,7 +3,8 @@
 `pg_loop.index` div/mod are floor division and floor modulo, so identities such as
 `(x + y*c) // c == x//c + y` hold for every integer when `c > 0`, and the pieces a reshape
 splits an index into add back to it (`(x//a)*a + x%a == x`, `((x//a)%b)*a + x%a ==
-x%(a*b)`), so a reshape of a reshape reads contiguously again. Loop bounds (see
+x%(a*b)`, `(x//a)*(a*d) + (x%a)*d == x*d`), so a reshape of a reshape reads contiguously
+again, and two ranges over a grid of rows collapse into one. Loop bounds (see
 `bounds.py`) decide the rest: `x // c -> 0` and `x % c -> x` when `0 <= x < c`, and a
 comparison whose answer the bounds already give becomes a constant (`pg_uop.const true/false
 : i1`, the ALU constant that `pg_loop` bodies use). A mask that is always true is dropped
@@ -88,7 +89,7 @@ def load_other(op: L.LoadOp) -> Operation:
 # ── the rule table ───────────────────────────────────────────────────────────
 
 x, y, buf, i = Var("x"), Var("y"), Var("buf"), Var("i")
-a, b, c = Const(name="a"), Const(name="b"), Const(name="c")
+a, b, c, d = Const(name="a"), Const(name="b"), Const(name="c"), Const(name="d")
 zero, one = Const(0), Const(1)
 
 def positive(c: int) -> bool:
@@ -147,6 +148,14 @@ loop_simplify_rules = RuleSet("loop-simplify", [
          where=lambda a, b: a > 0 and b > 0),
     Rule(idx(ADD, idx(MUL, idx(MOD, idx(DIV, x, a), b), a), idx(MOD, x, a)),  # ((x//a)%b)*a+x%a
          lambda x, a, b: ix(MOD, x, k(a * b)), where=lambda a, b: a > 0 and b > 0),
+    # the same pieces scaled by a row length d (a (B, n) grid of rows of length d, flattened
+    # back to B*n rows: a batched matmul's operand): (x//a)*(a*d) + (x%a)*d == x*d
+    Rule(idx(ADD, idx(ADD, y, idx(MUL, idx(DIV, x, a), c)),                  # y+(x//a)*(a*d)
+             idx(MUL, idx(MOD, x, a), d)),                                   #   +(x%a)*d
+         lambda x, y, d: ix(ADD, y, scaled(x, d)),                           #   -> y+x*d
+         where=lambda a, c, d: a > 0 and c == a * d),
+    Rule(idx(ADD, idx(MUL, idx(DIV, x, a), c), idx(MUL, idx(MOD, x, a), d)),  # (x//a)*(a*d)
+         lambda x, d: scaled(x, d), where=lambda a, c, d: a > 0 and c == a * d),  # +(x%a)*d -> x*d
     Rule(idx(DIV, x, c), lambda: k(0), where=below),                         # x//c -> 0  if 0<=x<c
     Rule(idx(MOD, x, c), lambda x: x, where=below),                          # x%c -> x   if 0<=x<c
     # ── masks ──

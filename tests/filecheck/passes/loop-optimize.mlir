@@ -332,3 +332,41 @@ pg_loop.kernel @conv(%x: !pg.buffer<520xf32>, %w: !pg.buffer<128xf32>, %out: !pg
     }
   }
 }
+
+// A batched matmul with a 2-D right operand, (2, 6, 8) x (8, 128): its (batch, row) ranges
+// read and write rows only as batch * 6 + row, so they collapse into 12 rows (no division
+// is left), which the register tile then takes (6 rows alone would get 2).
+// AVX512-LABEL: pg_loop.kernel @bmm(
+// AVX512-SAME:    pg.schedule = "collapse(0); split(1, 16, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
+// AVX512-NOT:     div
+// AVX512-NOT:     mod
+pg_loop.kernel @bmm(%a: !pg.buffer<96xf32>, %b: !pg.buffer<1024xf32>, %out: !pg.buffer<1536xf32>) {
+  pg_loop.range %i0 = 0 to 2 global {
+    pg_loop.range %i1 = 0 to 6 global {
+      pg_loop.range %i2 = 0 to 128 global {
+        %s = pg_loop.reduce sum %r = 0 to 8 : f32 {
+          %c48 = pg_loop.const 48
+          %c8 = pg_loop.const 8
+          %a0 = pg_loop.index mul %i0, %c48
+          %a1 = pg_loop.index mul %i1, %c8
+          %a01 = pg_loop.index add %a0, %a1
+          %ai = pg_loop.index add %a01, %r
+          %x = pg_loop.load %a[%ai] : !pg.buffer<96xf32> -> f32
+          %c128 = pg_loop.const 128
+          %br = pg_loop.index mul %r, %c128
+          %bi = pg_loop.index add %br, %i2
+          %y = pg_loop.load %b[%bi] : !pg.buffer<1024xf32> -> f32
+          %xy = pg_uop.binary mul %x, %y : f32
+          pg_loop.yield %xy : f32
+        }
+        %c768 = pg_loop.const 768
+        %n = pg_loop.const 128
+        %o0 = pg_loop.index mul %i0, %c768
+        %o1 = pg_loop.index mul %i1, %n
+        %o01 = pg_loop.index add %o0, %o1
+        %oi = pg_loop.index add %o01, %i2
+        pg_loop.store %s, %out[%oi] : f32, !pg.buffer<1536xf32>
+      }
+    }
+  }
+}

@@ -131,3 +131,45 @@ pg_loop.kernel @reflatten(%a: !pg.buffer<3136xf32>, %out: !pg.buffer<3136xf32>) 
     }
   }
 }
+
+// The pieces of a row index over a (2, 6) grid of rows of 8, scaled by the row length, add
+// back to the row index times it: (x//6)*48 + (x%6)*8 == x*8 (alone and inside a sum); a
+// scale that is not the row length times the grid's inner size stays.
+// CHECK-LABEL: pg_loop.kernel @rows(
+// CHECK:           %hi = pg_loop.index div %x
+// CHECK:           %[[C8:.*]] = pg_loop.const 8
+// CHECK-NEXT:      %[[X8:.*]] = pg_loop.index mul %x, %[[C8]]
+// CHECK-NEXT:      %v = pg_loop.load %a[%[[X8]]]
+// CHECK-NEXT:      %[[C8B:.*]] = pg_loop.const 8
+// CHECK-NEXT:      %[[Y:.*]] = pg_loop.index mul %x, %[[C8B]]
+// CHECK-NEXT:      %[[S:.*]] = pg_loop.index add %r, %[[Y]]
+// CHECK-NEXT:      %w = pg_loop.load %a[%[[S]]]
+// CHECK:           %h40 = pg_loop.index mul %hi
+pg_loop.kernel @rows(%a: !pg.buffer<96xf32>, %out: !pg.buffer<36xf32>) {
+  pg_loop.range %x = 0 to 12 global {
+    pg_loop.range %r = 0 to 3 global {
+      %c6 = pg_loop.const 6
+      %c48 = pg_loop.const 48
+      %c8 = pg_loop.const 8
+      %hi = pg_loop.index div %x, %c6
+      %lo = pg_loop.index mod %x, %c6
+      %h48 = pg_loop.index mul %hi, %c48
+      %l8 = pg_loop.index mul %lo, %c8
+      %i = pg_loop.index add %h48, %l8
+      %v = pg_loop.load %a[%i] : !pg.buffer<96xf32> -> f32
+      %rh = pg_loop.index add %r, %h48
+      %j = pg_loop.index add %rh, %l8
+      %w = pg_loop.load %a[%j] : !pg.buffer<96xf32> -> f32
+      %c40 = pg_loop.const 40
+      %h40 = pg_loop.index mul %hi, %c40
+      %k = pg_loop.index add %h40, %l8
+      %u = pg_loop.load %a[%k] : !pg.buffer<96xf32> -> f32
+      %vw = pg_uop.binary add %v, %w : f32
+      %s = pg_uop.binary add %vw, %u : f32
+      %c3 = pg_loop.const 3
+      %o = pg_loop.index mul %x, %c3
+      %oi = pg_loop.index add %o, %r
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<36xf32>
+    }
+  }
+}

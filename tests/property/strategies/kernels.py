@@ -66,8 +66,21 @@ class _IndexBuilder:
 
     def recombined(self) -> str:
         """`y + (x//a)*a + x%a` or `y + ((x//a)%b)*a + x%a` (`y` sometimes left out): what
-        a reshape of a reshape builds."""
+        a reshape of a reshape builds; or both pieces scaled, `y + (x//a)*c + (x%a)*d`
+        (c = a*d: a flattened grid of rows of length d; or c = a*d -+ 1)."""
         x, a = self.operand(), self.draw(st.sampled_from((2, 3, 4)))
+        if self.draw(st.integers(0, 2)) == 0:
+            d = self.draw(st.sampled_from((2, 3, 8)))
+            off = 0 if self.draw(st.integers(0, 3)) else self.draw(st.sampled_from((-1, 1)))
+            c = a * d + off
+            ca = self.const(a)
+            high = self.emit(f"pg_loop.index mul {self.emit(f'pg_loop.index div {x}, {ca}')}, "
+                             f"{self.const(c)}")
+            if self.draw(st.booleans()):
+                high = self.emit(f"pg_loop.index add {self.operand()}, {high}")
+            low = self.emit(f"pg_loop.index mul {self.emit(f'pg_loop.index mod {x}, {ca}')}, "
+                            f"{self.const(d)}")
+            return self.emit(f"pg_loop.index add {high}, {low}")
         ca = self.const(a)
         high = self.emit(f"pg_loop.index div {x}, {ca}")
         if self.draw(st.booleans()):
