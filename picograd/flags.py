@@ -48,7 +48,8 @@ FLAGS: tuple[Flag, ...] = (
          "where that cache lives (made with mode 0700)"),
     Flag("PG_CPU_RENDERER", "llvm", "what device CPU means: llvm (CPU:LLVM) or c (CPU:C)"),
     Flag("PG_THREADS", "the CPU count", "threads one large CPU kernel may use (its outer range "
-         "runs in chunks on a thread pool, picograd/runtimes/parallel.py); 1: never split"),
+         "runs in chunks on a thread pool, one pool thread pinned per CPU, "
+         "picograd/runtimes/parallel.py); 1: never split"),
     Flag("PG_MEMORY_PLAN", "1", "0: every intermediate buffer gets its own memory (no "
          "sharing by lifetime)"),
     Flag("CC", "cc", "the C compiler of CPU:C"),
