@@ -2,6 +2,7 @@
 
     PicogradError
       ShapeError       shapes that do not fit an op (broadcast, matmul, reshape, axes, index)
+      IndexRangeError  an index tensor's value outside the dim it indexes (also an IndexError)
       DTypeError       an unknown dtype, or an op that is not defined on a dtype
       DeviceError      unknown device / renderer, bad buffers handed to a compiled program
         CompileError   a device compiler rejected the generated source
@@ -20,6 +21,11 @@ class PicogradError(Exception):
 
 class ShapeError(PicogradError, ValueError):
     """Shapes (or axes, or an index) that an op cannot take; names the op and the shapes."""
+
+
+class IndexRangeError(PicogradError, IndexError):
+    """An index tensor holds a value outside the dim it indexes (torch's IndexError); names the
+    op, the dim's size and the values found."""
 
 
 class DTypeError(PicogradError, TypeError):

@@ -45,7 +45,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from picograd.dialects.dtypes import bit_width, check_element_type, is_bool, is_float
+from picograd.dialects.dtypes import bit_width, check_element_type, is_bool, is_float, is_int
 from picograd.dialects.pg import (
     BinaryKind,
     BinaryKindAttr,
@@ -362,6 +362,56 @@ def check_bitcast(op: Operation, src: Attribute, dst: Attribute) -> None:
     if is_bool(src) or is_bool(dst) or bit_width(src) != bit_width(dst):
         raise _fail(op, f"cannot bitcast {src} to {dst}: needs two non-bool types of one "
                         "bit width")
+
+
+# ── gather ───────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class GatherOp(TensorOp):
+    """Elements of `table` picked along `axis` by the integer tensor `index`: the result has
+    the index's shape and `r[..., i, ...] = table[..., index[..., i, ...], ...]`, every other
+    coordinate unchanged (torch's `take_along_dim` without broadcasting). Table and index
+    have one rank and agree off `axis`. An index outside `[0, table.shape[axis])` gives 0;
+    the frontend wraps negative indices and checks the rest before they get here.
+
+    %r = pg_tensor.gather %w[%ids] {axis = 0 : i64}
+        : tensor<100x8xf32>, tensor<6x8xi32> -> tensor<6x8xf32>
+    """
+
+    name = "pg_tensor.gather"
+    axis = prop_def(IntegerAttr)
+    table = operand_def(AnyTensor)
+    index = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    traits = traits_def(Pure())
+    assembly_format = ("$table `[` $index `]` attr-dict `:` type($table) `,` type($index) "
+                       "`->` type($result)")
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, table: SSAValue | Operation, index: SSAValue | Operation, axis: int):
+        table, index = SSAValue.get(table), SSAValue.get(index)
+        super().__init__(properties={"axis": IntegerAttr(axis, 64)}, operands=[table, index],
+                         result_types=[tensor(shape_of(index), dtype_of(table))])
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    def verify_shapes(self) -> None:
+        table, index = shape_of(self.table), shape_of(self.index)
+        if not is_int(dtype_of(self.index)):
+            raise _fail(self, f"the index must be an integer tensor, got {self.index.type}")
+        if len(table) != len(index) or not 0 <= self.axis_index < len(table):
+            raise _fail(self, f"table {list(table)} and index {list(index)} need one rank "
+                              f"and an axis in it, got axis {self.axis_index}")
+        if any(a != b for d, (a, b) in enumerate(zip(table, index, strict=True))
+               if d != self.axis_index):
+            raise _fail(self, f"table {list(table)} and index {list(index)} differ off axis "
+                              f"{self.axis_index}")
+        want = tensor(index, dtype_of(self.table))
+        if self.result.type != want:
+            raise _fail(self, f"result must be {want}, got {self.result.type}")
 
 
 # ── reduce ───────────────────────────────────────────────────────────────────
@@ -698,7 +748,7 @@ ELEMENTWISE_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp
 
 PG_TENSOR = Dialect(
     "pg_tensor",
-    [ConstOp, IotaOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp, ReduceOp,
-     *MOVEMENT_OPS],
+    [ConstOp, IotaOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp, GatherOp,
+     ReduceOp, *MOVEMENT_OPS],
     [],
 )

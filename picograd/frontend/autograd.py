@@ -176,6 +176,8 @@ _RULES: dict[str, Callable[[Context, Any, Any], Grads]] = {
     "where": _where,
     "cast": _cast,
     "bitcast": lambda ctx, out, g: (None,),  # Tensor.bitcast refuses inputs requiring grad
+    "gather": lambda ctx, out, g: (g._scatter_add(ctx.arg, ctx.src[1],
+                                                  ctx.src[0].shape[ctx.arg]), None),
     "reduce": _reduce,
     "reshape": lambda ctx, out, g: (g.reshape(ctx.src[0].shape),),
     "expand": _expand,

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from picograd.dialects.capabilities import capabilities
-from picograd.errors import DTypeError, PicogradError, ShapeError
+from picograd.errors import DTypeError, IndexRangeError, PicogradError, ShapeError
 from picograd.frontend.dtype import DTYPES, DType, cast_scalar
 from picograd.runtimes.registry import get_device
 
@@ -58,7 +58,7 @@ class LazyOp:
     def __init__(self, op: str, src: tuple[LazyOp, ...], arg: Any, shape: tuple[int, ...],
                  dtype: DType, device: str, buffer: np.ndarray | None = None):
         self.op = op
-        self.src = src
+        self.src: tuple[LazyOp, ...] = src
         self.arg: Any = cast_scalar(arg, dtype) if op == "const" else arg
         self.shape = shape
         self.dtype = dtype
@@ -122,6 +122,11 @@ def _located(cls: type[PicogradError], message: str) -> PicogradError:
 def shape_error(op: str, message: str) -> PicogradError:
     """A ShapeError for `op`, ending with the user's source line."""
     return _located(ShapeError, f"{op}: {message}")
+
+
+def index_error(op: str, message: str) -> PicogradError:
+    """An IndexRangeError for `op`, ending with the user's source line."""
+    return _located(IndexRangeError, f"{op}: {message}")
 
 
 def dtype_error(op: str, message: str) -> PicogradError:

@@ -5,11 +5,17 @@
     gather(dim, index), scatter(dim, index, src)
     masked_fill(mask, value), one_hot(num_classes)
 
-Every op is a composition of existing ops, so autograd and every device apply unchanged:
-`gather`, `scatter` and tensor indexing compare an index with an arange (a one-hot mask) and
-reduce over the indexed dim, which costs (index size) x (dim size) work: fine for the small
-sizes they are meant for. Out-of-range indices select nothing (a zero / an unchanged
-element) where torch raises, since checking would need the index's values. Basic indexing
+Selecting by index tensor (`gather`, `index_select`, `take_along_dim`, `x[int_tensor]`,
+and `nn.functional.embedding` built on them) is one primitive, the lazy op "gather"
+(`pg_tensor.gather`): every output element loads the one table element its index names, so
+the work is O(output) whatever the table's size. Negative indices count from the end where
+torch allows them (`x[int_tensor]`, `index_select`, `take_along_dim`); `gather` follows them
+too. An index tensor that is already realized is checked on the host and a value outside the
+dim raises `IndexRangeError` at the op, as torch does; one that is still lazy cannot be read
+without running it, so an out-of-range value there selects 0 (the kernel's loads are masked,
+never out of bounds). Their gradient adds the output gradient back at the indexed positions
+(`_scatter_add`). `scatter` and `one_hot` compare an index with an arange (a one-hot mask):
+(index size) x (dim size) work, fine for the small sizes they are meant for. Basic indexing
 (ints, slices, None, '...') is `MovementOps.__getitem__` (ops_movement.py); the shape ops
 this builds on are in ops_shape.py.
 """
@@ -21,11 +27,25 @@ from typing import Any, Self
 import numpy as np
 
 from picograd.errors import ShapeError
-from picograd.frontend.base import Scalar, TensorBase, normalize_axis
+from picograd.frontend.base import Scalar, TensorBase, broadcast_shape, normalize_axis
 from picograd.frontend.dtype import bool_, int32
 from picograd.frontend.grad_mode import AutogradError, is_grad_enabled
-from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
+from picograd.frontend.lazy import (
+    LazyOp,
+    dtype_error,
+    index_error,
+    shape_error,
+    user_location,
+)
 from picograd.frontend.ops_shape import ShapeOps
+
+
+def _held_values(node: LazyOp) -> np.ndarray | None:
+    """The values a node holds when they are already on the host: a realized buffer seen
+    through views that neither drop nor add values (reshape, expand, permute, flip)."""
+    while node.op in ("reshape", "expand", "permute", "flip"):
+        node = node.src[0]
+    return node.buffer
 
 
 class IndexOps(ShapeOps):
@@ -91,17 +111,80 @@ class IndexOps(ShapeOps):
                                   f"shape {self.shape} along dims other than {d}")
         return d
 
+    def _gather_along(self, axis: int, index: TensorBase) -> Self:
+        """The primitive: out[c] = self[c with c[axis] = index[c]]; index has this tensor's
+        rank and shape off `axis` (pg_tensor.gather)."""
+        return self._make("gather", (self, index), axis, index.shape)
+
+    def _checked_index(self, op: str, index: TensorBase, n: int, negative: bool = True
+                       ) -> Any:
+        """`index` for a dim of size `n`, negative values counted from its end when
+        `negative` (as torch's op does). A realized index holding a value outside the dim
+        raises IndexRangeError here; a lazy one's out-of-range values select 0."""
+        if index.dtype.is_float or index.dtype.is_bool:
+            raise dtype_error(op, f"indices must be an int tensor, got {index.dtype.name}")
+        self._check_device(op, index)
+        low = -n if negative else 0
+        held = _held_values(index._node)
+        if held is not None and held.size and (held.min() < low or held.max() >= n):
+            bad = held[(held < low) | (held >= n)].ravel()[0]
+            raise index_error(op, f"index {bad} is out of bounds for a dim of size {n} "
+                                  f"(indices hold values in [{held.min()}, {held.max()}])")
+        idx: Any = index
+        return (idx < 0).where(idx + n, idx) if negative else idx
+
     def gather(self, dim: int, index: TensorBase) -> Self:
         """out[..., i, ...] = self[..., index[..., i, ...], ...] along `dim`; out has the
         index's shape (which may be smaller than self off `dim`)."""
         d = self._check_index("gather", dim, index)
-        n = self.shape[d]
-        hit = self._index_mask("gather", index, n)  # (*index.shape, n)
+        idx = self._checked_index("gather", index, self.shape[d], negative=False)
         part = self._slice((0,) * self.ndim, (1,) * self.ndim,
-                           tuple(n if k == d else i for k, i in enumerate(index.shape)))
-        src = part.movedim(d, -1).unsqueeze(d).expand(hit.shape)  # (*index.shape, n)
-        out = hit.where(src, self._const(0, hit.shape, self.dtype)).sum(-1)
-        return out.cast(self.dtype)
+                           tuple(self.shape[d] if k == d else i
+                                 for k, i in enumerate(index.shape)))
+        return part._gather_along(d, idx)
+
+    def take_along_dim(self, indices: TensorBase, dim: int | None = None) -> Self:
+        """torch.take_along_dim: `gather` after broadcasting self and `indices` against each
+        other off `dim`; with dim=None both are flattened first."""
+        ix: Any = indices
+        if dim is None:  # torch allows no negative index here
+            flat = self.reshape((-1,))
+            return flat._gather_along(0, flat._checked_index(
+                "take_along_dim", ix.reshape((-1,)), flat.shape[0], negative=False))
+        d = normalize_axis("take_along_dim", dim, self.ndim, self.shape)
+        if indices.ndim != self.ndim:
+            raise shape_error("take_along_dim", f"indices of shape {indices.shape} need the "
+                                                f"tensor's rank {self.ndim}")
+        try:
+            off = broadcast_shape("take_along_dim", tuple(1 if k == d else n for k, n in
+                                                          enumerate(self.shape)),
+                                  tuple(1 if k == d else n for k, n in
+                                        enumerate(indices.shape)))
+        except ShapeError:
+            raise shape_error("take_along_dim", f"indices of shape {indices.shape} do not "
+                                                f"broadcast with the tensor's shape "
+                                                f"{self.shape} off dim {d}") from None
+        table = self.expand(tuple(self.shape[d] if k == d else n for k, n in enumerate(off)))
+        ix = ix.expand(tuple(indices.shape[d] if k == d else n for k, n in enumerate(off)))
+        return table._gather_along(d, self._checked_index("take_along_dim", ix,
+                                                          self.shape[d]))
+
+    def index_select(self, dim: int, index: TensorBase) -> Self:
+        """The slices of `dim` that the 1-D (or 0-d) `index` names, in its order."""
+        d = normalize_axis("index_select", dim, self.ndim, self.shape)
+        if index.ndim > 1:
+            raise shape_error("index_select", f"index must be 1-D, got shape {index.shape}")
+        flat: Any = index
+        return self._take(d, flat.reshape((-1,)), negative=False, op="index_select")
+
+    def _scatter_add(self, axis: int, index: TensorBase, n: int) -> Self:
+        """The gradient of `_gather_along`: a tensor of this (the index's) shape with `n`
+        along `axis`, holding at each position the sum of this tensor's elements whose index
+        names it (indices outside [0, n) add nowhere)."""
+        hit = self._index_mask("gather", index, n)  # (*index.shape, n)
+        picked = hit.where(self.unsqueeze(-1).expand(hit.shape),
+                           self._const(0, hit.shape, self.dtype))
+        return picked.sum(axis).movedim(-1, axis).cast(self.dtype)
 
     def scatter(self, dim: int, index: TensorBase, src: TensorBase | Scalar) -> Self:
         """A copy of self with self[..., index[..., i, ...], ...] = src[..., i, ...] along
@@ -128,16 +211,20 @@ class IndexOps(ShapeOps):
                                                              strict=True))
         return written.pad(pads, False).where(total.pad(pads), self)
 
-    def _take(self, dim: int, index: TensorBase) -> Self:
+    def _take(self, dim: int, index: TensorBase, negative: bool = True,
+              op: str = "getitem") -> Self:
         """self[:, ..., index, ...] at `dim`: shape[:dim] + index.shape + shape[dim + 1:]."""
         n, k = self.shape[dim], index.ndim
-        hit = self._index_mask("getitem", index, n)  # (*index.shape, n)
+        idx = self._checked_index(op, index, n, negative)
+        if k == 0:
+            return self._take(dim, idx.reshape((1,)), op=op).squeeze(dim)
         pre, post = self.shape[:dim], self.shape[dim + 1:]
-        full = (*pre, *index.shape, n, *post)
-        x = self.reshape((*pre, *(1,) * k, n, *post)).expand(full)
-        mask = hit.reshape((*(1,) * len(pre), *hit.shape, *(1,) * len(post))).expand(full)
-        out = mask.where(x, self._const(0, full, self.dtype)).sum(dim + k)
-        return out.cast(self.dtype)
+        out = (*pre, *index.shape, *post)
+        axis = len(pre) + k - 1  # the table's dim sits at the index's last dim
+        table = self.reshape((*pre, *(1,) * (k - 1), n, *post)).expand(
+            (*pre, *index.shape[:-1], n, *post))
+        idx = idx.reshape((*(1,) * len(pre), *index.shape, *(1,) * len(post))).expand(out)
+        return table._gather_along(axis, idx)
 
     def __getitem__(self, index: Any) -> Self:
         """numpy basic indexing, plus one int tensor (or list of ints) index on one dim."""

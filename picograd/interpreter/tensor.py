@@ -73,6 +73,18 @@ class TensorFunctions(InterpreterFunctions):
                     ) -> PythonValues:
         return (alu.bitcast(np.asarray(args[0]), pt.dtype_of(op.result)),)
 
+    # ── gather ───────────────────────────────────────────────────────────────
+
+    @impl(pt.GatherOp)
+    def run_gather(self, interp: Interpreter, op: pt.GatherOp, args: PythonValues
+                   ) -> PythonValues:
+        table, index = np.asarray(args[0]), np.asarray(args[1]).astype(np.int64)
+        axis = op.axis_index
+        inside = (index >= 0) & (index < table.shape[axis])
+        picked = np.take_along_axis(table, np.where(inside, index, 0), axis) \
+            if table.shape[axis] else np.zeros(index.shape, table.dtype)
+        return (np.where(inside, picked, np.zeros((), table.dtype)),)
+
     # ── reduce ───────────────────────────────────────────────────────────────
 
     @impl(pt.ReduceOp)

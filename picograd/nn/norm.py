@@ -19,10 +19,9 @@ so the graph behind it never grows beyond one batch. The layers' state dicts hav
 names: weight, bias, running_mean, running_var, num_batches_tracked (int32 here, int64 in
 torch; loading torch's converts it).
 
-`Embedding` looks rows up by comparing the indices with an arange (a one-hot mask) and
-multiplying by the weight: (..., num_embeddings) x (num_embeddings, dim) work, fine for
-vocabularies of a few thousand. Indices out of range give zero rows (torch raises; indices
-already on the host are checked).
+`Embedding` loads the rows its indices name (a gather: O(indices x dim) work, whatever the
+vocabulary); its gradient adds each row's gradient back at its index. Realized indices out of
+range raise IndexRangeError, as torch's IndexError; lazy ones give zero rows.
 """
 
 from __future__ import annotations
@@ -187,14 +186,7 @@ def embedding(indices: Tensor, weight: Tensor) -> Tensor:
     if weight.ndim != 2:
         raise shape_error("embedding", f"weight must be (num_embeddings, dim), got "
                                        f"{weight.shape}")
-    vocab = weight.shape[0]
-    buffer = indices._node.buffer
-    if buffer is not None and buffer.size and (buffer.min() < 0 or buffer.max() >= vocab):
-        raise shape_error("embedding", f"indices must be in [0, {vocab}), got values in "
-                                       f"[{buffer.min()}, {buffer.max()}]")
-    classes = Tensor(np.arange(vocab, dtype=np.int32), device=indices.device)
-    one_hot = (indices.unsqueeze(-1) == classes).float()
-    return one_hot @ weight
+    return weight._take(0, indices, negative=False, op="embedding")
 
 
 # ── layers ───────────────────────────────────────────────────────────────────

@@ -12,6 +12,10 @@ the element at the current output position is computed by walking back through t
   mask so they never read out of bounds, and the element is
   `pg_uop.where(mask, inner, pad value)` (or, for a pad directly over a view of a load, the
   load's `other` value);
+* a `pg_tensor.gather` reads its index tensor's element, casts it to an index
+  (`pg_uop.cast ... to index`) and asks for the table's element with that coordinate on
+  its axis, under the mask `0 <= coordinate < size` (a masked load, or
+  `pg_uop.where(mask, element, 0)` when the table is computed);
 * a `pg_tensor.reduce` becomes one `pg_loop.reduce` of the same kind over the product of
   its reduced axes of size > 1 (split back into per-axis indices with div/mod), whose body
   computes the input element and yields it: one accumulation, left to right in the
@@ -39,7 +43,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -49,7 +53,7 @@ from picograd.dialects import pg_sched as S
 from picograd.dialects import pg_tensor as T
 from picograd.dialects import pg_uop as U
 from picograd.dialects.dtypes import is_float
-from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
+from picograd.dialects.pg import BinaryKind, CmpKind, RangeKind, ReduceKind
 from picograd.dialects.pg_tensor import dtype_of, shape_of
 from picograd.passes.loop.views import Index, IndexMath, Scopes, source_index
 
@@ -156,6 +160,8 @@ class _KernelLowering:
             return self.element(op.input, src_idx, mask, other)
         if isinstance(op, T.PadOp):
             return self._pad(op, idx, mask)
+        if isinstance(op, T.GatherOp):
+            return self._gather(op, idx, mask)
         if isinstance(op, T.ReduceOp):
             return self._reduce(op, idx, mask)
         if isinstance(op, T.UnaryOp | T.BinaryOp | T.CmpOp | T.WhereOp | T.CastOp
@@ -174,6 +180,22 @@ class _KernelLowering:
         inner = self.element(op.input, src_idx, inner_mask)
         fill = self.add(U.ConstOp(op.scalar, dtype_of(op.result)))
         return self.add(U.WhereOp(pad_mask, inner, fill))
+
+    def _gather(self, op: T.GatherOp, idx: Index, mask: SSAValue | None) -> SSAValue:
+        """The table's element at `idx` with the axis coordinate read from the index tensor;
+        0 where that coordinate is outside the table (its loads are masked there, so they
+        never read out of bounds)."""
+        axis, n = op.axis_index, shape_of(op.table)[op.axis_index]
+        at = self.add(U.CastOp(self.element(op.index, idx, mask), IndexType()))
+        inside = self.math.both(self.math.cmp(CmpKind.GE, at, self.math.const(0)),
+                                self.math.cmp(CmpKind.LT, at, self.math.const(n)))
+        assert inside is not None
+        src_idx = (*idx[:axis], at, *idx[axis + 1:])
+        if _is_view_of_load(op.table):
+            return self.element(op.table, src_idx, self.math.both(mask, inside))
+        picked = self.element(op.table, src_idx, self.math.both(mask, inside))
+        zero = self.add(U.ConstOp(0, dtype_of(op.result)))
+        return self.add(U.WhereOp(inside, picked, zero))
 
     def _reduce(self, op: T.ReduceOp, idx: Index, mask: SSAValue | None) -> SSAValue:
         """The reduce's element at `idx`, emitted in the outermost scope that can compute it

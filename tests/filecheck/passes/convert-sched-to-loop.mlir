@@ -287,3 +287,46 @@ pg_sched.kernel @variance(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
   %v = pg_tensor.reduce sum %q {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
   pg_sched.store %v, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
 }
+
+// -----
+// A gather reads its index tensor's element at the output position, casts it to an index and
+// loads the table there, masked to 0 <= index < 100 (an out-of-range index reads nothing and
+// gives 0). The expanded ids are read at [i0].
+// CHECK-LABEL: pg_loop.kernel @embedding(
+// CHECK:           %[[ZERO:.*]] = pg_loop.const 0
+// CHECK-NEXT:      %[[ID:.*]] = pg_loop.load %ids[%i0] : !pg.buffer<6xi32> -> i32
+// CHECK-NEXT:      %[[AT:.*]] = pg_uop.cast %[[ID]] : i32 to index
+// CHECK-NEXT:      %[[GE:.*]] = pg_loop.cmp ge %[[AT]], %[[ZERO]]
+// CHECK-NEXT:      %[[N:.*]] = pg_loop.const 100
+// CHECK-NEXT:      %[[LT:.*]] = pg_loop.cmp lt %[[AT]], %[[N]]
+// CHECK-NEXT:      %[[IN:.*]] = pg_loop.and %[[GE]], %[[LT]]
+// CHECK-NEXT:      %[[C8:.*]] = pg_loop.const 8
+// CHECK-NEXT:      %[[ROW:.*]] = pg_loop.index mul %[[AT]], %[[C8]]
+// CHECK-NEXT:      %[[OFF:.*]] = pg_loop.index add %[[ROW]], %i1
+// CHECK-NEXT:      %[[V:.*]] = pg_loop.load %w[%[[OFF]]] if %[[IN]] else 0.0 : !pg.buffer<800xf32> -> f32
+// CHECK:           pg_loop.store %[[V]], %out[
+pg_sched.kernel @embedding(%w: !pg.buffer<800xf32>, %ids: !pg.buffer<6xi32>, %out: !pg.buffer<48xf32>) {
+  %t = pg_sched.load %w : !pg.buffer<800xf32> -> tensor<100x8xf32>
+  %i = pg_sched.load %ids : !pg.buffer<6xi32> -> tensor<6x1xi32>
+  %e = pg_tensor.expand %i : tensor<6x1xi32> -> tensor<6x8xi32>
+  %g = pg_tensor.gather %t[%e] {axis = 0 : i64} : tensor<100x8xf32>, tensor<6x8xi32> -> tensor<6x8xf32>
+  pg_sched.store %g, %out : tensor<6x8xf32>, !pg.buffer<48xf32>
+}
+
+// -----
+// A computed table (exp of a load) is evaluated at the gathered position under the mask, and
+// the element is selected to 0 where the index is out of range (exp(0) would be 1).
+// CHECK-LABEL: pg_loop.kernel @gather_computed(
+// CHECK:           %[[IN:.*]] = pg_loop.and
+// CHECK:           %[[X:.*]] = pg_loop.load %x[%{{.*}}] if %[[IN]] else 0.0 : !pg.buffer<12xf32> -> f32
+// CHECK-NEXT:      %[[E:.*]] = pg_uop.unary exp %[[X]] : f32
+// CHECK-NEXT:      %[[Z:.*]] = pg_uop.const 0.0 : f32
+// CHECK-NEXT:      %[[R:.*]] = pg_uop.where %[[IN]], %[[E]], %[[Z]] : f32
+// CHECK-NEXT:      pg_loop.store %[[R]], %out[
+pg_sched.kernel @gather_computed(%x: !pg.buffer<12xf32>, %ids: !pg.buffer<6xi32>, %out: !pg.buffer<6xf32>) {
+  %t = pg_sched.load %x : !pg.buffer<12xf32> -> tensor<3x4xf32>
+  %e = pg_tensor.unary exp %t : tensor<3x4xf32>
+  %i = pg_sched.load %ids : !pg.buffer<6xi32> -> tensor<3x2xi32>
+  %g = pg_tensor.gather %e[%i] {axis = 1 : i64} : tensor<3x4xf32>, tensor<3x2xi32> -> tensor<3x2xf32>
+  pg_sched.store %g, %out : tensor<3x2xf32>, !pg.buffer<6xf32>
+}

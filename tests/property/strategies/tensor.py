@@ -1,4 +1,4 @@
-"""Stage 1: random pg_tensor graphs (elementwise ops, views, reductions)."""
+"""Stage 1: random pg_tensor graphs (elementwise ops, views, reductions, gathers)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,29 @@ class _TensorBuilder(ElementwiseBuilder):
 
     def step(self) -> None:
         x = self.recent()
-        what = self.draw(st.sampled_from(("elementwise", "elementwise", "view", "reduce")))
+        what = self.draw(st.sampled_from(("elementwise", "elementwise", "view", "reduce",
+                                          "gather")))
         getattr(self, what)(x)
+
+    def gather(self, x: Value) -> None:
+        """A gather from `x` along a random axis, by an index that is an iota along it (in
+        range; flipped or not: a permutation), or `x`'s own values cast to i32 (mostly out of
+        range, which selects 0)."""
+        shape = x.shape
+        assert shape is not None
+        axis = self.draw(st.integers(0, len(shape) - 1))
+        how = self.draw(st.sampled_from(("iota", "flipped", "values")))
+        if how == "values":
+            index = x if x.dtype == "i32" else self.emit(
+                f"pg_tensor.cast {x.name} : {x.type} to {ttype('i32', shape)}", "i32", shape)
+        else:
+            index = self.emit(f"pg_tensor.iota {{axis = {axis} : i64}} : "
+                              f"{ttype('i32', shape)}", "i32", shape)
+            if how == "flipped":
+                index = self.emit(f"pg_tensor.flip {index.name} {{axes = {int_list([axis])}}} "
+                                  f": {index.type}", "i32", shape)
+        self.emit(f"pg_tensor.gather {x.name}[{index.name}] {{axis = {axis} : i64}} : "
+                  f"{x.type}, {index.type} -> {x.type}", x.dtype, shape)
 
     def reduce(self, x: Value) -> None:
         assert x.shape is not None

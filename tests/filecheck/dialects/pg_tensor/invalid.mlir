@@ -161,3 +161,38 @@ func.func @flip_axes(%x: tensor<4x8xf32>) {
   %f = pg_tensor.flip %x {axes = array<i64: 0, 0>} : tensor<4x8xf32>
   func.return
 }
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.gather': the index must be an integer tensor, got tensor<6x8xf32>
+func.func @float_index(%w: tensor<100x8xf32>, %i: tensor<6x8xf32>) {
+  %g = pg_tensor.gather %w[%i] {axis = 0 : i64} : tensor<100x8xf32>, tensor<6x8xf32> -> tensor<6x8xf32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.gather': table [100, 8] and index [6] need one rank and an axis in it, got axis 0
+func.func @rank(%w: tensor<100x8xf32>, %i: tensor<6xi32>) {
+  %g = pg_tensor.gather %w[%i] {axis = 0 : i64} : tensor<100x8xf32>, tensor<6xi32> -> tensor<6xf32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.gather': table [100, 8] and index [6, 8] need one rank and an axis in it, got axis 2
+func.func @axis(%w: tensor<100x8xf32>, %i: tensor<6x8xi32>) {
+  %g = pg_tensor.gather %w[%i] {axis = 2 : i64} : tensor<100x8xf32>, tensor<6x8xi32> -> tensor<6x8xf32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.gather': table [100, 8] and index [6, 4] differ off axis 0
+func.func @off_axis(%w: tensor<100x8xf32>, %i: tensor<6x4xi32>) {
+  %g = pg_tensor.gather %w[%i] {axis = 0 : i64} : tensor<100x8xf32>, tensor<6x4xi32> -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.gather': result must be tensor<6x8xf32>, got tensor<6x8xf64>
+func.func @result(%w: tensor<100x8xf32>, %i: tensor<6x8xi32>) {
+  %g = pg_tensor.gather %w[%i] {axis = 0 : i64} : tensor<100x8xf32>, tensor<6x8xi32> -> tensor<6x8xf64>
+  func.return
+}

@@ -1,0 +1,159 @@
+"""Selecting by index tensor against torch on every device: `gather`, `take_along_dim`,
+`index_select`, `x[int_tensor]` and `embedding`, forward and backward (the gradient adds up
+at repeated indices); negative indices where torch takes them; realized out-of-range
+indices raise `IndexRangeError` at the op, lazy ones select 0; and the work is O(output):
+an embedding into a 30,522-row table compiles to one kernel with no loop over the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+import picograd as pg
+import picograd.nn.functional as F
+from picograd.compiler.pipelines import run_pipeline
+from picograd.dialects import pg_loop
+from picograd.errors import IndexRangeError
+from picograd.frontend.realize import build_module, linearize
+
+torch = pytest.importorskip("torch", reason="torch is the oracle of the gather tests")
+
+rng = np.random.default_rng(19)
+
+
+def _randn(*shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _check(device: str, x: np.ndarray, index: np.ndarray,
+           ours: Callable[[pg.Tensor, pg.Tensor], pg.Tensor],
+           theirs: Callable[[Any, Any], Any]) -> None:
+    """Forward and the gradient of `x` (seeded with random upstream values) match torch."""
+    xo = pg.Tensor(x, device=device, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    out = ours(xo, pg.Tensor(index, device=device))
+    ref = theirs(xt, torch.from_numpy(np.asarray(index, np.int64)))
+    assert out.shape == tuple(ref.shape)
+    seed = _randn(*ref.shape)
+    (out * pg.Tensor(seed, device=device)).sum().backward()
+    (ref * torch.from_numpy(seed)).sum().backward()
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-6, atol=1e-6)
+    assert xo.grad is not None and xt.grad is not None
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_gather(device: str, dim: int) -> None:
+    x = _randn(4, 5, 6)
+    shape = [3, 4, 5]
+    shape[dim] = 7  # more picks than the dim has: indices repeat
+    index = rng.integers(0, x.shape[dim], shape).astype(np.int32)
+    _check(device, x, index, lambda a, i: a.gather(dim, i),
+           lambda a, i: torch.gather(a, dim, i))
+
+
+def test_take_along_dim_broadcasts_and_counts_negatives_from_the_end(device: str) -> None:
+    x = _randn(3, 1, 5)
+    index = rng.integers(-5, 5, (1, 4, 2)).astype(np.int32)
+    _check(device, x, index, lambda a, i: a.take_along_dim(i, 2),
+           lambda a, i: torch.take_along_dim(a, i, 2))
+    flat = rng.integers(0, 15, (6,)).astype(np.int32)
+    _check(device, x, flat, lambda a, i: a.take_along_dim(i),
+           lambda a, i: torch.take_along_dim(a, i))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_select(device: str, dim: int) -> None:
+    x = _randn(5, 6)
+    index = np.array([4, 0, 4, 2], np.int32)
+    _check(device, x, index, lambda a, i: a.index_select(dim, i),
+           lambda a, i: torch.index_select(a, dim, i))
+
+
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3)])
+def test_getitem_with_an_int_tensor(device: str, shape: tuple[int, ...]) -> None:
+    x = _randn(3, 7, 2)
+    index = np.asarray(rng.integers(-7, 7, shape), np.int32)
+    _check(device, x, index, lambda a, i: a[:, i], lambda a, i: a[:, i])
+    _check(device, x, index % 3, lambda a, i: a[i, 1:], lambda a, i: a[i, 1:])
+
+
+def test_embedding_forward_and_backward(device: str) -> None:
+    weight = _randn(50, 8)
+    ids = rng.integers(0, 50, (3, 9)).astype(np.int32)
+    ids[0, :3] = 17  # a repeated id accumulates its rows' gradients
+    _check(device, weight, ids, lambda w, i: F.embedding(i, w),
+           lambda w, i: torch.nn.functional.embedding(i, w))
+
+
+def test_gather_of_integers_and_of_a_computed_table(device: str) -> None:
+    table = rng.integers(-100, 100, (6, 4)).astype(np.int32)
+    index = rng.integers(0, 6, (3, 4)).astype(np.int32)
+    t = pg.Tensor(table, device=device)
+    got = t.gather(0, pg.Tensor(index, device=device))
+    assert got.dtype == pg.int32
+    np.testing.assert_array_equal(got.numpy(), np.take_along_axis(table, index, 0))
+    x = _randn(6, 4)
+    got = pg.Tensor(x, device=device).exp().gather(0, pg.Tensor(index, device=device))
+    np.testing.assert_allclose(got.numpy(), np.exp(np.take_along_axis(x, index, 0)),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", [
+    lambda x, i: x.gather(0, i.reshape(-1, 1)),
+    lambda x, i: x.index_select(0, i),
+    lambda x, i: x[i],
+    lambda x, i: F.embedding(i, x),
+], ids=["gather", "index_select", "getitem", "embedding"])
+def test_a_realized_index_out_of_range_raises_at_the_op(device: str, op: Any) -> None:
+    x = pg.Tensor(_randn(4, 3), device=device)
+    with pytest.raises(IndexRangeError, match=r"index 9 is out of bounds for a dim of size "
+                                              r"4.*\n  at .*test_gather.py"):
+        op(x, pg.Tensor(np.array([1, 9], np.int32), device=device))
+    with pytest.raises(IndexError):  # torch's exception type, too
+        op(x, pg.Tensor(np.array([9], np.int32), device=device))
+
+
+def test_negative_indices_follow_torch(device: str) -> None:
+    x = pg.Tensor(_randn(4, 3), device=device)
+    minus_one = pg.Tensor(np.array([-1], np.int32), device=device)
+    np.testing.assert_array_equal(x[minus_one].numpy(), x.numpy()[[-1]])
+    for op in (lambda i: x.gather(0, i.reshape(1, 1)), lambda i: x.index_select(0, i),
+               lambda i: F.embedding(i, x)):
+        with pytest.raises(IndexRangeError, match="index -1 is out of bounds"):
+            op(minus_one)
+
+
+def test_a_lazy_index_out_of_range_selects_zero(device: str) -> None:
+    x = _randn(4, 3)
+    lazy = pg.Tensor(np.array([1, 5, 2], np.int32), device=device) * 1  # not realized
+    got = pg.Tensor(x, device=device).index_select(0, lazy).numpy()
+    np.testing.assert_array_equal(got, np.stack([x[1], np.zeros(3, np.float32), x[2]]))
+
+
+def test_empty_index(device: str) -> None:
+    x = pg.Tensor(_randn(4, 3), device=device)
+    assert x.index_select(0, pg.Tensor(np.zeros(0, np.int32), device=device)).numpy().shape \
+        == (0, 3)
+
+
+def _loop_stage(out: pg.Tensor) -> ModuleOp:
+    nodes, entries, _, positions = linearize([out._node])
+    module = build_module(nodes, entries, positions)
+    return run_pipeline(module, "convert-tensor-to-sched,convert-sched-to-loop")
+
+
+def test_an_embedding_loads_rows_instead_of_scanning_the_table() -> None:
+    weight = pg.Tensor(np.zeros((30522, 384), np.float32))
+    ids = pg.Tensor(np.zeros((32, 45), np.int32))
+    module = _loop_stage(F.embedding(ids, weight))
+    kernels = [op for op in module.walk() if isinstance(op, pg_loop.KernelOp)]
+    ranges = [op for op in module.walk() if isinstance(op, pg_loop.RangeOp | pg_loop.ReduceOp)]
+    assert len(kernels) == 1
+    assert all(not isinstance(r, pg_loop.ReduceOp) for r in ranges)
+    assert sorted(r.end.data for r in ranges) == [32, 45, 384]
