@@ -399,19 +399,69 @@ class GatherOp(TensorOp):
         return self.axis.value.data
 
     def verify_shapes(self) -> None:
-        table, index = shape_of(self.table), shape_of(self.index)
-        if not is_int(dtype_of(self.index)):
-            raise _fail(self, f"the index must be an integer tensor, got {self.index.type}")
-        if len(table) != len(index) or not 0 <= self.axis_index < len(table):
-            raise _fail(self, f"table {list(table)} and index {list(index)} need one rank "
-                              f"and an axis in it, got axis {self.axis_index}")
-        if any(a != b for d, (a, b) in enumerate(zip(table, index, strict=True))
-               if d != self.axis_index):
-            raise _fail(self, f"table {list(table)} and index {list(index)} differ off axis "
-                              f"{self.axis_index}")
+        _check_indexing(self, shape_of(self.table), self.index, self.axis_index)
+        index = shape_of(self.index)
         want = tensor(index, dtype_of(self.table))
         if self.result.type != want:
             raise _fail(self, f"result must be {want}, got {self.result.type}")
+
+
+@irdl_op_definition
+class ScatterAddOp(TensorOp):
+    """`base` with the elements of `src` added at the positions `index` names along `axis`:
+    `r = base`, then for every position c of the index, in row-major order,
+    `r[c with c[axis] = index[c]] += src[c]` (`gather`'s gradient, torch's `scatter_add`).
+    Index and src have one shape, which agrees with base's off `axis`; an index outside
+    `[0, base.shape[axis])` adds nowhere. The additions into one element happen in the order
+    of the index along `axis`.
+
+    %r = pg_tensor.scatter_add %base[%ids], %g {axis = 0 : i64}
+        : tensor<100x8xf32>, tensor<6x8xi32>, tensor<6x8xf32>
+    """
+
+    name = "pg_tensor.scatter_add"
+    T: ClassVar = VarConstraint("T", AnyTensor)
+    axis = prop_def(IntegerAttr)
+    base = operand_def(T)
+    index = operand_def(AnyTensor)
+    src = operand_def(AnyTensor)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = ("$base `[` $index `]` `,` $src attr-dict `:` type($base) `,` "
+                       "type($index) `,` type($src)")
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, base: SSAValue | Operation, index: SSAValue | Operation,
+                 src: SSAValue | Operation, axis: int):
+        base = SSAValue.get(base)
+        super().__init__(properties={"axis": IntegerAttr(axis, 64)},
+                         operands=[base, index, src], result_types=[base.type])
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    def verify_shapes(self) -> None:
+        _check_indexing(self, shape_of(self.base), self.index, self.axis_index)
+        if is_bool(dtype_of(self.base)):
+            raise _fail(self, "cannot add bool tensors")
+        if self.src.type != tensor(shape_of(self.index), dtype_of(self.base)):
+            raise _fail(self, f"src must be {tensor(shape_of(self.index), dtype_of(self.base))}"
+                              f", got {self.src.type}")
+
+
+def _check_indexing(op: Operation, table: tuple[int, ...], index_value: SSAValue,
+                    axis: int) -> None:
+    """The rules gather and scatter_add share: an integer index of the table's rank, an axis
+    of it, and shapes that agree off the axis."""
+    index = shape_of(index_value)
+    if not is_int(dtype_of(index_value)):
+        raise _fail(op, f"the index must be an integer tensor, got {index_value.type}")
+    if len(table) != len(index) or not 0 <= axis < len(table):
+        raise _fail(op, f"table {list(table)} and index {list(index)} need one rank and an "
+                        f"axis in it, got axis {axis}")
+    if any(a != b for d, (a, b) in enumerate(zip(table, index, strict=True)) if d != axis):
+        raise _fail(op, f"table {list(table)} and index {list(index)} differ off axis {axis}")
 
 
 # ── reduce ───────────────────────────────────────────────────────────────────
@@ -749,6 +799,6 @@ ELEMENTWISE_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp
 PG_TENSOR = Dialect(
     "pg_tensor",
     [ConstOp, IotaOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp, GatherOp,
-     ReduceOp, *MOVEMENT_OPS],
+     ScatterAddOp, ReduceOp, *MOVEMENT_OPS],
     [],
 )

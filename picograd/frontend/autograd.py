@@ -178,6 +178,7 @@ _RULES: dict[str, Callable[[Context, Any, Any], Grads]] = {
     "bitcast": lambda ctx, out, g: (None,),  # Tensor.bitcast refuses inputs requiring grad
     "gather": lambda ctx, out, g: (g._scatter_add(ctx.arg, ctx.src[1],
                                                   ctx.src[0].shape[ctx.arg]), None),
+    "scatter_add": lambda ctx, out, g: (g, None, g._gather_along(ctx.arg, ctx.src[1])),
     "reduce": _reduce,
     "reshape": lambda ctx, out, g: (g.reshape(ctx.src[0].shape),),
     "expand": _expand,

@@ -178,13 +178,36 @@ class IndexOps(ShapeOps):
         return self._take(d, flat.reshape((-1,)), negative=False, op="index_select")
 
     def _scatter_add(self, axis: int, index: TensorBase, n: int) -> Self:
-        """The gradient of `_gather_along`: a tensor of this (the index's) shape with `n`
-        along `axis`, holding at each position the sum of this tensor's elements whose index
-        names it (indices outside [0, n) add nowhere)."""
-        hit = self._index_mask("gather", index, n)  # (*index.shape, n)
-        picked = hit.where(self.unsqueeze(-1).expand(hit.shape),
-                           self._const(0, hit.shape, self.dtype))
-        return picked.sum(axis).movedim(-1, axis).cast(self.dtype)
+        """The gradient of `_gather_along`: zeros of this (the index's) shape with `n` along
+        `axis`, plus each of this tensor's elements added where its index names (indices
+        outside [0, n) add nowhere): one pass over the index (pg_tensor.scatter_add)."""
+        shape = tuple(n if d == axis else s for d, s in enumerate(self.shape))
+        base = self._const(0, shape, self.dtype)
+        return base._make("scatter_add", (base, index, self), axis, shape)
+
+    def scatter_add(self, dim: int, index: TensorBase, src: TensorBase) -> Self:
+        """A copy of self with src[..., i, ...] added at self[..., index[..., i, ...], ...]
+        along `dim` (torch's out-of-place scatter_add): repeated indices add up, in the
+        index's order along `dim`. The index may be smaller than src, and than self off
+        `dim`; its values must lie in [0, self.shape[dim])."""
+        d = self._check_index("scatter_add", dim, index)
+        self._check_device("scatter_add", src)
+        if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape,
+                                                               strict=True)):
+            raise shape_error("scatter_add", f"index of shape {index.shape} is larger than src "
+                                             f"of shape {src.shape}")
+        if src.dtype != self.dtype:
+            raise dtype_error("scatter_add", f"src is {src.dtype.name}, the tensor "
+                                             f"{self.dtype.name}: they must match")
+        idx = self._checked_index("scatter_add", index, self.shape[d], negative=False)
+        s: Any = src
+        s = s._slice((0,) * s.ndim, (1,) * s.ndim, index.shape)
+        # off `dim`, indices past the index's extent add nowhere (-1) and their src is 0
+        pads = tuple((0, 0) if k == d else (0, full - part) for k, (full, part) in
+                     enumerate(zip(self.shape, index.shape, strict=True)))
+        if any(p for _, p in pads):
+            idx, s = idx.pad(pads, -1), s.pad(pads)
+        return self._make("scatter_add", (self, idx, s), d, self.shape)
 
     def scatter(self, dim: int, index: TensorBase, src: TensorBase | Scalar) -> Self:
         """A copy of self with self[..., index[..., i, ...], ...] = src[..., i, ...] along
@@ -214,17 +237,12 @@ class IndexOps(ShapeOps):
     def _take(self, dim: int, index: TensorBase, negative: bool = True,
               op: str = "getitem") -> Self:
         """self[:, ..., index, ...] at `dim`: shape[:dim] + index.shape + shape[dim + 1:]."""
-        n, k = self.shape[dim], index.ndim
-        idx = self._checked_index(op, index, n, negative)
-        if k == 0:
-            return self._take(dim, idx.reshape((1,)), op=op).squeeze(dim)
+        idx = self._checked_index(op, index, self.shape[dim], negative)
         pre, post = self.shape[:dim], self.shape[dim + 1:]
-        out = (*pre, *index.shape, *post)
-        axis = len(pre) + k - 1  # the table's dim sits at the index's last dim
-        table = self.reshape((*pre, *(1,) * (k - 1), n, *post)).expand(
-            (*pre, *index.shape[:-1], n, *post))
-        idx = idx.reshape((*(1,) * len(pre), *index.shape, *(1,) * len(post))).expand(out)
-        return table._gather_along(axis, idx)
+        m = index.numel()  # one gather by the flattened index: the table is never expanded
+        flat = idx.reshape((*(1,) * len(pre), m, *(1,) * len(post))).expand(
+            (*pre, m, *post))
+        return self._gather_along(dim, flat).reshape((*pre, *index.shape, *post))
 
     def __getitem__(self, index: Any) -> Self:
         """numpy basic indexing, plus one int tensor (or list of ints) index on one dim."""

@@ -22,6 +22,7 @@ from xdsl.interpreter import (
 
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects.dtypes import to_numpy_dtype
+from picograd.dialects.pg import BinaryKind
 from picograd.interpreter import alu
 
 
@@ -84,6 +85,23 @@ class TensorFunctions(InterpreterFunctions):
         picked = np.take_along_axis(table, np.where(inside, index, 0), axis) \
             if table.shape[axis] else np.zeros(index.shape, table.dtype)
         return (np.where(inside, picked, np.zeros((), table.dtype)),)
+
+    @impl(pt.ScatterAddOp)
+    def run_scatter_add(self, interp: Interpreter, op: pt.ScatterAddOp, args: PythonValues
+                        ) -> PythonValues:
+        base, index = np.asarray(args[0]), np.asarray(args[1]).astype(np.int64)
+        src = np.asarray(args[2])
+        axis, t = op.axis_index, pt.dtype_of(op.base)
+        out = base.copy()
+        # one addition at a time, along the axis in order, with the dtype's own wrapping
+        for at in np.ndindex(*index.shape[:axis], *index.shape[axis + 1:]):
+            for k in range(index.shape[axis]):
+                c = (*at[:axis], k, *at[axis:])
+                j = int(index[c])
+                if 0 <= j < base.shape[axis]:
+                    to = (*at[:axis], j, *at[axis:])
+                    out[to] = alu.binary(BinaryKind.ADD, out[to], src[c], t)
+        return (out,)
 
     # ── reduce ───────────────────────────────────────────────────────────────
 

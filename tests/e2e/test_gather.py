@@ -1,8 +1,9 @@
 """Selecting by index tensor against torch on every device: `gather`, `take_along_dim`,
 `index_select`, `x[int_tensor]` and `embedding`, forward and backward (the gradient adds up
-at repeated indices); negative indices where torch takes them; realized out-of-range
-indices raise `IndexRangeError` at the op, lazy ones select 0; and the work is O(output):
-an embedding into a 30,522-row table compiles to one kernel with no loop over the table.
+at repeated indices), and `scatter_add`; negative indices where torch takes them; realized
+out-of-range indices raise `IndexRangeError` at the op, lazy ones select 0; and the work is
+O(output): an embedding into a 30,522-row table compiles to one kernel with no loop over the
+table, and its gradient to a fill and one pass over the ids.
 """
 
 from __future__ import annotations
@@ -157,3 +158,40 @@ def test_an_embedding_loads_rows_instead_of_scanning_the_table() -> None:
     assert len(kernels) == 1
     assert all(not isinstance(r, pg_loop.ReduceOp) for r in ranges)
     assert sorted(r.end.data for r in ranges) == [32, 45, 384]
+
+
+def test_scatter_add(device: str) -> None:
+    x, src = _randn(4, 5), _randn(3, 5)
+    index = rng.integers(0, 4, (3, 5)).astype(np.int32)
+    index[:, 0] = 2  # three additions into one element, in order
+    xo, so = (pg.Tensor(a, device=device, requires_grad=True) for a in (x, src))
+    xt, st = (torch.tensor(a, requires_grad=True) for a in (x, src))
+    out = xo.scatter_add(0, pg.Tensor(index, device=device), so)
+    ref = xt.scatter_add(0, torch.from_numpy(index.astype(np.int64)), st)
+    seed = _randn(4, 5)
+    (out * pg.Tensor(seed, device=device)).sum().backward()
+    (ref * torch.from_numpy(seed)).sum().backward()
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-6, atol=1e-6)
+    for ours, theirs in ((xo, xt), (so, st)):
+        assert ours.grad is not None and theirs.grad is not None
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
+    # an index smaller than src and than the tensor off dim: the rest is left alone
+    small = index[:2, :3] % 5
+    got = pg.Tensor(x, device=device).scatter_add(1, pg.Tensor(small, device=device),
+                                                  pg.Tensor(src, device=device))
+    want = torch.from_numpy(x).scatter_add(1, torch.from_numpy(small.astype(np.int64)),
+                                           torch.from_numpy(src))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_an_embedding_gradient_adds_rows_instead_of_scanning_the_table() -> None:
+    weight = pg.Tensor(np.zeros((30522, 384), np.float32), requires_grad=True)
+    ids = pg.Tensor(np.zeros((32, 45), np.int32))
+    F.embedding(ids, weight).sum().backward()
+    assert weight.grad is not None
+    module = _loop_stage(weight.grad)
+    kernels = [op for op in module.walk() if isinstance(op, pg_loop.KernelOp)]
+    trips = [[op.end.data for op in k.walk() if isinstance(op, pg_loop.RangeOp | pg_loop.ReduceOp)]
+             for k in kernels]
+    # the zero fill, then per column of the table one pass over the 1440 ids
+    assert trips == [[30522, 384], [384, 1440]]

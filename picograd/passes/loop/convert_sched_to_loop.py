@@ -28,6 +28,12 @@ the element at the current output position is computed by walking back through t
   re-emitted there;
 * a read of a `pg_sched.load`ed tensor is a `pg_loop.load` at the row-major offset.
 
+A stored `pg_tensor.scatter_add` gets loops of its own: global ranges over the dims off its
+axis, and inside them sequential `loop` ranges along the axis: one writing the base (left
+out when the base is a load of the buffer stored to, as `convert-tensor-to-sched` makes it),
+then one reading the index and adding each src element into the output element it names
+(load, add, store; see `_lower_scatter_add`).
+
 The walk reuses what it already emitted for the same (value, index, mask) in the same or an
 enclosing block, so a DAG stays a DAG. Index arithmetic is emitted plainly (trivial folds
 only); `loop-simplify` cleans it up.
@@ -292,9 +298,69 @@ def _alu(op: Operation, args: list[SSAValue]) -> Operation:
     return U.CastOp(args[0], dtype_of(op.result))
 
 
+def _lower_scatter_add(op: T.ScatterAddOp, out: SSAValue, kernel_block: Block,
+                       buffers: dict[SSAValue, SSAValue]) -> None:
+    """Append the loops of a scatter_add stored to `out`: global ranges over the dims off
+    its axis, and in them two sequential loops along the axis, one writing the base's
+    column, then one adding each src element at the row its index names (read, add, write
+    back; an out-of-range index writes back an unchanged element). A work item owns whole
+    columns, so no two of them touch one element, and the additions into an element happen
+    in the index's order."""
+    shape, axis = shape_of(op.result), op.axis_index
+    n, m = shape[axis], shape_of(op.index)[axis]
+    block = kernel_block
+    scopes = _NestScopes(block)
+    loop_index: dict[int, SSAValue] = {}
+    for d, size in enumerate(shape):
+        if d != axis and size != 1:
+            loop = L.RangeOp(0, size, RangeKind.GLOBAL)
+            loop.index.name_hint = f"i{d}"
+            block.add_op(loop)
+            block = loop.body.block
+            scopes.push(block, loop.index)
+            loop_index[d] = loop.index
+    lowering = _KernelLowering(buffers, scopes)
+    math = lowering.math
+
+    def at(along: SSAValue) -> Index:
+        return tuple(along if d == axis else loop_index[d] if d in loop_index else
+                     math.const(0) for d in range(len(shape)))
+
+    base = op.base.owner
+    in_place = isinstance(base, S.LoadOp) and buffers[base.buffer] is out
+    for size, name, add in ((0 if in_place else n, "i", False), (m if n else 0, "k", True)):
+        if size == 0:
+            continue
+        loop = L.RangeOp(0, size, RangeKind.LOOP)
+        loop.index.name_hint = f"{name}{axis}"
+        scopes.add(loop)
+        scopes.push(loop.body.block, loop.index)
+        if not add:
+            idx = at(loop.index)
+            value = lowering.element(op.base, idx, None)
+            scopes.add(L.StoreOp(value, out, math.linear(idx, shape)))
+        else:
+            src_idx = at(loop.index)
+            row = lowering.add(U.CastOp(lowering.element(op.index, src_idx, None), IndexType()))
+            inside = math.both(math.cmp(CmpKind.GE, row, math.const(0)),
+                               math.cmp(CmpKind.LT, row, math.const(n)))
+            assert inside is not None
+            clamped = math.binary(BinaryKind.MIN, math.binary(BinaryKind.MAX, row,
+                                                              math.const(0)), math.const(n - 1))
+            offset = math.linear(at(clamped), shape)
+            old = lowering.add(L.LoadOp(out, offset))
+            added = lowering.add(U.BinaryOp(BinaryKind.ADD, old,
+                                            lowering.element(op.src, src_idx, None)))
+            scopes.add(L.StoreOp(lowering.add(U.WhereOp(inside, added, old)), out, offset))
+        scopes.pop()
+
+
 def _lower_store(store: S.StoreOp, kernel_block: Block,
                  buffers: dict[SSAValue, SSAValue]) -> None:
     """Append the loop nest computing and writing `store`'s tensor to `kernel_block`."""
+    if isinstance(store.value.owner, T.ScatterAddOp):
+        _lower_scatter_add(store.value.owner, buffers[store.buffer], kernel_block, buffers)
+        return
     shape = shape_of(store.value)
     block = kernel_block
     scopes = _NestScopes(block)

@@ -9,7 +9,10 @@ over `!pg.buffer`s whose body is only `pg_sched.alloc`, `pg_sched.launch` and `f
 Each kernel takes the buffers it reads (in order of first use in the kernel) and then the
 buffer it writes; it `pg_sched.load`s every read buffer whole as a tensor of its original
 shape, recomputes its cone with the original `pg_tensor` ops (views stay views of the loaded
-tensors, constants are recreated in each kernel), and `pg_sched.store`s the result.
+tensors, constants are recreated in each kernel), and `pg_sched.store`s the result. A
+`pg_tensor.scatter_add` is two kernels writing one buffer: the first stores its base there,
+the second `pg_sched.load`s that buffer (its own output argument) as the scatter's base and
+stores the scatter into it, which `convert-sched-to-loop` turns into additions in place.
 
 Guarantee: no `pg_tensor` op is left outside a kernel; the inputs of `@main` are only read;
 a graph result that is directly an argument is returned as that argument's buffer, and every
@@ -59,7 +62,7 @@ def _find_main(module: ModuleOp) -> func.FuncOp:
 
 def _build_kernel(name: str, group: KernelGroup) -> S.KernelOp:
     reads = [_tensor_type(v, "a kernel input") for v in group.reads]
-    out = _tensor_type(group.root, "a kernel result")
+    out = _tensor_type(group.root if group.into is None else group.into, "a kernel result")
     kernel = S.KernelOp(name, [*map(buffer_type, reads), buffer_type(out)])
     block = kernel.body.block
     for value, arg in zip(group.reads, block.args, strict=False):
@@ -72,6 +75,16 @@ def _build_kernel(name: str, group: KernelGroup) -> S.KernelOp:
         block.add_op(load)
         mapping[value] = load.result
     for op in group.cone:
+        if group.in_place and op is group.root.owner:
+            # a scatter_add adds into its own output: its base is that buffer (other uses of
+            # the base value, if any, compute it)
+            own = S.LoadOp(block.args[-1], out)
+            block.add_op(own)
+            clone = op.clone({**mapping, op.operands[0]: own.result})
+            clone.operands = [own.result, *(mapping.get(x, x) for x in op.operands[1:])]
+            mapping[group.root] = clone.results[0]
+            block.add_op(clone)
+            continue
         block.add_op(op.clone(mapping))
     block.add_op(S.StoreOp(mapping[group.root], block.args[-1]))
     return kernel
@@ -106,11 +119,15 @@ class ConvertTensorToSchedPass(ModulePass):
         for n, group in enumerate(grouping.kernels):
             kernel = _build_kernel(f"k{n}", group)
             kernels.append(kernel)
-            alloc = S.AllocOp(buffer_type(_tensor_type(group.root, "a kernel result")))
-            alloc.result.name_hint = group.root.name_hint
-            new_block.add_op(alloc)
-            buffers[group.root] = alloc.result
-            launch_args = [buffers[v] for v in group.reads] + [alloc.result]
+            if group.in_place:  # the buffer its base's kernel wrote
+                out = buffers[group.root]
+            else:
+                value = group.root if group.into is None else group.into
+                alloc = S.AllocOp(buffer_type(_tensor_type(value, "a kernel result")))
+                alloc.result.name_hint = value.name_hint
+                new_block.add_op(alloc)
+                buffers[value] = out = alloc.result
+            launch_args = [buffers[v] for v in group.reads] + [out]
             new_block.add_op(S.LaunchOp(f"k{n}", launch_args))
         results = [buffers[v] for v in grouping.results]
         new_block.add_op(func.ReturnOp(*results))

@@ -8,6 +8,8 @@ inside each kernel whose cone reaches it.
 A live value (one the graph results depend on) is materialised when it is
 
 * a graph result (unless it is directly a function argument, which is its own buffer);
+* a `pg_tensor.scatter_add` result (its kernel writes the base, then adds into it: its
+  loops are its own, so it is never fused into a reader);
 * a `pg_tensor.reduce` result that another op consumes, unless it is fused row-wise (below).
   A chain of bijective views (reshape, permute, flip), each the single user of the one
   before, only re-indexes the reduce's output, so the chain stays in the reduce's kernel
@@ -69,7 +71,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import func
 from xdsl.ir import BlockArgument, Operation, SSAValue
@@ -89,11 +91,18 @@ ELEMENTWISE = (T.UnaryOp, T.BinaryOp, T.CmpOp, T.WhereOp, T.CastOp, T.BitcastOp)
 @dataclass(frozen=True)
 class KernelGroup:
     """One kernel: it computes `root` from the ops in `cone` (program order), reading
-    `reads` (function arguments or earlier roots, in order of first use)."""
+    `reads` (function arguments or earlier roots, in order of first use).
+
+    A `scatter_add` root takes two kernels: the first computes its base into the scatter's
+    buffer (`into` is the scatter's value), the second adds into that buffer in place
+    (`in_place`: the root's base is read from the kernel's own output buffer, not computed;
+    its cone and reads are those of the index and src)."""
 
     root: SSAValue
     cone: tuple[Operation, ...]
     reads: tuple[SSAValue, ...]
+    into: SSAValue | None = None
+    in_place: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,8 +137,24 @@ def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping
     materialised = _fuse_row_reductions(materialised, set(ret.operands), decide.is_buffer,
                                         position, max_reads)
     materialised = _split_reused(materialised, decide.is_buffer, position, max_reads)
-    kernels = tuple(_kernel(root, decide.is_buffer, position) for root in materialised)
+    kernels = tuple(group for root in materialised
+                    for group in _kernels_of(root, decide.is_buffer, position))
     return Grouping(kernels, tuple(ret.operands))
+
+
+def _kernels_of(root: SSAValue, is_buffer: set[SSAValue], position: dict[Operation, int]
+                ) -> tuple[KernelGroup, ...]:
+    """The kernel computing `root`; for a scatter_add, its base's kernel and the in-place
+    one (see KernelGroup)."""
+    scatter = root.owner
+    if not isinstance(scatter, T.ScatterAddOp):
+        return (_kernel(root, is_buffer, position),)
+    base = scatter.base
+    if isinstance(base, BlockArgument) or base in is_buffer:
+        first = KernelGroup(base, (), (base,), into=root)  # a copy of the base's buffer
+    else:
+        first = replace(_kernel(base, is_buffer, position), into=root)
+    return first, _kernel(root, is_buffer, position, in_place=True)
 
 
 class _Decider:
@@ -169,6 +194,8 @@ class _Decider:
         returned = value in self.returned
         if isinstance(op, T.ConstOp | T.IotaOp):  # computed where read: no buffer
             materialise, cost = returned, 0
+        elif isinstance(op, T.ScatterAddOp):  # writes its buffer in place: never fused
+            materialise, cost = True, 0
         elif isinstance(op, T.ReduceOp) or (isinstance(op, BIJECTIVE_VIEWS)
                                             and op.operands[0] in self.reduced):
             only_reindexed = len(users) == 1 and isinstance(next(iter(users)), BIJECTIVE_VIEWS)
@@ -252,10 +279,15 @@ def _live_ops(body: Sequence[Operation], results: Sequence[SSAValue]) -> set[Ope
     return live
 
 
-def _kernel(root: SSAValue, is_buffer: set[SSAValue], position: dict[Operation, int]
-            ) -> KernelGroup:
-    """The cone of `root`: its op and every op reachable through non-buffer values."""
+def _kernel(root: SSAValue, is_buffer: set[SSAValue], position: dict[Operation, int],
+            in_place: bool = False) -> KernelGroup:
+    """The cone of `root`: its op and every op reachable through non-buffer values; with
+    `in_place` (a scatter_add root), not through the root's base operand."""
     assert isinstance(root.owner, Operation)
+
+    def operands(op: Operation) -> Sequence[SSAValue]:
+        return op.operands[1:] if in_place and op is root.owner else op.operands
+
     cone: set[Operation] = set()
     stack = [root.owner]
     while stack:
@@ -263,17 +295,17 @@ def _kernel(root: SSAValue, is_buffer: set[SSAValue], position: dict[Operation, 
         if op in cone:
             continue
         cone.add(op)
-        for x in op.operands:
+        for x in operands(op):
             if not (isinstance(x, BlockArgument) or x in is_buffer):
                 assert isinstance(x.owner, Operation)
                 stack.append(x.owner)
     ordered = tuple(sorted(cone, key=position.__getitem__))
     reads: dict[SSAValue, None] = {}  # insertion-ordered set
     for op in ordered:
-        for x in op.operands:
+        for x in operands(op):
             if isinstance(x, BlockArgument) or x in is_buffer:
                 reads.setdefault(x)
-    return KernelGroup(root, ordered, tuple(reads))
+    return KernelGroup(root, ordered, tuple(reads), in_place=in_place)
 
 
 def _fuse_row_reductions(roots: Sequence[SSAValue], returned: set[SSAValue],
@@ -288,8 +320,8 @@ def _fuse_row_reductions(roots: Sequence[SSAValue], returned: set[SSAValue],
             continue
         readers = [root for root in kept
                    if candidate in _kernel(root, is_buffer, position).reads]
-        if len(readers) != 1:
-            continue
+        if len(readers) != 1 or isinstance(readers[0].owner, T.ScatterAddOp):
+            continue  # a scatter_add's loops are its own (see convert-sched-to-loop)
         is_buffer.discard(candidate)
         fused = _kernel(readers[0], is_buffer, position)
         if _row_wise(fused, reduce) and (max_reads is None or len(fused.reads) <= max_reads):
@@ -386,7 +418,10 @@ def _over_reused(kernel: KernelGroup) -> list[SSAValue]:
         for x in dict.fromkeys(op.operands):  # an op reading x twice evaluates it once
             if isinstance(x, BlockArgument) or x in kernel.reads:
                 continue
-            if is_view:
+            if isinstance(op, T.ScatterAddOp):  # base once per element, index and src once
+                own = count if x is op.operands[0] else _numel(x)  # per element of theirs
+                aligned[x] = max(aligned.get(x, 0), own)
+            elif is_view:
                 viewed[x] = viewed.get(x, 0) + count
             else:
                 aligned[x] = max(aligned.get(x, 0), count)

@@ -330,3 +330,49 @@ pg_sched.kernel @gather_computed(%x: !pg.buffer<12xf32>, %ids: !pg.buffer<6xi32>
   %g = pg_tensor.gather %e[%i] {axis = 1 : i64} : tensor<3x4xf32>, tensor<3x2xi32> -> tensor<3x2xf32>
   pg_sched.store %g, %out : tensor<3x2xf32>, !pg.buffer<6xf32>
 }
+
+// -----
+// An in-place scatter_add (its base a load of its own output): one global range per column,
+// in it one sequential loop over the ids that reads the element the id names (clamped into
+// the buffer), adds the src element and writes it back (unchanged when the id is out of
+// range). A scatter_add whose base is computed first writes the base along the axis.
+// CHECK-LABEL: pg_loop.kernel @scatter_in_place(
+// CHECK-NEXT:    pg_loop.range %i1 = 0 to 8 global {
+// CHECK-NEXT:      pg_loop.range %k0 = 0 to 6 loop {
+// CHECK:             %[[ID:.*]] = pg_loop.load %ids[%k0] : !pg.buffer<6xi32> -> i32
+// CHECK-NEXT:        %[[AT:.*]] = pg_uop.cast %[[ID]] : i32 to index
+// CHECK:             %[[IN:.*]] = pg_loop.and
+// CHECK-NEXT:        %[[LO:.*]] = pg_loop.index max %[[AT]], %{{.*}}
+// CHECK-NEXT:        %[[C9:.*]] = pg_loop.const 9
+// CHECK-NEXT:        %[[ROW:.*]] = pg_loop.index min %[[LO]], %[[C9]]
+// CHECK:             %[[OFF:.*]] = pg_loop.index add %{{.*}}, %i1
+// CHECK-NEXT:        %[[OLD:.*]] = pg_loop.load %out[%[[OFF]]] : !pg.buffer<80xf32> -> f32
+// CHECK:             %[[SRC:.*]] = pg_loop.load %g[%{{.*}}] : !pg.buffer<48xf32> -> f32
+// CHECK-NEXT:        %[[SUM:.*]] = pg_uop.binary add %[[OLD]], %[[SRC]] : f32
+// CHECK-NEXT:        %[[NEW:.*]] = pg_uop.where %[[IN]], %[[SUM]], %[[OLD]] : f32
+// CHECK-NEXT:        pg_loop.store %[[NEW]], %out[%[[OFF]]] : f32, !pg.buffer<80xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK-LABEL: pg_loop.kernel @scatter_with_base(
+// CHECK-NEXT:    pg_loop.range %i1 = 0 to 8 global {
+// CHECK-NEXT:      pg_loop.range %i0 = 0 to 10 loop {
+// CHECK:             pg_loop.store %{{.*}}, %out[
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pg_loop.range %k0 = 0 to 6 loop {
+pg_sched.kernel @scatter_in_place(%ids: !pg.buffer<6xi32>, %g: !pg.buffer<48xf32>, %out: !pg.buffer<80xf32>) {
+  %i = pg_sched.load %ids : !pg.buffer<6xi32> -> tensor<6x1xi32>
+  %s = pg_sched.load %g : !pg.buffer<48xf32> -> tensor<6x8xf32>
+  %e = pg_tensor.expand %i : tensor<6x1xi32> -> tensor<6x8xi32>
+  %own = pg_sched.load %out : !pg.buffer<80xf32> -> tensor<10x8xf32>
+  %r = pg_tensor.scatter_add %own[%e], %s {axis = 0 : i64} : tensor<10x8xf32>, tensor<6x8xi32>, tensor<6x8xf32>
+  pg_sched.store %r, %out : tensor<10x8xf32>, !pg.buffer<80xf32>
+}
+pg_sched.kernel @scatter_with_base(%ids: !pg.buffer<6xi32>, %g: !pg.buffer<48xf32>, %out: !pg.buffer<80xf32>) {
+  %i = pg_sched.load %ids : !pg.buffer<6xi32> -> tensor<6x1xi32>
+  %s = pg_sched.load %g : !pg.buffer<48xf32> -> tensor<6x8xf32>
+  %e = pg_tensor.expand %i : tensor<6x1xi32> -> tensor<6x8xi32>
+  %z = pg_tensor.const 1.0 : tensor<10x8xf32>
+  %r = pg_tensor.scatter_add %z[%e], %s {axis = 0 : i64} : tensor<10x8xf32>, tensor<6x8xi32>, tensor<6x8xf32>
+  pg_sched.store %r, %out : tensor<10x8xf32>, !pg.buffer<80xf32>
+}

@@ -281,3 +281,30 @@ func.func @main(%a: tensor<16xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf
   %v = pg_tensor.unary log %s0 : tensor<4xf32>
   func.return %m3, %u, %v : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+// A scatter_add is two kernels on one buffer: the first stores its base (here a constant),
+// the second loads that buffer, its own output, as the base and adds into it; the src's
+// producer (the mul) fuses into the second, the base's uses elsewhere would recompute it.
+// CHECK-LABEL: pg_sched.kernel @k0(%out: !pg.buffer<80xf32>) {
+// CHECK-NEXT:    %z = pg_tensor.const 0.0 : tensor<10x8xf32>
+// CHECK-NEXT:    pg_sched.store %z, %out : tensor<10x8xf32>, !pg.buffer<80xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  pg_sched.kernel @k1(%ids: !pg.buffer<6xi32>, %g: !pg.buffer<48xf32>, %out: !pg.buffer<80xf32>) {
+// CHECK:         %g2 = pg_tensor.binary mul
+// CHECK-NEXT:    %[[OWN:.*]] = pg_sched.load %out : !pg.buffer<80xf32> -> tensor<10x8xf32>
+// CHECK-NEXT:    %r = pg_tensor.scatter_add %[[OWN]][%e], %g2 {axis = 0 : i64}
+// CHECK-NEXT:    pg_sched.store %r, %out : tensor<10x8xf32>, !pg.buffer<80xf32>
+// CHECK:       func.func @main(%g: !pg.buffer<48xf32>, %ids: !pg.buffer<6xi32>) -> !pg.buffer<80xf32> {
+// CHECK-NEXT:    %r = pg_sched.alloc : !pg.buffer<80xf32>
+// CHECK-NEXT:    pg_sched.launch @k0(%r) : !pg.buffer<80xf32>
+// CHECK-NEXT:    pg_sched.launch @k1(%ids, %g, %r) : !pg.buffer<6xi32>, !pg.buffer<48xf32>, !pg.buffer<80xf32>
+// CHECK-NEXT:    func.return %r : !pg.buffer<80xf32>
+func.func @main(%g: tensor<6x8xf32>, %ids: tensor<6x1xi32>) -> tensor<10x8xf32> {
+  %z = pg_tensor.const 0.0 : tensor<10x8xf32>
+  %e = pg_tensor.expand %ids : tensor<6x1xi32> -> tensor<6x8xi32>
+  %two = pg_tensor.const 2.0 : tensor<6x8xf32>
+  %g2 = pg_tensor.binary mul %g, %two : tensor<6x8xf32>
+  %r = pg_tensor.scatter_add %z[%e], %g2 {axis = 0 : i64} : tensor<10x8xf32>, tensor<6x8xi32>, tensor<6x8xf32>
+  func.return %r : tensor<10x8xf32>
+}

@@ -31,13 +31,30 @@ class _TensorBuilder(ElementwiseBuilder):
     def step(self) -> None:
         x = self.recent()
         what = self.draw(st.sampled_from(("elementwise", "elementwise", "view", "reduce",
-                                          "gather")))
+                                          "gather", "scatter_add")))
         getattr(self, what)(x)
 
     def gather(self, x: Value) -> None:
-        """A gather from `x` along a random axis, by an index that is an iota along it (in
-        range; flipped or not: a permutation), or `x`'s own values cast to i32 (mostly out of
-        range, which selects 0)."""
+        """A gather from `x` along a random axis (see `_index`)."""
+        axis, index = self._index(x)
+        self.emit(f"pg_tensor.gather {x.name}[{index.name}] {{axis = {axis} : i64}} : "
+                  f"{x.type}, {index.type} -> {x.type}", x.dtype, x.shape)
+
+    def scatter_add(self, x: Value) -> None:
+        """A recent value of `x`'s type added into `x` along a random axis (see `_index`);
+        a bool `x` is gathered from instead."""
+        if x.dtype == "i1":
+            self.gather(x)
+            return
+        axis, index = self._index(x)
+        src = self.pick(x)
+        self.emit(f"pg_tensor.scatter_add {x.name}[{index.name}], {src.name} {{axis = {axis} "
+                  f": i64}} : {x.type}, {index.type}, {src.type}", x.dtype, x.shape)
+
+    def _index(self, x: Value) -> tuple[int, Value]:
+        """A random axis of `x` and an index of `x`'s shape along it: an iota (in range;
+        flipped or not: a permutation), or `x`'s own values cast to i32 (mostly out of range,
+        which selects 0 or adds nowhere)."""
         shape = x.shape
         assert shape is not None
         axis = self.draw(st.integers(0, len(shape) - 1))
@@ -51,8 +68,7 @@ class _TensorBuilder(ElementwiseBuilder):
             if how == "flipped":
                 index = self.emit(f"pg_tensor.flip {index.name} {{axes = {int_list([axis])}}} "
                                   f": {index.type}", "i32", shape)
-        self.emit(f"pg_tensor.gather {x.name}[{index.name}] {{axis = {axis} : i64}} : "
-                  f"{x.type}, {index.type} -> {x.type}", x.dtype, shape)
+        return axis, index
 
     def reduce(self, x: Value) -> None:
         assert x.shape is not None

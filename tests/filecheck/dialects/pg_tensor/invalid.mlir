@@ -196,3 +196,24 @@ func.func @result(%w: tensor<100x8xf32>, %i: tensor<6x8xi32>) {
   %g = pg_tensor.gather %w[%i] {axis = 0 : i64} : tensor<100x8xf32>, tensor<6x8xi32> -> tensor<6x8xf64>
   func.return
 }
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.scatter_add': src must be tensor<6x8xf32>, got tensor<6x4xf32>
+func.func @scatter_src(%w: tensor<100x8xf32>, %i: tensor<6x8xi32>, %s: tensor<6x4xf32>) {
+  %r = pg_tensor.scatter_add %w[%i], %s {axis = 0 : i64} : tensor<100x8xf32>, tensor<6x8xi32>, tensor<6x4xf32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.scatter_add': cannot add bool tensors
+func.func @scatter_bool(%w: tensor<10x8xi1>, %i: tensor<6x8xi32>, %s: tensor<6x8xi1>) {
+  %r = pg_tensor.scatter_add %w[%i], %s {axis = 0 : i64} : tensor<10x8xi1>, tensor<6x8xi32>, tensor<6x8xi1>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.scatter_add': table [10, 8] and index [6, 4] differ off axis 0
+func.func @scatter_off_axis(%w: tensor<10x8xf32>, %i: tensor<6x4xi32>, %s: tensor<6x4xf32>) {
+  %r = pg_tensor.scatter_add %w[%i], %s {axis = 0 : i64} : tensor<10x8xf32>, tensor<6x4xi32>, tensor<6x4xf32>
+  func.return
+}
