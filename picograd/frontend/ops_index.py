@@ -1,23 +1,27 @@
 """Indexing ops, as torch names them: selecting and writing elements by position.
 
-    x[int_tensor] / x[list of ints]      one tensor index on one dim, with numpy basic indexing
-    x[basic] = value                     a functional update, recorded for autograd
-    gather(dim, index), scatter(dim, index, src)
+    x[int_tensor, ...] / x[list of ints]  int tensor indices on one or more dims, with numpy
+                                          basic indexing, placed as torch places them
+    x[basic] = value                      a functional update, recorded for autograd
+    gather(dim, index), take_along_dim(indices, dim), index_select(dim, index)
+    scatter_add(dim, index, src), scatter(dim, index, src)
     masked_fill(mask, value), one_hot(num_classes)
 
 Selecting by index tensor (`gather`, `index_select`, `take_along_dim`, `x[int_tensor]`,
 and `nn.functional.embedding` built on them) is one primitive, the lazy op "gather"
 (`pg_tensor.gather`): every output element loads the one table element its index names, so
-the work is O(output) whatever the table's size. Negative indices count from the end where
-torch allows them (`x[int_tensor]`, `index_select`, `take_along_dim`); `gather` follows them
-too. An index tensor that is already realized is checked on the host and a value outside the
-dim raises `IndexRangeError` at the op, as torch does; one that is still lazy cannot be read
-without running it, so an out-of-range value there selects 0 (the kernel's loads are masked,
-never out of bounds). Their gradient adds the output gradient back at the indexed positions
-(`_scatter_add`). `scatter` and `one_hot` compare an index with an arange (a one-hot mask):
-(index size) x (dim size) work, fine for the small sizes they are meant for. Basic indexing
-(ints, slices, None, '...') is `MovementOps.__getitem__` (ops_movement.py); the shape ops
-this builds on are in ops_shape.py.
+the work is O(output) whatever the table's size; several tensor indices index the indexed
+dims flattened. Negative indices count from the end where torch allows them
+(`x[int_tensor]`, `take_along_dim`) and raise where it does not (`gather`, `index_select`,
+`embedding`, `scatter_add`). An index tensor that is already realized is checked on the host
+and a value outside the dim raises `IndexRangeError` at the op, as torch does; one that is
+still lazy cannot be read without running it, so an out-of-range value there selects 0 (the
+kernel's loads are masked, never out of bounds). Their gradient is the lazy op "scatter_add"
+(`pg_tensor.scatter_add`), which adds the output gradient back at the indexed positions in one
+pass over the index; `scatter_add` is also public. `scatter` and `one_hot` compare an index
+with an arange (a one-hot mask): (index size) x (dim size) work, fine for the small sizes they
+are meant for. Basic indexing (ints, slices, None, '...') is `MovementOps.__getitem__`
+(ops_movement.py); the shape ops this builds on are in ops_shape.py.
 """
 
 from __future__ import annotations
@@ -244,8 +248,8 @@ class IndexOps(ShapeOps):
             (*pre, m, *post))
         return self._gather_along(dim, flat).reshape((*pre, *index.shape, *post))
 
-    def __getitem__(self, index: Any) -> Self:
-        """numpy basic indexing, plus one int tensor (or list of ints) index on one dim."""
+    def _index_items(self, index: Any) -> list[Any]:
+        """The items of a subscript, lists and numpy arrays made int32 (or bool) tensors."""
         items = list(index) if isinstance(index, tuple) else [index]
         for i, item in enumerate(items):
             if isinstance(item, list):
@@ -257,6 +261,12 @@ class IndexOps(ShapeOps):
                 dt = bool_ if item.dtype.kind == "b" else int32
                 items[i] = type(self)._from_node(LazyOp.leaf(item.astype(dt.np), dt,
                                                              self.device))
+        return items
+
+    def __getitem__(self, index: Any) -> Self:
+        """numpy basic indexing (ints, slices, None, '...') plus int tensor (or list of
+        ints) indices, placed as torch places them (see `_take_many`)."""
+        items = self._index_items(index)
         tensors = [i for i, item in enumerate(items) if isinstance(item, TensorBase)]
         if not tensors:
             return super().__getitem__(tuple(items))
@@ -265,21 +275,55 @@ class IndexOps(ShapeOps):
                 raise shape_error("getitem", "boolean mask indexing makes a data-dependent "
                                              "shape, which static shapes cannot express; use "
                                              "masked_fill or where")
-        if len(tensors) > 1:
-            raise shape_error("getitem", "only one tensor index is supported")
-        (pos,) = tensors
-        idx = items[pos]
-        items[pos] = slice(None)
+        indices = [items[i] for i in tensors]
+        for i in tensors:
+            items[i] = slice(None)
         basic = super().__getitem__(tuple(items))
-        # the output dim the tensor index selects from: dims made by the items before it
+        # the output dim each tensor index selects from: dims made by the items before it
         used = sum(1 for i in items if i is not None and i is not Ellipsis)
-        out_dim = 0
-        for item in items[:pos]:
+        dims, out_dim = [], 0
+        for pos, item in enumerate(items):
+            if pos in tensors:
+                dims.append(out_dim)
             if item is Ellipsis:
                 out_dim += self.ndim - used
             elif item is None or isinstance(item, slice):
                 out_dim += 1
-        return basic._take(out_dim, idx)
+        if len(dims) == 1:
+            return basic._take(dims[0], indices[0])
+        return basic._take_many(dims, indices)
+
+    def _take_many(self, dims: list[int], indices: list[TensorBase]) -> Self:
+        """Advanced indexing by several int tensors at `dims` (ascending), as torch: the
+        indices broadcast to one shape B, and each position of B picks the element at its
+        index in every indexed dim. B takes the place of the indexed dims when they are
+        adjacent, else it comes first. One gather over the indexed dims flattened."""
+        shape = ()
+        for index in indices:
+            shape = broadcast_shape("getitem", shape, index.shape)
+        sizes = [self.shape[d] for d in dims]
+        total = int(np.prod(sizes))
+        if total >= 2 ** 31:
+            raise shape_error("getitem", f"the indexed dims {sizes} hold {total} elements, "
+                                         "more than an int32 index reaches")
+        flat: Any = None
+        inside: Any = None
+        for index, n, stride in zip(indices, sizes, np.cumprod([1, *sizes[:0:-1]])[::-1],
+                                    strict=True):
+            idx = self._checked_index("getitem", index, n).expand(shape)
+            ok = (idx >= 0) & (idx < n)  # a lazy index's stray value must not reach a neighbour
+            term = idx * int(stride)
+            flat = term if flat is None else flat + term
+            inside = ok if inside is None else inside & ok
+        flat = inside.where(flat, total)  # out of range: selects 0
+        others = [d for d in range(self.ndim) if d not in dims]
+        table = self.permute((*dims, *others)).reshape((total, *(self.shape[d] for d in others)))
+        out = table._take(0, flat, negative=False)
+        if dims != list(range(dims[0], dims[0] + len(dims))):
+            return out
+        k, at = len(shape), dims[0]  # adjacent: B goes where the indexed dims were
+        order = (*range(k, k + at), *range(k), *range(k + at, out.ndim))
+        return out.permute(order)
 
     def _unslice(self, full: tuple[int, ...], start: tuple[int, ...],
                  step: tuple[int, ...], fill: Scalar) -> Self:

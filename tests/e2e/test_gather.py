@@ -195,3 +195,36 @@ def test_an_embedding_gradient_adds_rows_instead_of_scanning_the_table() -> None
              for k in kernels]
     # the zero fill, then per column of the table one pass over the 1440 ids
     assert trips == [[30522, 384], [384, 1440]]
+
+
+@pytest.mark.parametrize("where", [
+    lambda x, i: x[i(0), i(1)],  # leading and adjacent: B first
+    lambda x, i: x[:, i(0), i(1)],  # adjacent after a slice: B in their place
+    lambda x, i: x[i(0), :, i(1)],  # apart: B first
+    lambda x, i: x[1, i(0), :, i(1)],  # an int is basic indexing, as in torch
+    lambda x, i: x[None, i(2), 1:3, i(1)],  # broadcast index shapes
+], ids=["leading", "inner", "apart", "with-int", "broadcast"])
+def test_advanced_indexing_with_several_tensors(device: str, where: Any) -> None:
+    x = _randn(3, 4, 5, 6)
+    picks = [np.array([0, -1, 2], np.int32), np.array([1, 3, -2], np.int32),
+             np.array([[0], [2]], np.int32)]
+    xo = pg.Tensor(x, device=device, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    out = where(xo, lambda k: pg.Tensor(picks[k], device=device))
+    ref = where(xt, lambda k: torch.from_numpy(picks[k].astype(np.int64)))
+    assert out.shape == tuple(ref.shape)
+    seed = _randn(*ref.shape)
+    (out * pg.Tensor(seed, device=device)).sum().backward()
+    (ref * torch.from_numpy(seed)).sum().backward()
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-6)
+    assert xo.grad is not None and xt.grad is not None
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+def test_a_lazy_index_out_of_range_in_one_dim_selects_zero(device: str) -> None:
+    # the flattened position of (1, 7) in a 4 x 5 tensor would be a valid element (12)
+    x = _randn(4, 5)
+    rows = pg.Tensor(np.array([0, 1], np.int32), device=device)
+    cols = pg.Tensor(np.array([2, 7], np.int32), device=device) * 1  # lazy
+    np.testing.assert_array_equal(pg.Tensor(x, device=device)[rows, cols].numpy(),
+                                  [x[0, 2], 0.0])

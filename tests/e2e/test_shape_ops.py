@@ -187,7 +187,6 @@ def test_errors() -> None:
     cases: list[Callable[[], object]] = [
         lambda: x[pg.Tensor(np.array([True, False]))],
         lambda: x[[True, False]],
-        lambda: x[pg.Tensor(np.array([0])), pg.Tensor(np.array([1]))],
         lambda: cat([x, pg.Tensor(np.zeros((3, 3), np.float32))], 1),
         lambda: stack([x, x.T]),
         lambda: x.split([1, 1], 1),
