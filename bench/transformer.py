@@ -1,0 +1,191 @@
+"""A BERT-style encoder forward, written the same way in picograd and in torch, in one run.
+
+    python bench/transformer.py [--device CPU:LLVM] [--shapes 32x128,1x512] [--no-compile]
+                                [--layers 6] [--repeat 5] [--quick]
+
+The model is the shape of the small sentence-embedding models people run on CPUs: 6 layers,
+hidden 384, 12 heads, FFN 1536, vocabulary 30,522, 512 positions; token + position
+embeddings, LayerNorm, and per layer Q/K/V/O projections (`nn.Linear`, torch's (out, in)
+weights), `F.scaled_dot_product_attention`, GELU FFN, post-LayerNorm residuals. Random
+weights are made once and loaded into both models by their usual names.
+
+Rows, per batch x sequence shape (medians of `--repeat` calls after one warm-up call):
+
+    picograd   model(ids) then `.numpy()`, as a user calls it (graph build, cached realize,
+               read back)
+    torch      eager, under `torch.no_grad()`
+    compile    `torch.compile(model)` (inductor; `--no-compile` skips it)
+
+plus the first picograd call (compile included, the kernel cache on disk warm or not as it
+is) and the embedding lookup alone (`F.embedding` of the ids, as the encoder's first op).
+The outputs of picograd and torch are compared before timing. onnxruntime is not timed yet
+(its column says so); nor is the issue's decoder generation, which waits for symbolic
+sizes. Numbers move with machine load: quote them from an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import picograd as pg
+import picograd.nn as pnn
+import picograd.nn.functional as PF
+
+VOCAB, POSITIONS, HIDDEN, HEADS, FFN = 30522, 512, 384, 12, 1536
+
+
+def _median(fn: Callable[[], object], repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+# ── the picograd model ───────────────────────────────────────────────────────
+
+
+class PgLayer(pnn.Module):
+    def __init__(self, device: str):
+        super().__init__()
+        self.q, self.k, self.v, self.o = (pnn.Linear(HIDDEN, HIDDEN, device=device)
+                                          for _ in range(4))
+        self.ln1 = pnn.LayerNorm(HIDDEN, device=device)
+        self.up = pnn.Linear(HIDDEN, FFN, device=device)
+        self.down = pnn.Linear(FFN, HIDDEN, device=device)
+        self.ln2 = pnn.LayerNorm(HIDDEN, device=device)
+
+    def forward(self, x: pg.Tensor) -> pg.Tensor:
+        b, s, _ = x.shape
+
+        def heads(t: pg.Tensor) -> pg.Tensor:
+            return t.reshape(b, s, HEADS, HIDDEN // HEADS).transpose(1, 2)
+
+        att = PF.scaled_dot_product_attention(heads(self.q(x)), heads(self.k(x)),
+                                              heads(self.v(x)))
+        x = self.ln1(x + self.o(att.transpose(1, 2).reshape(b, s, HIDDEN)))
+        return self.ln2(x + self.down(self.up(x).gelu()))
+
+
+class PgEncoder(pnn.Module):
+    def __init__(self, layers: int, device: str):
+        super().__init__()
+        self.tokens = pnn.Embedding(VOCAB, HIDDEN, device=device)
+        self.positions = pnn.Embedding(POSITIONS, HIDDEN, device=device)
+        self.ln = pnn.LayerNorm(HIDDEN, device=device)
+        self.layers = pnn.Sequential(*(PgLayer(device) for _ in range(layers)))
+        self.device = device
+
+    def forward(self, ids: pg.Tensor) -> pg.Tensor:
+        where = pg.Tensor(np.arange(ids.shape[1], dtype=np.int32), device=self.device)
+        return self.layers(self.ln(self.tokens(ids) + self.positions(where)))
+
+
+# ── the torch model ──────────────────────────────────────────────────────────
+
+
+def torch_encoder(layers: int):
+    import torch
+    from torch import nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v, self.o = (nn.Linear(HIDDEN, HIDDEN) for _ in range(4))
+            self.ln1 = nn.LayerNorm(HIDDEN)
+            self.up, self.down = nn.Linear(HIDDEN, FFN), nn.Linear(FFN, HIDDEN)
+            self.ln2 = nn.LayerNorm(HIDDEN)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+
+            def heads(t):
+                return t.reshape(b, s, HEADS, HIDDEN // HEADS).transpose(1, 2)
+
+            att = nn.functional.scaled_dot_product_attention(heads(self.q(x)), heads(self.k(x)),
+                                                             heads(self.v(x)))
+            x = self.ln1(x + self.o(att.transpose(1, 2).reshape(b, s, HIDDEN)))
+            return self.ln2(x + self.down(nn.functional.gelu(self.up(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = nn.Embedding(VOCAB, HIDDEN)
+            self.positions = nn.Embedding(POSITIONS, HIDDEN)
+            self.ln = nn.LayerNorm(HIDDEN)
+            self.layers = nn.Sequential(*(Layer() for _ in range(layers)))
+
+        def forward(self, ids):
+            where = torch.arange(ids.shape[1])
+            return self.layers(self.ln(self.tokens(ids) + self.positions(where)))
+
+    return Encoder().eval()
+
+
+# ── the run ──────────────────────────────────────────────────────────────────
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="CPU:LLVM")
+    parser.add_argument("--shapes", default="32x128,1x512")
+    parser.add_argument("--layers", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="1 layer, 2x16: a smoke test")
+    args = parser.parse_args()
+    if args.quick:
+        args.layers, args.shapes, args.repeat = 1, "2x16", 1
+
+    import torch
+
+    torch.manual_seed(0)
+    theirs = torch_encoder(args.layers)
+    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
+    built = time.perf_counter()
+    ours = PgEncoder(args.layers, args.device)
+    ours.load_state_dict(state)
+    built = time.perf_counter() - built
+    compiled = None if args.no_compile else torch.compile(theirs)
+
+    print(f"BERT-style encoder: {args.layers} layers, hidden {HIDDEN}, {HEADS} heads, FFN "
+          f"{FFN}, vocabulary {VOCAB}; picograd on {args.device}, torch "
+          f"{torch.__version__} ({torch.get_num_threads()} threads)")
+    print(f"picograd model construction + load_state_dict: {built:.2f} s\n")
+    print("| batch x seq | picograd first call s | picograd ms | torch ms | torch.compile ms "
+          "| onnxruntime | picograd / torch | embedding picograd ms | embedding torch ms |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    rng = np.random.default_rng(0)
+    for shape in args.shapes.split(","):
+        b, s = map(int, shape.split("x"))
+        ids = rng.integers(0, VOCAB, (b, s)).astype(np.int32)
+        ids_pg, ids_t = pg.Tensor(ids, device=args.device), torch.from_numpy(ids.astype(np.int64))
+        first = time.perf_counter()
+        got = ours(ids_pg).numpy()
+        first = time.perf_counter() - first
+        with torch.no_grad():
+            want = theirs(ids_t).numpy()
+            err = float(np.abs(got - want).max())
+            assert err < 1e-3, f"picograd differs from torch by {err}"
+            t_torch = _median(lambda: theirs(ids_t), args.repeat)
+            t_comp = math.nan if compiled is None else _median(lambda: compiled(ids_t),
+                                                               args.repeat)
+            emb_t = _median(lambda: theirs.tokens(ids_t), args.repeat)
+        t_pg = _median(lambda: ours(ids_pg).numpy(), args.repeat)
+        emb_pg = _median(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy(), args.repeat)
+        comp = "-" if compiled is None else f"{t_comp * 1e3:.1f}"
+        print(f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {t_torch * 1e3:.1f} | {comp} "
+              f"| not timed | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | "
+              f"{emb_t * 1e3:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
