@@ -26,7 +26,6 @@ sizes. Numbers move with machine load: quote them from an idle machine.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 from collections.abc import Callable
@@ -167,24 +166,29 @@ def main() -> None:
     for shape in args.shapes.split(","):
         b, s = map(int, shape.split("x"))
         ids = rng.integers(0, VOCAB, (b, s)).astype(np.int32)
-        ids_pg, ids_t = pg.Tensor(ids, device=args.device), torch.from_numpy(ids.astype(np.int64))
-        first = time.perf_counter()
-        got = ours(ids_pg).numpy()
-        first = time.perf_counter() - first
-        with torch.no_grad():
-            want = theirs(ids_t).numpy()
-            err = float(np.abs(got - want).max())
-            assert err < 1e-3, f"picograd differs from torch by {err}"
-            t_torch = _median(lambda: theirs(ids_t), args.repeat)
-            t_comp = math.nan if compiled is None else _median(lambda: compiled(ids_t),
-                                                               args.repeat)
-            emb_t = _median(lambda: theirs.tokens(ids_t), args.repeat)
-        t_pg = _median(lambda: ours(ids_pg).numpy(), args.repeat)
-        emb_pg = _median(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy(), args.repeat)
-        comp = "-" if compiled is None else f"{t_comp * 1e3:.1f}"
-        print(f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {t_torch * 1e3:.1f} | {comp} "
-              f"| not timed | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | "
-              f"{emb_t * 1e3:.3f} |")
+        print(_row(ours, theirs, compiled, ids, args.device, args.repeat))
+
+
+def _row(ours, theirs, compiled, ids: np.ndarray, device: str, repeat: int) -> str:
+    """One table row: the encoder on `ids` (batch, seq), checked and timed."""
+    import torch
+
+    ids_pg, ids_t = pg.Tensor(ids, device=device), torch.from_numpy(ids.astype(np.int64))
+    first = time.perf_counter()
+    got = ours(ids_pg).numpy()
+    first = time.perf_counter() - first
+    with torch.no_grad():
+        want = theirs(ids_t).numpy()
+        err = float(np.abs(got - want).max())
+        assert err < 1e-3, f"picograd differs from torch by {err}"
+        t_torch = _median(lambda: theirs(ids_t), repeat)
+        comp = "-" if compiled is None else f"{_median(lambda: compiled(ids_t), repeat) * 1e3:.1f}"
+        emb_t = _median(lambda: theirs.tokens(ids_t), repeat)
+    t_pg = _median(lambda: ours(ids_pg).numpy(), repeat)
+    emb_pg = _median(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy(), repeat)
+    b, s = ids.shape
+    return (f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {t_torch * 1e3:.1f} | {comp} "
+            f"| not timed | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | {emb_t * 1e3:.3f} |")
 
 
 if __name__ == "__main__":
