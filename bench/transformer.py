@@ -26,27 +26,16 @@ sizes. Numbers move with machine load: quote them from an idle machine.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
-from collections.abc import Callable
 
 import numpy as np
+from realize import _median_time
 
 import picograd as pg
 import picograd.nn as pnn
 import picograd.nn.functional as PF
 
 VOCAB, POSITIONS, HIDDEN, HEADS, FFN = 30522, 512, 384, 12, 1536
-
-
-def _median(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 # ── the picograd model ───────────────────────────────────────────────────────
@@ -181,11 +170,12 @@ def _row(ours, theirs, compiled, ids: np.ndarray, device: str, repeat: int) -> s
         want = theirs(ids_t).numpy()
         err = float(np.abs(got - want).max())
         assert err < 1e-3, f"picograd differs from torch by {err}"
-        t_torch = _median(lambda: theirs(ids_t), repeat)
-        comp = "-" if compiled is None else f"{_median(lambda: compiled(ids_t), repeat) * 1e3:.1f}"
-        emb_t = _median(lambda: theirs.tokens(ids_t), repeat)
-    t_pg = _median(lambda: ours(ids_pg).numpy(), repeat)
-    emb_pg = _median(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy(), repeat)
+        t_torch = _median_time(lambda: theirs(ids_t), repeat)
+        comp = "-" if compiled is None else \
+            f"{_median_time(lambda: compiled(ids_t), repeat) * 1e3:.1f}"
+        emb_t = _median_time(lambda: theirs.tokens(ids_t), repeat)
+    t_pg = _median_time(lambda: ours(ids_pg).numpy(), repeat)
+    emb_pg = _median_time(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy(), repeat)
     b, s = ids.shape
     return (f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {t_torch * 1e3:.1f} | {comp} "
             f"| not timed | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | {emb_t * 1e3:.3f} |")

@@ -298,6 +298,24 @@ def _alu(op: Operation, args: list[SSAValue]) -> Operation:
     return U.CastOp(args[0], dtype_of(op.result))
 
 
+def _global_nest(shape: tuple[int, ...], kernel_block: Block, skip: int | None = None
+                 ) -> tuple[Block, _NestScopes, dict[int, SSAValue]]:
+    """Nested global ranges over the dims of `shape` of size > 1 (but `skip`), outermost
+    first, appended to `kernel_block`: the innermost body, its scopes and each dim's index."""
+    block = kernel_block
+    scopes = _NestScopes(block)
+    loop_index: dict[int, SSAValue] = {}
+    for d, n in enumerate(shape):
+        if d != skip and n != 1:
+            loop = L.RangeOp(0, n, RangeKind.GLOBAL)
+            loop.index.name_hint = f"i{d}"
+            block.add_op(loop)
+            block = loop.body.block
+            scopes.push(block, loop.index)
+            loop_index[d] = loop.index
+    return block, scopes, loop_index
+
+
 def _lower_scatter_add(op: T.ScatterAddOp, out: SSAValue, kernel_block: Block,
                        buffers: dict[SSAValue, SSAValue]) -> None:
     """Append the loops of a scatter_add stored to `out`: global ranges over the dims off
@@ -308,17 +326,7 @@ def _lower_scatter_add(op: T.ScatterAddOp, out: SSAValue, kernel_block: Block,
     in the index's order."""
     shape, axis = shape_of(op.result), op.axis_index
     n, m = shape[axis], shape_of(op.index)[axis]
-    block = kernel_block
-    scopes = _NestScopes(block)
-    loop_index: dict[int, SSAValue] = {}
-    for d, size in enumerate(shape):
-        if d != axis and size != 1:
-            loop = L.RangeOp(0, size, RangeKind.GLOBAL)
-            loop.index.name_hint = f"i{d}"
-            block.add_op(loop)
-            block = loop.body.block
-            scopes.push(block, loop.index)
-            loop_index[d] = loop.index
+    _, scopes, loop_index = _global_nest(shape, kernel_block, skip=axis)
     lowering = _KernelLowering(buffers, scopes)
     math = lowering.math
 
@@ -362,17 +370,7 @@ def _lower_store(store: S.StoreOp, kernel_block: Block,
         _lower_scatter_add(store.value.owner, buffers[store.buffer], kernel_block, buffers)
         return
     shape = shape_of(store.value)
-    block = kernel_block
-    scopes = _NestScopes(block)
-    loop_index: dict[int, SSAValue] = {}
-    for d, n in enumerate(shape):
-        if n != 1:
-            loop = L.RangeOp(0, n, RangeKind.GLOBAL)
-            loop.index.name_hint = f"i{d}"
-            block.add_op(loop)
-            block = loop.body.block
-            scopes.push(block, loop.index)
-            loop_index[d] = loop.index
+    block, scopes, loop_index = _global_nest(shape, kernel_block)
     lowering = _KernelLowering(buffers, scopes)
     math = lowering.math
     idx = tuple(loop_index[d] if d in loop_index else math.const(0) for d in range(len(shape)))
