@@ -367,8 +367,21 @@ def check_bitcast(op: Operation, src: Attribute, dst: Attribute) -> None:
 # ── gather ───────────────────────────────────────────────────────────────────
 
 
+class _AlongAxisOp(TensorOp):
+    """An op that indexes one `axis` with an integer tensor (gather, scatter_add). Not an op
+    itself: the subclasses name it."""
+
+    axis = prop_def(IntegerAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+
 @irdl_op_definition
-class GatherOp(TensorOp):
+class GatherOp(_AlongAxisOp):
     """Elements of `table` picked along `axis` by the integer tensor `index`: the result has
     the index's shape and `r[..., i, ...] = table[..., index[..., i, ...], ...]`, every other
     coordinate unchanged (torch's `take_along_dim` without broadcasting). Table and index
@@ -380,23 +393,16 @@ class GatherOp(TensorOp):
     """
 
     name = "pg_tensor.gather"
-    axis = prop_def(IntegerAttr)
     table = operand_def(AnyTensor)
     index = operand_def(AnyTensor)
     result = result_def(AnyTensor)
-    traits = traits_def(Pure())
     assembly_format = ("$table `[` $index `]` attr-dict `:` type($table) `,` type($index) "
                        "`->` type($result)")
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, table: SSAValue | Operation, index: SSAValue | Operation, axis: int):
         table, index = SSAValue.get(table), SSAValue.get(index)
         super().__init__(properties={"axis": IntegerAttr(axis, 64)}, operands=[table, index],
                          result_types=[tensor(shape_of(index), dtype_of(table))])
-
-    @property
-    def axis_index(self) -> int:
-        return self.axis.value.data
 
     def verify_shapes(self) -> None:
         _check_indexing(self, shape_of(self.table), self.index, self.axis_index)
@@ -407,7 +413,7 @@ class GatherOp(TensorOp):
 
 
 @irdl_op_definition
-class ScatterAddOp(TensorOp):
+class ScatterAddOp(_AlongAxisOp):
     """`base` with the elements of `src` added at the positions `index` names along `axis`:
     `r = base`, then for every position c of the index, in row-major order,
     `r[c with c[axis] = index[c]] += src[c]` (`gather`'s gradient, torch's `scatter_add`).
@@ -421,25 +427,18 @@ class ScatterAddOp(TensorOp):
 
     name = "pg_tensor.scatter_add"
     T: ClassVar = VarConstraint("T", AnyTensor)
-    axis = prop_def(IntegerAttr)
     base = operand_def(T)
     index = operand_def(AnyTensor)
     src = operand_def(AnyTensor)
     result = result_def(T)
-    traits = traits_def(Pure())
     assembly_format = ("$base `[` $index `]` `,` $src attr-dict `:` type($base) `,` "
                        "type($index) `,` type($src)")
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, base: SSAValue | Operation, index: SSAValue | Operation,
                  src: SSAValue | Operation, axis: int):
         base = SSAValue.get(base)
         super().__init__(properties={"axis": IntegerAttr(axis, 64)},
                          operands=[base, index, src], result_types=[base.type])
-
-    @property
-    def axis_index(self) -> int:
-        return self.axis.value.data
 
     def verify_shapes(self) -> None:
         _check_indexing(self, shape_of(self.base), self.index, self.axis_index)

@@ -135,7 +135,9 @@ class IndexOps(ShapeOps):
             raise index_error(op, f"index {bad} is out of bounds for a dim of size {n} "
                                   f"(indices hold values in [{held.min()}, {held.max()}])")
         idx: Any = index
-        return (idx < 0).where(idx + n, idx) if negative else idx
+        if not negative or (held is not None and (not held.size or held.min() >= 0)):
+            return idx  # nothing to count from the end
+        return (idx < 0).where(idx + n, idx)
 
     def gather(self, dim: int, index: TensorBase) -> Self:
         """out[..., i, ...] = self[..., index[..., i, ...], ...] along `dim`; out has the

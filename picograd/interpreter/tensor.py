@@ -22,7 +22,6 @@ from xdsl.interpreter import (
 
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects.dtypes import to_numpy_dtype
-from picograd.dialects.pg import BinaryKind
 from picograd.interpreter import alu
 
 
@@ -90,17 +89,15 @@ class TensorFunctions(InterpreterFunctions):
     def run_scatter_add(self, interp: Interpreter, op: pt.ScatterAddOp, args: PythonValues
                         ) -> PythonValues:
         base, index = np.asarray(args[0]), np.asarray(args[1]).astype(np.int64)
-        src = np.asarray(args[2])
-        axis, t = op.axis_index, pt.dtype_of(op.base)
+        src, axis = np.asarray(args[2]), op.axis_index
         out = base.copy()
-        # one addition at a time, along the axis in order, with the dtype's own wrapping
-        for at in np.ndindex(*index.shape[:axis], *index.shape[axis + 1:]):
-            for k in range(index.shape[axis]):
-                c = (*at[:axis], k, *at[axis:])
-                j = int(index[c])
-                if 0 <= j < base.shape[axis]:
-                    to = (*at[:axis], j, *at[axis:])
-                    out[to] = alu.binary(BinaryKind.ADD, out[to], src[c], t)
+        # np.add.at adds one element at a time in row-major order of the index (so along the
+        # axis in order), in the dtype's own arithmetic (integers wrap)
+        inside = (index >= 0) & (index < base.shape[axis])
+        where = list(np.nonzero(inside))
+        where[axis] = index[inside]
+        with np.errstate(all="ignore"):
+            np.add.at(out, tuple(where), src[inside])
         return (out,)
 
     # ── reduce ───────────────────────────────────────────────────────────────

@@ -80,9 +80,8 @@ def _build_kernel(name: str, group: KernelGroup) -> S.KernelOp:
             # the base value, if any, compute it)
             own = S.LoadOp(block.args[-1], out)
             block.add_op(own)
-            clone = op.clone({**mapping, op.operands[0]: own.result})
-            clone.operands = [own.result, *(mapping.get(x, x) for x in op.operands[1:])]
-            mapping[group.root] = clone.results[0]
+            clone = op.clone(mapping)
+            clone.operands = (own.result, *clone.operands[1:])  # only the base operand
             block.add_op(clone)
             continue
         block.add_op(op.clone(mapping))
