@@ -21,6 +21,7 @@ PassGetter = Callable[[], type[ModulePass]]
 # name -> (module, class); the single table the getters are built from.
 _PASS_TABLE: dict[str, tuple[str, str]] = {
     "tensor-simplify": ("picograd.passes.tensor.tensor_simplify", "TensorSimplifyPass"),
+    "matmul-layout": ("picograd.passes.tensor.matmul_layout", "MatmulLayoutPass"),
     "convert-tensor-to-sched": (
         "picograd.passes.sched.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
     "sched-dedup": ("picograd.passes.sched.sched_dedup", "SchedDedupPass"),

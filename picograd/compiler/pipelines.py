@@ -41,12 +41,12 @@ def _join(*parts: str | tuple[str, ...]) -> str:
 
 
 def _tensor_to_loop(max_buffers: int | None = None) -> tuple[str, ...]:
-    """pg_tensor -> simplified pg_loop: fusion into kernels (at most `max_buffers` buffers
-    per kernel where the target has such a limit), one kernel per group of identical ones,
-    then index arithmetic."""
+    """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want,
+    fusion into kernels (at most `max_buffers` buffers per kernel where the target has such
+    a limit), one kernel per group of identical ones, then index arithmetic."""
     schedule = ("convert-tensor-to-sched" if max_buffers is None
                 else f"convert-tensor-to-sched{{max-buffers={max_buffers}}}")
-    return ("tensor-simplify", schedule, "sched-dedup", "convert-sched-to-loop",
+    return ("tensor-simplify", "matmul-layout", schedule, "sched-dedup", "convert-sched-to-loop",
             "loop-simplify")
 
 

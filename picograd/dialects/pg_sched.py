@@ -25,13 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import StringAttr, SymbolRefAttr, TensorType
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr, TensorType, UnitAttr
 from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     base,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -184,15 +186,26 @@ class LaunchOp(IRDLOperation):
     """Run a kernel symbol on buffers, in program order.
 
     pg_sched.launch @k0(%a, %t) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
+
+    `invariant` marks a layout copy of @main's arguments (a kernel that computes a
+    `pg_tensor.contiguous` of views of arguments only, `matmul-layout`): its output is a
+    function of those buffers alone, so a runtime may keep it from one run to the next while
+    they are the same, unchanged buffers (a weight's transposed copy is made once):
+
+    pg_sched.launch @k1(%w, %wt) {invariant} : !pg.buffer<32xf32>, !pg.buffer<32xf32>
     """
 
     name = "pg_sched.launch"
     kernel = prop_def(SymbolRefAttr)
     args = var_operand_def(BufferType)
+    invariant = opt_prop_def(UnitAttr)
     assembly_format = "$kernel `(` $args `)` attr-dict `:` type($args)"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, kernel: str, args: Sequence[SSAValue]):
-        super().__init__(properties={"kernel": SymbolRefAttr(kernel)}, operands=[list(args)])
+    def __init__(self, kernel: str, args: Sequence[SSAValue], invariant: bool = False):
+        super().__init__(properties={"kernel": SymbolRefAttr(kernel),
+                                     **({"invariant": UnitAttr()} if invariant else {})},
+                         operands=[list(args)])
 
     @property
     def kernel_name(self) -> str:

@@ -779,6 +779,33 @@ class FlipOp(MovementOp):
         return shape
 
 
+# ── layout ───────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class ContiguousOp(TensorOp):
+    """The input's value, stored in a buffer of its own (row-major in its shape).
+
+    The identity on values; what it adds is a kernel boundary: `convert-tensor-to-sched`
+    always materialises its result, so readers load that buffer instead of recomputing or
+    re-indexing the input. `matmul-layout` puts one after a permute to give a matmul operand
+    the memory order its kernel reads fastest; `Tensor.contiguous()` is one.
+
+    %c = pg_tensor.contiguous %x : tensor<8x4xf32>
+    """
+
+    name = "pg_tensor.contiguous"
+    T: ClassVar = VarConstraint("T", AnyTensor)
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def __init__(self, x: SSAValue | Operation):
+        x = SSAValue.get(x)
+        super().__init__(operands=[x], result_types=[x.type])
+
+
 def _numel(shape: Sequence[int]) -> int:
     n = 1
     for d in shape:
@@ -798,6 +825,6 @@ ELEMENTWISE_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp
 PG_TENSOR = Dialect(
     "pg_tensor",
     [ConstOp, IotaOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp, GatherOp,
-     ScatterAddOp, ReduceOp, *MOVEMENT_OPS],
+     ScatterAddOp, ReduceOp, ContiguousOp, *MOVEMENT_OPS],
     [],
 )

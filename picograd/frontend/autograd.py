@@ -186,6 +186,7 @@ _RULES: dict[str, Callable[[Context, Any, Any], Grads]] = {
     "pad": _pad,
     "slice": _slice,
     "flip": lambda ctx, out, g: (g.flip(ctx.arg),),
+    "contiguous": lambda ctx, out, g: (g,),
     "custom": lambda ctx, out, g: ctx.arg(g),  # a composite op's own rule (_with_gradient)
 }
 

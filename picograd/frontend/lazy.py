@@ -15,6 +15,7 @@ sees the data and the graph behind it is dropped.
     reshape / expand                  None (the node's shape is the target)
     permute   perm                    flip    axes
     pad       (low, high, value)      slice   (start, step)
+    contiguous  None (a kernel boundary: the value stored in a buffer of its own)
 
 `sig` is the node's part of the realize cache key, computed once at construction: the op,
 `arg` made exact (floats by their hex form, so -0.0 and NaN key correctly), shape, dtype.

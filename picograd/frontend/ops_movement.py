@@ -117,6 +117,15 @@ class MovementOps(TensorBase):
             return self
         return self._make("flip", (self,), tuple(axes), self.shape)
 
+    def contiguous(self) -> Self:
+        """The same values, stored in a buffer of their own (row-major) when computed, as
+        torch's and tinygrad's `contiguous()`: a realized tensor (always row-major) is
+        returned as it is; a pending one becomes a kernel boundary, so what reads it loads
+        that buffer instead of recomputing or re-indexing the graph behind it."""
+        if self._node.realized or self._node.op == "contiguous":
+            return self
+        return self._make("contiguous", (self,), None, self.shape)
+
     def _slice(self, start: tuple[int, ...], step: tuple[int, ...],
                shape: tuple[int, ...]) -> Self:
         if shape == self.shape and all(s == 0 for s in start):

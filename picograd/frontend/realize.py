@@ -93,6 +93,7 @@ _BUILDERS: dict[str, Callable[[LazyOp, list[Any], Any], Any]] = {
     "pad": lambda n, x, t: pt.PadOp(x[0], n.arg[0], n.arg[1], n.arg[2]),
     "slice": lambda n, x, t: pt.SliceOp(x[0], n.arg[0], n.arg[1], n.shape),
     "flip": lambda n, x, t: pt.FlipOp(x[0], n.arg),
+    "contiguous": lambda n, x, t: pt.ContiguousOp(x[0]),
 }
 
 

@@ -146,6 +146,11 @@ class TensorFunctions(InterpreterFunctions):
         )
         return (args[0][index],)
 
+    @impl(pt.ContiguousOp)
+    def run_contiguous(self, interp: Interpreter, op: pt.ContiguousOp, args: PythonValues
+                       ) -> PythonValues:
+        return (np.ascontiguousarray(args[0]),)
+
     @impl(pt.FlipOp)
     def run_flip(self, interp: Interpreter, op: pt.FlipOp, args: PythonValues) -> PythonValues:
         return (np.flip(args[0], op.axis_list),)

@@ -15,6 +15,15 @@ the source is the compile driver's job (`picograd.compiler.compile_module`).
 
 `@main` may hold only `pg_sched.alloc`, `pg_sched.launch` and `func.return`; its arguments
 are the inputs (read-only), its results flat arrays (an input returned unchanged is copied).
+
+Kept copies: a launch marked `invariant` (a layout copy of inputs only, such as a weight's
+transposed copy from `matmul-layout`) whose output is an intermediate writes into a buffer
+of its own that the CPU Program keeps after the run, with weak references to the input
+arrays it read. The next run that passes the very same arrays skips the launch and reads the
+kept buffer. This relies on the frontend's rule that a realized buffer is never written in
+place (a new value is a new array: `assign`, `load_state_dict`); the buffers that are
+written in place (random keys, optimiser scalars) are never a matmul operand's layout copy.
+GPU runtimes run the copy every time.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import json
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -65,7 +75,7 @@ class Program:
 
     def __init__(self, runtime: Runtime, binary: Any, inputs: Sequence[_Slot],
                  allocs: Sequence[_Slot], launches: Sequence[tuple[Kernel, tuple[int, ...]]],
-                 results: Sequence[int]):
+                 results: Sequence[int], invariant: Sequence[int] = ()):
         self.runtime = runtime
         self.binary = binary  # keeps the machine code alive
         self._inputs = tuple((s.size, s.dtype, s.type) for s in inputs)
@@ -73,11 +83,20 @@ class Program:
         self._launches = tuple(launches)
         self._plain = tuple(kernel for kernel, _ in self._launches)  # before `wrap_kernels`
         self._results = tuple(results)
+        self._invariant = tuple(invariant)
         # (target source, kernels by name, GPU launch dims): what the disk cache saves
         self.recipe: tuple[str, dict[str, Kernel], dict[str, Launch]] | None = None
-        # intermediates share memory by lifetime (picograd/runtimes/memory_plan.py)
+        # launch index -> its output slot, for the kept copies (module docstring)
+        self._keep = {i: self._launches[i][1][-1] for i in self._invariant
+                      if self._launches[i][1][-1] not in self._results
+                      and all(s < len(self._inputs) for s in self._launches[i][1][:-1])}
+        # launch index -> (weak references to the inputs it read, its kept output)
+        self._kept: dict[int, tuple[tuple[weakref.ref, ...], np.ndarray]] = {}
+        # intermediates share memory by lifetime (picograd/runtimes/memory_plan.py); a kept
+        # copy outlives the run, so it is planned like a result
         self._memory = MemoryPlan(len(self._inputs), self._allocs,
-                                  [slots for _, slots in self._launches], self._results)
+                                  [slots for _, slots in self._launches],
+                                  self._results + tuple(self._keep.values()))
 
     # ── building, saving and restoring ──────────────────────────────────────
 
@@ -93,6 +112,7 @@ class Program:
         launches: list[tuple[Kernel, tuple[int, ...]]] = []
         kernels: dict[str, Kernel] = {}
         results: list[int] = []
+        invariant: list[int] = []
         for op in block.ops:
             if isinstance(op, AllocOp):
                 slots[op.result] = len(slots)
@@ -101,6 +121,8 @@ class Program:
                 name = op.kernel_name
                 if name not in kernels:
                     kernels[name] = runtime.load(binary, name, len(op.args), dims.get(name))
+                if op.invariant is not None:
+                    invariant.append(len(launches))
                 launches.append((kernels[name], tuple(slots[a] for a in op.args)))
             elif isinstance(op, func.ReturnOp):
                 results = [slots[v] for v in op.arguments]
@@ -108,7 +130,7 @@ class Program:
                 raise DeviceError(f"@main may hold only pg_sched.alloc, pg_sched.launch and "
                                   f"func.return, found {op.name}")
         program = cls(runtime, binary, [_slot(a) for a in block.args], allocs, launches,
-                      results)
+                      results, invariant)
         program.recipe = (source, kernels, dims)
         return program
 
@@ -128,6 +150,7 @@ class Program:
                          for kernel, (_, slots) in zip(self._plain, self._launches,
                                                        strict=True)],
             "results": list(self._results),
+            "invariant": list(self._invariant),
             "dims": {name: [list(grid), list(block)] for name, (grid, block) in dims.items()},
         }
         return json.dumps(plan).encode()
@@ -148,6 +171,7 @@ class Program:
             launch_plan = [(str(name), tuple(int(s) for s in slots))
                            for name, slots in plan["launches"]]
             results = [int(s) for s in plan["results"]]
+            invariant = [int(i) for i in plan.get("invariant", [])]
         except (ValueError, TypeError, KeyError) as e:
             raise ValueError(f"not a saved Program plan: {e}") from e
         binary = runtime.compile(source)
@@ -157,7 +181,7 @@ class Program:
             if name not in kernels:
                 kernels[name] = runtime.load(binary, name, len(slots), dims.get(name))
             launches.append((kernels[name], slots))
-        program = cls(runtime, binary, inputs, allocs, launches, results)
+        program = cls(runtime, binary, inputs, allocs, launches, results, invariant)
         program.recipe = (source, kernels, dims)
         return program
 
@@ -201,11 +225,34 @@ class Program:
         if not isinstance(self.runtime, HostRuntime):
             return self._run_on_device(buffers)
         buffers.extend(self._memory.host_buffers())
+        skip, made = self._reuse_kept(inputs, buffers) if self._keep else ((), {})
         addresses = [_address(b) for b in buffers]
-        for kernel, slots in self._launches:
-            kernel(*[addresses[s] for s in slots])
+        for i, (kernel, slots) in enumerate(self._launches):
+            if i not in skip:
+                kernel(*[addresses[s] for s in slots])
+        self._kept.update(made)  # only once every launch has run
         num_inputs = len(self._inputs)
         return [buffers[s] if s >= num_inputs else buffers[s].copy() for s in self._results]
+
+    def _reuse_kept(self, inputs: Sequence[Any], buffers: list[np.ndarray]
+                    ) -> tuple[set[int], dict[int, tuple[tuple[weakref.ref, ...], np.ndarray]]]:
+        """Point the output slot of every kept copy whose inputs are the arrays it was made
+        from at the kept buffer, and return those launches (to skip) and, for the others,
+        what to keep once this run has made their outputs (references to this run's inputs,
+        where they are numpy arrays)."""
+        skip: set[int] = set()
+        made: dict[int, tuple[tuple[weakref.ref, ...], np.ndarray]] = {}
+        for i, out in self._keep.items():
+            reads = [inputs[s] for s in self._launches[i][1][:-1]]
+            kept = self._kept.get(i)
+            if kept is not None and all(ref() is x for ref, x in zip(kept[0], reads, strict=True)):
+                buffers[out] = kept[1]
+                skip.add(i)
+                continue
+            self._kept.pop(i, None)
+            if all(isinstance(x, np.ndarray) for x in reads):
+                made[i] = (tuple(weakref.ref(x) for x in reads), buffers[out])
+        return skip, made
 
     def benchmark(self, inputs: Sequence[np.ndarray], repeats: int = 10) -> float:
         """The median time in seconds of one run of the kernels, with the inputs already in

@@ -86,9 +86,10 @@ def _mlp_step_kernels(device: str) -> list[int]:
 def test_mlp_adam_step_kernel_count() -> None:
     # 26 before the reuse rule of kernel_grouping.py; it gives the six values that the
     # backward's matmuls re-evaluated per multiply-add (the relu output, its mask times the
-    # gradient, the softmax gradient, ...) kernels of their own: 32, and a faster step
+    # gradient, the softmax gradient, ...) kernels of their own: 32, and a faster step;
+    # matmul-layout adds the transposed copy of each layer's weight for the forward: 34
     counts = _mlp_step_kernels("CPU:LLVM")
-    assert counts[0] > 0 and max(counts) <= 32, counts
+    assert counts[0] > 0 and max(counts) <= 34, counts
 
 
 # ── values on every device ───────────────────────────────────────────────────

@@ -166,6 +166,8 @@ class _KernelLowering:
             return self.element(op.input, src_idx, mask, other)
         if isinstance(op, T.PadOp):
             return self._pad(op, idx, mask)
+        if isinstance(op, T.ContiguousOp):  # the kernel storing it computes its input
+            return self.element(op.input, idx, mask, other)
         if isinstance(op, T.GatherOp):
             return self._gather(op, idx, mask)
         if isinstance(op, T.ReduceOp):

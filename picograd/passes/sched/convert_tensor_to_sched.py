@@ -13,6 +13,8 @@ tensors, constants are recreated in each kernel), and `pg_sched.store`s the resu
 `pg_tensor.scatter_add` is two kernels writing one buffer: the first stores its base there,
 the second `pg_sched.load`s that buffer (its own output argument) as the scatter's base and
 stores the scatter into it, which `convert-sched-to-loop` turns into additions in place.
+The launch of a kernel that stores a `pg_tensor.contiguous` of views of `@main`'s arguments
+only (a layout copy) is marked `invariant`: the runtime may keep its output across runs.
 
 Guarantee: no `pg_tensor` op is left outside a kernel; the inputs of `@main` are only read;
 a graph result that is directly an argument is returned as that argument's buffer, and every
@@ -28,11 +30,12 @@ from math import prod
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_sched as S
+from picograd.dialects import pg_tensor as T
 from picograd.dialects.pg import BufferType
 from picograd.passes.sched.kernel_grouping import KernelGroup, group_kernels
 
@@ -127,7 +130,9 @@ class ConvertTensorToSchedPass(ModulePass):
                 new_block.add_op(alloc)
                 buffers[value] = out = alloc.result
             launch_args = [buffers[v] for v in group.reads] + [out]
-            new_block.add_op(S.LaunchOp(f"k{n}", launch_args))
+            invariant = isinstance(group.root.owner, T.ContiguousOp) and all(
+                isinstance(v, BlockArgument) for v in group.reads)
+            new_block.add_op(S.LaunchOp(f"k{n}", launch_args, invariant))
         results = [buffers[v] for v in grouping.results]
         new_block.add_op(func.ReturnOp(*results))
 

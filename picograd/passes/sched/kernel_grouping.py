@@ -10,6 +10,8 @@ A live value (one the graph results depend on) is materialised when it is
 * a graph result (unless it is directly a function argument, which is its own buffer);
 * a `pg_tensor.scatter_add` result (its kernel writes the base, then adds into it: its
   loops are its own, so it is never fused into a reader);
+* a `pg_tensor.contiguous` result (a buffer is what it asks for: a matmul operand in the
+  memory order its kernel wants, `matmul-layout`);
 * a `pg_tensor.reduce` result that another op consumes, unless it is fused row-wise (below).
   A chain of bijective views (reshape, permute, flip), each the single user of the one
   before, only re-indexes the reduce's output, so the chain stays in the reduce's kernel
@@ -194,7 +196,8 @@ class _Decider:
         returned = value in self.returned
         if isinstance(op, T.ConstOp | T.IotaOp):  # computed where read: no buffer
             materialise, cost = returned, 0
-        elif isinstance(op, T.ScatterAddOp):  # writes its buffer in place: never fused
+        elif isinstance(op, T.ScatterAddOp | T.ContiguousOp):
+            # a scatter writes its buffer in place; a contiguous op asks for a buffer
             materialise, cost = True, 0
         elif isinstance(op, T.ReduceOp) or (isinstance(op, BIJECTIVE_VIEWS)
                                             and op.operands[0] in self.reduced):

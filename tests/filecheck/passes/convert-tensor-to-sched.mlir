@@ -308,3 +308,31 @@ func.func @main(%g: tensor<6x8xf32>, %ids: tensor<6x1xi32>) -> tensor<10x8xf32> 
   %r = pg_tensor.scatter_add %z[%e], %g2 {axis = 0 : i64} : tensor<10x8xf32>, tensor<6x8xi32>, tensor<6x8xf32>
   func.return %r : tensor<10x8xf32>
 }
+
+// -----
+
+// A contiguous op is always a kernel of its own (a buffer is what it asks for); its reader
+// loads that buffer. A copy of views of arguments only (a layout copy) has an invariant
+// launch: the runtime may keep its output while the argument is unchanged. A contiguous
+// of a computed value (the exp, fused into it) is not invariant.
+// CHECK-LABEL: pg_sched.kernel @k0(%w: !pg.buffer<128xf32>, %out: !pg.buffer<128xf32>) {
+// CHECK-NEXT:    %[[W:.*]] = pg_sched.load %w : !pg.buffer<128xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:    %t = pg_tensor.permute %[[W]] {perm = array<i64: 1, 0>} : tensor<8x16xf32> -> tensor<16x8xf32>
+// CHECK-NEXT:    %c = pg_tensor.contiguous %t : tensor<16x8xf32>
+// CHECK-NEXT:    pg_sched.store %c, %out : tensor<16x8xf32>, !pg.buffer<128xf32>
+// CHECK:       pg_sched.kernel @k1(%c: !pg.buffer<128xf32>, %out: !pg.buffer<128xf32>) {
+// CHECK-NEXT:    %[[C:.*]] = pg_sched.load %c : !pg.buffer<128xf32> -> tensor<16x8xf32>
+// CHECK-NEXT:    %e = pg_tensor.unary exp %[[C]] : tensor<16x8xf32>
+// CHECK-NEXT:    %d = pg_tensor.contiguous %e : tensor<16x8xf32>
+// CHECK:       func.func @main(%w: !pg.buffer<128xf32>) -> !pg.buffer<128xf32> {
+// CHECK-NEXT:    %c = pg_sched.alloc : !pg.buffer<128xf32>
+// CHECK-NEXT:    pg_sched.launch @k0(%w, %c) {invariant} : !pg.buffer<128xf32>, !pg.buffer<128xf32>
+// CHECK-NEXT:    %d = pg_sched.alloc : !pg.buffer<128xf32>
+// CHECK-NEXT:    pg_sched.launch @k1(%c, %d) : !pg.buffer<128xf32>, !pg.buffer<128xf32>
+func.func @main(%w: tensor<8x16xf32>) -> tensor<16x8xf32> {
+  %t = pg_tensor.permute %w {perm = array<i64: 1, 0>} : tensor<8x16xf32> -> tensor<16x8xf32>
+  %c = pg_tensor.contiguous %t : tensor<16x8xf32>
+  %e = pg_tensor.unary exp %c : tensor<16x8xf32>
+  %d = pg_tensor.contiguous %e : tensor<16x8xf32>
+  func.return %d : tensor<16x8xf32>
+}

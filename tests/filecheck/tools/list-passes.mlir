@@ -3,6 +3,7 @@
 
 // CHECK:      picograd passes:
 // CHECK-NEXT:   tensor-simplify          {{[A-Za-z`].+}}
+// CHECK-NEXT:   matmul-layout            {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-tensor-to-sched  {{[A-Za-z`].+}}
 // CHECK-NEXT:   sched-dedup              {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-sched-to-loop    {{[A-Za-z`].+}}

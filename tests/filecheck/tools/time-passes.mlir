@@ -9,6 +9,7 @@
 // CHECK:        Total Execution Time: {{[0-9]+\.[0-9]+}} seconds
 // CHECK:        ----Wall Time----  ----Name----
 // CHECK-NEXT:   {{ *[0-9]+\.[0-9]+ \( *[0-9]+\.[0-9]%\)}}  tensor-simplify
+// CHECK-NEXT:   {{.*}}  matmul-layout
 // CHECK-NEXT:   {{.*}}  convert-tensor-to-sched
 // CHECK-NEXT:   {{.*}}  sched-dedup
 // CHECK-NEXT:   {{.*}}  convert-sched-to-loop

@@ -49,6 +49,7 @@ pg_sched.kernel @k1(%t: !pg.buffer<4xf32>, %b: !pg.buffer<4xi1>, %out: !pg.buffe
 // CHECK-NEXT:  %r = pg_sched.alloc : !pg.buffer<4xf32>
 // CHECK-NEXT:  pg_sched.launch @k0(%a, %t) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
 // CHECK-NEXT:  pg_sched.launch @k1(%t, %b, %r) : !pg.buffer<4xf32>, !pg.buffer<4xi1>, !pg.buffer<4xf32>
+// CHECK-NEXT:  pg_sched.launch @k0(%a, %t) {invariant} : !pg.buffer<32xf32>, !pg.buffer<4xf32>
 // CHECK-NEXT:  func.return %r, %b : !pg.buffer<4xf32>, !pg.buffer<4xi1>
 // CHECK-NEXT:  }
 // GENERIC-LABEL: sym_name = "main"
@@ -58,6 +59,7 @@ pg_sched.kernel @k1(%t: !pg.buffer<4xf32>, %b: !pg.buffer<4xi1>, %out: !pg.buffe
 // GENERIC-NEXT: %r = "pg_sched.alloc"() : () -> !pg.buffer<4xf32>
 // GENERIC-NEXT: "pg_sched.launch"(%a, %t) <{kernel = @k0}> : (!pg.buffer<32xf32>, !pg.buffer<4xf32>) -> ()
 // GENERIC-NEXT: "pg_sched.launch"(%t, %b, %r) <{kernel = @k1}> : (!pg.buffer<4xf32>, !pg.buffer<4xi1>, !pg.buffer<4xf32>) -> ()
+// GENERIC-NEXT: "pg_sched.launch"(%a, %t) <{kernel = @k0, invariant}> : (!pg.buffer<32xf32>, !pg.buffer<4xf32>) -> ()
 // GENERIC-NEXT: "func.return"(%r, %b) : (!pg.buffer<4xf32>, !pg.buffer<4xi1>) -> ()
 // GENERIC-NEXT: }) : () -> ()
 func.func @main(%a: !pg.buffer<32xf32>) -> (!pg.buffer<4xf32>, !pg.buffer<4xi1>) {
@@ -66,6 +68,7 @@ func.func @main(%a: !pg.buffer<32xf32>) -> (!pg.buffer<4xf32>, !pg.buffer<4xi1>)
   %r = pg_sched.alloc : !pg.buffer<4xf32>
   pg_sched.launch @k0(%a, %t) : !pg.buffer<32xf32>, !pg.buffer<4xf32>
   pg_sched.launch @k1(%t, %b, %r) : !pg.buffer<4xf32>, !pg.buffer<4xi1>, !pg.buffer<4xf32>
+  pg_sched.launch @k0(%a, %t) {invariant} : !pg.buffer<32xf32>, !pg.buffer<4xf32>
   func.return %r, %b : !pg.buffer<4xf32>, !pg.buffer<4xi1>
 }
 

@@ -217,3 +217,11 @@ func.func @scatter_off_axis(%w: tensor<10x8xf32>, %i: tensor<6x4xi32>, %s: tenso
   %r = pg_tensor.scatter_add %w[%i], %s {axis = 0 : i64} : tensor<10x8xf32>, tensor<6x4xi32>, tensor<6x4xf32>
   func.return
 }
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: result 'result' at position 0 does not verify:
+// CHECK-NEXT: attribute tensor<4x8xf32> expected from variable 'T', but got tensor<8x4xf32>
+func.func @contiguous_type(%x: tensor<4x8xf32>) {
+  %c = "pg_tensor.contiguous"(%x) : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  func.return
+}

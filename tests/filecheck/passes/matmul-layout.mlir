@@ -1,0 +1,82 @@
+// RUN: opt-tool %s -p matmul-layout | filecheck %s
+// RUN: opt-tool %s -p 'matmul-layout{min-reuse=65}' | filecheck %s --check-prefix=FEW
+
+// nn.Linear's x @ W.T: W (8, 16) is read with its columns 16 apart, 64 times each, so the
+// matmul reads a transposed copy (k-major) instead, through a permute that gives it back
+// its (8, 16) shape with the columns contiguous.
+// CHECK-LABEL: func.func @linear(
+// CHECK:         %[[WR:.*]] = pg_tensor.reshape %w : tensor<8x16xf32> -> tensor<1x8x16xf32>
+// CHECK-NEXT:    %[[T:.*]] = pg_tensor.permute %[[WR]] {perm = array<i64: 0, 2, 1>} : tensor<1x8x16xf32> -> tensor<1x16x8xf32>
+// CHECK-NEXT:    %[[C:.*]] = pg_tensor.contiguous %[[T]] : tensor<1x16x8xf32>
+// CHECK-NEXT:    %[[B:.*]] = pg_tensor.permute %[[C]] {perm = array<i64: 0, 2, 1>} : tensor<1x16x8xf32> -> tensor<1x8x16xf32>
+// CHECK-NEXT:    %we = pg_tensor.expand %[[B]] : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+// FEW-LABEL: func.func @linear(
+// FEW-NOT:     pg_tensor.contiguous
+// FEW:         func.return
+func.func @linear(%x: tensor<64x16xf32>, %w: tensor<8x16xf32>) -> tensor<64x8x1xf32> {
+  %xr = pg_tensor.reshape %x : tensor<64x16xf32> -> tensor<64x1x16xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x16xf32> -> tensor<64x8x16xf32>
+  %wr = pg_tensor.reshape %w : tensor<8x16xf32> -> tensor<1x8x16xf32>
+  %we = pg_tensor.expand %wr : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x8x16xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x8x16xf32> -> tensor<64x8x1xf32>
+  func.return %s : tensor<64x8x1xf32>
+}
+
+
+// x @ W with W stored (k, m): the frontend's permute already gives B contiguous columns.
+// CHECK-LABEL: func.func @plain(
+// CHECK-NOT:     pg_tensor.contiguous
+// CHECK:         func.return
+// A computed B (w * 2, read transposed) is copied too: the copy computes it.
+// CHECK-LABEL: func.func @computed(
+// CHECK:         %[[W2:.*]] = pg_tensor.binary mul %w, %two : tensor<8x16xf32>
+// CHECK:         %[[R:.*]] = pg_tensor.reshape %[[W2]] : tensor<8x16xf32> -> tensor<1x8x16xf32>
+// CHECK-NEXT:    %[[T:.*]] = pg_tensor.permute %[[R]]
+// CHECK-NEXT:    pg_tensor.contiguous %[[T]] : tensor<1x16x8xf32>
+func.func @plain(%x: tensor<64x16xf32>, %w: tensor<16x8xf32>) -> tensor<64x8x1xf32> {
+  %wt = pg_tensor.permute %w {perm = array<i64: 1, 0>} : tensor<16x8xf32> -> tensor<8x16xf32>
+  %xr = pg_tensor.reshape %x : tensor<64x16xf32> -> tensor<64x1x16xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x16xf32> -> tensor<64x8x16xf32>
+  %wr = pg_tensor.reshape %wt : tensor<8x16xf32> -> tensor<1x8x16xf32>
+  %we = pg_tensor.expand %wr : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x8x16xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x8x16xf32> -> tensor<64x8x1xf32>
+  func.return %s : tensor<64x8x1xf32>
+}
+func.func @computed(%x: tensor<64x16xf32>, %w: tensor<8x16xf32>) -> tensor<64x8x1xf32> {
+  %two = pg_tensor.const 2.0 : tensor<8x16xf32>
+  %w2 = pg_tensor.binary mul %w, %two : tensor<8x16xf32>
+  %xr = pg_tensor.reshape %x : tensor<64x16xf32> -> tensor<64x1x16xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x16xf32> -> tensor<64x8x16xf32>
+  %wr = pg_tensor.reshape %w2 : tensor<8x16xf32> -> tensor<1x8x16xf32>
+  %we = pg_tensor.expand %wr : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x8x16xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x8x16xf32> -> tensor<64x8x1xf32>
+  func.return %s : tensor<64x8x1xf32>
+}
+
+
+// Attention's q @ k.transpose(-1, -2) per head: the keys (2, 32, 4) are read with k
+// contiguous; each head's keys are copied transposed.
+// CHECK-LABEL: func.func @scores(
+// CHECK:         pg_tensor.permute %{{.*}} {perm = array<i64: 0, 1, 3, 2>} : tensor<2x1x32x4xf32> -> tensor<2x1x4x32xf32>
+// CHECK-NEXT:    pg_tensor.contiguous %{{.*}} : tensor<2x1x4x32xf32>
+// A sum over the last axis that is not a product of two broadcasts is no matmul.
+// CHECK-LABEL: func.func @row_sum(
+// CHECK-NOT:     pg_tensor.contiguous
+// CHECK:         func.return
+func.func @scores(%q: tensor<2x32x4xf32>, %k: tensor<2x32x4xf32>) -> tensor<2x32x32x1xf32> {
+  %qr = pg_tensor.reshape %q : tensor<2x32x4xf32> -> tensor<2x32x1x4xf32>
+  %qe = pg_tensor.expand %qr : tensor<2x32x1x4xf32> -> tensor<2x32x32x4xf32>
+  %kr = pg_tensor.reshape %k : tensor<2x32x4xf32> -> tensor<2x1x32x4xf32>
+  %ke = pg_tensor.expand %kr : tensor<2x1x32x4xf32> -> tensor<2x32x32x4xf32>
+  %m = pg_tensor.binary mul %qe, %ke : tensor<2x32x32x4xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 3>} : tensor<2x32x32x4xf32> -> tensor<2x32x32x1xf32>
+  func.return %s : tensor<2x32x32x1xf32>
+}
+func.func @row_sum(%x: tensor<64x8x16xf32>) -> tensor<64x8x1xf32> {
+  %e = pg_tensor.unary exp %x : tensor<64x8x16xf32>
+  %s = pg_tensor.reduce sum %e {axes = array<i64: 2>} : tensor<64x8x16xf32> -> tensor<64x8x1xf32>
+  func.return %s : tensor<64x8x1xf32>
+}
