@@ -53,6 +53,18 @@ def capturing(recorder: Recorder) -> Iterator[Recorder]:
         _active.pop()
 
 
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """Report nothing inside the block: work that a replay must not repeat (the initial
+    values `picograd.frontend.realize` computes on the first realize)."""
+    saved = _active[:]
+    _active.clear()
+    try:
+        yield
+    finally:
+        _active[:] = saved
+
+
 def recorder() -> Recorder | None:
     """The recorder of the capture in progress, or None."""
     return _active[0] if _active else None

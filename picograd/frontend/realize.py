@@ -5,6 +5,7 @@
                                        without running it (benchmarks time `Program.benchmark`)
     compile_stats() -> CompileStats(compiles, cache_hits, kernels)     counters (a snapshot)
     clear_cache()                      forget every compiled graph (the counters are kept)
+    realize_later(*tensors)            compute these at the next realize, unless replaced first
 
 A realize walks the pending graph once (postorder, iterative) and builds, in the same pass,
 the cache key: the device and, per node, its `sig` (op, exact arg, shape, dtype) and the
@@ -16,10 +17,18 @@ key and a builder of the pg_tensor module to the compile driver
 otherwise compiles. The Program runs on the leaves' buffers; afterwards every realized node
 becomes a buffer leaf. A capture in progress (`picograd.frontend.capture`) is told of every
 Program run.
+
+Initial values (a module's random parameters, `realize_later`) are computed by the first
+realize or compile after they were made, all of them in one graph per device, before the
+graph asked for, and outside any capture (a jit replay must not draw them again). A tensor
+whose node was replaced before then (`load_state_dict`) is never computed: the registry
+holds its node weakly.
 """
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +48,7 @@ if TYPE_CHECKING:
     from picograd.frontend.base import TensorBase
 
 __all__ = ["CompileStats", "build_module", "clear_cache", "compile_stats", "compiled",
-           "linearize", "realize"]
+           "linearize", "realize", "realize_later"]
 
 
 # ── the key ──────────────────────────────────────────────────────────────────
@@ -143,10 +152,55 @@ def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> 
         node.become_buffer(flat.reshape(node.shape))
 
 
+# Pending initial values by registration number (so they are computed in a stable order):
+# weak, so that a value replaced before the next realize is dropped, never computed.
+_initial: weakref.WeakValueDictionary[int, LazyOp] = weakref.WeakValueDictionary()
+_numbers = itertools.count()
+
+
+def realize_later(*tensors: TensorBase) -> None:
+    """Compute `tensors` (pending) at the next realize or compile of anything, in one graph
+    with every other tensor given here since, unless a tensor's node is replaced before
+    (as `load_state_dict` does): a module's initial parameters cost nothing when a
+    checkpoint overwrites them. Inside a jit capture nothing is deferred (the flush runs
+    outside the capture, so a replay would not compute them): they are computed where read."""
+    if capture.recorder() is not None:
+        return
+    for t in tensors:
+        if t._node.buffer is None:
+            _initial[next(_numbers)] = t._node
+
+
+def _compute_initial_values() -> None:
+    nodes = [n for n in _initial.values() if n.buffer is None]
+    _initial.clear()
+    if nodes:
+        with capture.paused():
+            _realize_all(nodes, None)
+
+
+def _realize_all(nodes: Sequence[LazyOp], pipeline: str | None) -> None:
+    """Realize the pending `nodes`: one graph per device, no kernel for an empty one."""
+    by_device: dict[str, list[LazyOp]] = {}
+    seen: set[LazyOp] = set()
+    for node in nodes:
+        if node.buffer is not None or node in seen:
+            continue
+        seen.add(node)
+        if 0 in node.shape:  # nothing to compute: no kernel for an empty result
+            node.become_buffer(np.empty(node.shape, node.dtype.np))
+            continue
+        by_device.setdefault(node.device, []).append(node)
+    for device, outputs in by_device.items():
+        _realize_nodes(outputs, device, pipeline)
+
+
 def compiled(*tensors: TensorBase, pipeline: str | None = None
              ) -> tuple[Program, list[np.ndarray]]:
     """The compiled `Program` that realizing `tensors` (pending, all on one device) runs, and
     the input arrays it runs on; nothing is executed and the tensors stay pending."""
+    if _initial:
+        _compute_initial_values()
     nodes = [t._node for t in tensors]
     devices = {n.device for n in nodes}
     if len(devices) != 1 or any(n.buffer is not None for n in nodes):
@@ -158,16 +212,6 @@ def realize(*tensors: TensorBase, pipeline: str | None = None) -> None:
     """Compute every pending tensor of `tensors`, together (one graph per device), through
     `pipeline` (a pass pipeline string; default: `$PG_PIPELINE`, else the device's default
     pipeline). The pipeline is part of the compile cache key."""
-    by_device: dict[str, list[LazyOp]] = {}
-    seen: set[LazyOp] = set()
-    for t in tensors:
-        node = t._node
-        if node.buffer is not None or node in seen:
-            continue
-        seen.add(node)
-        if 0 in node.shape:  # nothing to compute: no kernel for an empty result
-            node.become_buffer(np.empty(node.shape, node.dtype.np))
-            continue
-        by_device.setdefault(node.device, []).append(node)
-    for device, outputs in by_device.items():
-        _realize_nodes(outputs, device, pipeline)
+    if _initial:
+        _compute_initial_values()
+    _realize_all([t._node for t in tensors], pipeline)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
+from picograd.frontend.realize import realize_later
 from picograd.frontend.tensor import Tensor
 from picograd.nn.basic import dropout, linear
 from picograd.nn.module import Module
@@ -16,10 +17,12 @@ from picograd.nn.module import Module
 
 def uniform(shape: Sequence[int], bound: float, device: str) -> Tensor:
     """A float32 leaf that requires grad, drawn from U(-bound, bound) by the device's
-    generator (picograd's seed). It is realized now, so that the first training step's graph
-    and every inference graph read a buffer instead of drawing the values again."""
+    generator (picograd's seed; the numbers are fixed now). It is computed by the next
+    realize of anything (`realize_later`), so every graph that reads it reads a buffer, and
+    never if `load_state_dict` replaces it first."""
     values = Tensor.rand(*shape, device=device) * (2 * bound) - bound
-    return values.realize().requires_grad_()
+    realize_later(values)
+    return values.requires_grad_()
 
 
 class Linear(Module):

@@ -137,8 +137,9 @@ class Module:
         for name, tensor in own.items():
             if name in state:
                 value = state[name]
-                array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
-                loaded = Tensor(array.astype(tensor.dtype.np), device=tensor.device)
+                array = value._data() if isinstance(value, Tensor) else value
+                # one copy, cast on the way (a mapped file's array is read from the page cache)
+                loaded = Tensor(np.asarray(array), dtype=tensor.dtype, device=tensor.device)
                 tensor._node = loaded._node
                 tensor.grad = None
         return missing, unexpected

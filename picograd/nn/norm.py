@@ -32,7 +32,7 @@ import numpy as np
 
 from picograd.frontend import autograd
 from picograd.frontend.lazy import dtype_error, shape_error
-from picograd.frontend.realize import realize
+from picograd.frontend.realize import realize, realize_later
 from picograd.frontend.tensor import Tensor
 from picograd.nn.module import Module
 
@@ -306,7 +306,8 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, device: str = "CPU"):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.weight = Tensor.randn(num_embeddings, embedding_dim, device=device).realize()
+        self.weight = Tensor.randn(num_embeddings, embedding_dim, device=device)
+        realize_later(self.weight)  # computed by the next realize, unless loaded first
         self.weight.requires_grad_()
 
     def forward(self, indices: Tensor) -> Tensor:

@@ -20,6 +20,8 @@ saved: pass what they need (e.g. `last_epoch`) as extra values.
 from __future__ import annotations
 
 import json
+import math
+import mmap
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from safetensors import SafetensorError, safe_open
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import save_file
 
 from picograd.errors import PicogradError
 from picograd.frontend.tensor import Tensor
@@ -72,12 +74,53 @@ def _host_array(value: Tensor | npt.ArrayLike) -> np.ndarray:
     return array if array.flags.c_contiguous else array.copy(order="C")
 
 
+# safetensors' dtype codes that numpy holds (all little-endian in the file)
+_NUMPY_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
+                 "I16": "<i2", "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1",
+                 "BOOL": "?"}
+
+
 def load_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """The arrays stored in the safetensors file `path`, by name."""
+    """The arrays stored in the safetensors file `path`, by name: read-only views of the
+    file, memory-mapped, so nothing is read before it is used and `load_state_dict` copies
+    each tensor once, from the page cache into the parameter. Copy an array to change it."""
+    name = os.fspath(path)
     try:
-        return load_file(path)
-    except SafetensorError as e:
-        raise CheckpointError(f"{os.fspath(path)}: not a readable safetensors file ({e})") from e
+        with open(name, "rb") as f:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return _mapped_arrays(mapped)
+    except (OSError, ValueError, KeyError, TypeError) as e:  # mmap of an empty file: ValueError
+        raise CheckpointError(f"{name}: not a readable safetensors file ({e})") from e
+
+
+def _mapped_arrays(mapped: mmap.mmap) -> dict[str, np.ndarray]:
+    """The tensors of a mapped safetensors file (an 8-byte little-endian header length, the
+    JSON header, then the data), as views of it; ValueError when the layout is broken."""
+    if len(mapped) < 8:
+        raise ValueError("shorter than the 8-byte header length")
+    length = int.from_bytes(mapped[:8], "little")
+    if 8 + length > len(mapped):
+        raise ValueError(f"a header of {length} bytes runs past the end of the file")
+    header = json.loads(bytes(mapped[8:8 + length]))
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a JSON object")
+    data = 8 + length
+    arrays: dict[str, np.ndarray] = {}
+    for key, info in header.items():
+        if key == "__metadata__":
+            continue
+        code = info["dtype"]
+        if code not in _NUMPY_DTYPES:
+            raise ValueError(f"tensor {key!r} has dtype {code}, which numpy cannot hold")
+        dtype = np.dtype(_NUMPY_DTYPES[code])
+        shape = tuple(int(d) for d in info["shape"])
+        begin, end = (int(x) for x in info["data_offsets"])
+        count = math.prod(shape)
+        if not 0 <= begin <= end <= len(mapped) - data or end - begin != count * dtype.itemsize:
+            raise ValueError(f"tensor {key!r}: data_offsets [{begin}, {end}) do not hold "
+                             f"{count} {dtype} elements inside the file")
+        arrays[key] = np.frombuffer(mapped, dtype, count, data + begin).reshape(shape)
+    return arrays
 
 
 def safetensors_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
