@@ -27,12 +27,15 @@ from picograd.nn.module import Module
 
 
 def _masked_softmax(scores: Tensor) -> Tensor:
-    """softmax over the last dim; a row that is -inf everywhere gives zeros."""
+    """softmax over the last dim; a row that is -inf everywhere gives zeros. A masked score
+    (-inf) gives 0 by a select on the score: in a row with a finite score exp(-inf - peak)
+    is 0 already, and in an all-masked row every element is selected (the NaNs of
+    exp(-inf - -inf) and of their sum are never used). Every op after the row's max and sum
+    is then an elementwise op of the scores' shape and `e` has two readers, so max, sum and
+    division fuse into one kernel that computes exp twice rather than storing it."""
     peak = scores.max(-1, keepdim=True).detach()
-    peak = peak.isfinite().where(peak, 0.0)
     e = (scores - peak).exp()
-    total = e.sum(-1, keepdim=True)
-    return e / (total > 0).where(total, 1.0)
+    return (scores == -math.inf).where(0.0, e / e.sum(-1, keepdim=True))
 
 
 def _additive(op: str, mask: Tensor, drop_where_true: bool) -> Tensor:

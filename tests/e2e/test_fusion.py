@@ -135,3 +135,14 @@ def test_softmax_backward_values(device: str) -> None:
 def test_mlp_adam_steps_compile_and_run(device: str) -> None:
     counts = _mlp_step_kernels(device)
     assert counts[0] > 0
+
+
+def test_attention_is_four_kernels() -> None:
+    # the keys' transposed copy, q @ k^T, the softmax (the reuse rule stores the
+    # probabilities that `probs @ v` reads per multiply-add; row fusion then makes max, sum
+    # and division one kernel), probs @ v
+    rng = np.random.default_rng(4)
+    q, k, v = (pg.Tensor(rng.standard_normal((2, 3, 64, 8)).astype(np.float32))
+               for _ in range(3))
+    program, _ = compiled(F.scaled_dot_product_attention(q, k, v))
+    assert program.num_kernels == 4

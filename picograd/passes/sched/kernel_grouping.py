@@ -58,7 +58,9 @@ elementwise value with more than one element that the kernel evaluates more than
 re-read by every tap of a window) and that depends on no reduce of the kernel is
 materialised, outermost first, until no kernel has one, unless the reading kernel would then
 exceed the target's buffer limit. One-element values are left fused:
-the target compilers hoist them out of the loops.
+the target compilers hoist them out of the loops. Values this rule materialises are new
+kernels, so row-wise fusion is tried once more on them: attention's softmax, read per
+multiply-add by `probs @ v`, becomes its own kernel and then one kernel (max, sum, divide).
 
 Constants and iotas are never read from a buffer: every kernel that uses one recreates it (a
 returned constant still gets a kernel that fills its result buffer). A fused reduce has one
@@ -138,7 +140,13 @@ def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping
     max_reads = None if max_buffers is None else max_buffers - 1
     materialised = _fuse_row_reductions(materialised, set(ret.operands), decide.is_buffer,
                                         position, max_reads)
-    materialised = _split_reused(materialised, decide.is_buffer, position, max_reads)
+    split = _split_reused(materialised, decide.is_buffer, position, max_reads)
+    if len(split) != len(materialised):
+        # a value the reuse rule stored (softmax's probabilities, read per multiply-add by
+        # the matmul after them) is a kernel of its own now: its row reductions may fuse
+        split = _fuse_row_reductions(split, set(ret.operands), decide.is_buffer, position,
+                                     max_reads)
+    materialised = split
     kernels = tuple(group for root in materialised
                     for group in _kernels_of(root, decide.is_buffer, position))
     return Grouping(kernels, tuple(ret.operands))
