@@ -10,9 +10,10 @@
 A realize walks the pending graph once (postorder, iterative) and builds, in the same pass,
 the cache key: the device and, per node, its `sig` (op, exact arg, shape, dtype) and the
 positions of its sources, plus which positions are results. Buffer leaves are keyed by shape
-and dtype only, never by contents, and become `@main`'s arguments in postorder. It hands the
-key and a builder of the pg_tensor module to the compile driver
-(`picograd.compiler.program_for`), which chooses the pipeline (`pipeline=`, else
+and dtype only, never by contents, and become `@main`'s arguments in postorder (an empty
+one, which no element of a result can read, is a zero constant instead: a buffer holds at
+least one element). It hands the key and a builder of the pg_tensor module to the compile
+driver (`picograd.compiler.program_for`), which chooses the pipeline (`pipeline=`, else
 `$PG_PIPELINE`, else the device's default), looks in its caches (a hit builds no IR) and
 otherwise compiles. The Program runs on the leaves' buffers; afterwards every realized node
 becomes a buffer leaf. A capture in progress (`picograd.frontend.capture`) is told of every
@@ -41,6 +42,7 @@ from picograd.compiler.driver import CompileStats, clear_cache, compile_stats, p
 from picograd.compiler.pipelines import PipelineError
 from picograd.dialects import pg_tensor as pt
 from picograd.frontend import capture
+from picograd.frontend.dtype import cast_scalar
 from picograd.frontend.lazy import LazyOp, user_location
 from picograd.runtimes import Program
 
@@ -72,7 +74,7 @@ def linearize(outputs: Sequence[LazyOp]
             index[node] = len(nodes)
             nodes.append(node)
             entries.append((node.sig, tuple([index[s] for s in node.src])))
-            if node.buffer is not None:
+            if node.buffer is not None and node.buffer.size:  # an empty one is a constant
                 buffers.append(node.buffer)
         else:
             stack.append((node, True))
@@ -111,12 +113,18 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
     """The pg_tensor module `func.func @main(leaf buffers...) -> (outputs...)`."""
     builders = _BUILDERS
     block = Block(arg_types=[TensorType(n.dtype.ir, list(n.shape))
-                             for n in nodes if n.op == "buffer"])
+                             for n in nodes if n.op == "buffer" and 0 not in n.shape])
     args = iter(block.args)
     values: list[SSAValue] = []
     for node, (_, srcs) in zip(nodes, entries, strict=True):
         if node.op == "buffer":
-            values.append(next(args))
+            if 0 in node.shape:  # no elements to read (a buffer holds at least one)
+                empty = pt.ConstOp(cast_scalar(0, node.dtype), TensorType(node.dtype.ir,
+                                                                       list(node.shape)))
+                block.add_op(empty)
+                values.append(empty.results[0])
+            else:
+                values.append(next(args))
             continue
         op = builders[node.op](node, [values[i] for i in srcs], node.dtype.ir)
         block.add_op(op)

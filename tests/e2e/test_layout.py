@@ -108,3 +108,12 @@ def test_contiguous_is_a_kernel_boundary_and_a_no_op_when_realized() -> None:
     assert shared.contiguous() is shared
     program, _ = compiled(shared * 2 + shared.T)
     assert program.num_kernels == 2  # exp + 1 once, then the sum reading its buffer
+
+
+@pytest.mark.parametrize("a_shape, w_shape", [((40, 0), (3, 0)), ((0, 8), (40, 8)),
+                                              ((2, 40, 0), (3, 0))])
+def test_empty_products_with_a_transposed_weight_match_torch(
+        a_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> None:
+    a, w = np.ones(a_shape, np.float32), np.ones(w_shape, np.float32)
+    want = torch.tensor(a) @ torch.tensor(w).T  # zeros where the sum is empty
+    np.testing.assert_array_equal((pg.Tensor(a) @ pg.Tensor(w).T).numpy(), want.numpy())

@@ -61,6 +61,7 @@ from picograd.dialects import pg_uop as U
 from picograd.dialects.dtypes import is_float
 from picograd.dialects.pg import BinaryKind, CmpKind, RangeKind, ReduceKind
 from picograd.dialects.pg_tensor import dtype_of, shape_of
+from picograd.interpreter.alu import reduce_identity
 from picograd.passes.loop.views import Index, IndexMath, Scopes, source_index
 
 _VIEWS = (T.ReshapeOp, T.PermuteOp, T.ExpandOp, T.SliceOp, T.FlipOp)  # pad is handled apart
@@ -265,6 +266,8 @@ class _KernelLowering:
             src_idx[a] = self.math.const(0)
         axes = [a for a in op.axis_list if shape[a] > 1]
         t = dtype_of(op.result)
+        if any(shape[a] == 0 for a in op.axis_list):  # nothing to reduce: the identity
+            return self.add(U.ConstOp(reduce_identity(op.kind.data, t).item(), t))
         if not axes:
             value = self.element(op.input, tuple(src_idx), mask)
             if op.kind.data == ReduceKind.SUM and is_float(t):

@@ -128,7 +128,8 @@ def matmul_b(reduce: T.ReduceOp) -> MatmulOperand | None:
     rank = len(shape)
     mul = reduce.input.owner
     if (reduce.kind.data != ReduceKind.SUM or reduce.axis_list != (rank - 1,) or rank < 3
-            or not isinstance(mul, T.BinaryOp) or mul.kind.data != BinaryKind.MUL):
+            or not isinstance(mul, T.BinaryOp) or mul.kind.data != BinaryKind.MUL
+            or 0 in shape):  # an empty product has no B to lay out
         return None
     expands = [x.owner for x in mul.operands]
     if not all(isinstance(e, T.ExpandOp) for e in expands):

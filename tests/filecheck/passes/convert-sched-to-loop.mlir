@@ -376,3 +376,19 @@ pg_sched.kernel @scatter_with_base(%ids: !pg.buffer<6xi32>, %g: !pg.buffer<48xf3
   %r = pg_tensor.scatter_add %z[%e], %s {axis = 0 : i64} : tensor<10x8xf32>, tensor<6x8xi32>, tensor<6x8xf32>
   pg_sched.store %r, %out : tensor<10x8xf32>, !pg.buffer<80xf32>
 }
+
+// -----
+
+// A reduce over an empty axis is its identity (0 for a sum, 1 for a product): nothing is
+// read, no reduce loop is made.
+// CHECK-LABEL: pg_loop.kernel @k0(%out: !pg.buffer<4xf32>) {
+// CHECK-NEXT:    pg_loop.range %i0 = 0 to 4 global {
+// CHECK-NEXT:      %[[ONE:.*]] = pg_uop.const 1.0 : f32
+// CHECK-NEXT:      pg_loop.store %[[ONE]], %out[%i0] : f32, !pg.buffer<4xf32>
+builtin.module {
+  pg_sched.kernel @k0(%out: !pg.buffer<4xf32>) {
+    %c = pg_tensor.const 3.0 : tensor<4x0xf32>
+    %p = pg_tensor.reduce prod %c {axes = array<i64: 1>} : tensor<4x0xf32> -> tensor<4x1xf32>
+    pg_sched.store %p, %out : tensor<4x1xf32>, !pg.buffer<4xf32>
+  }
+}
