@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from math import prod
 
 from xdsl.context import Context
@@ -37,6 +38,7 @@ from xdsl.passes import ModulePass
 from picograd.dialects import pg_tensor as T
 from picograd.dialects.pg import BinaryKind, ReduceKind
 from picograd.dialects.pg_tensor import shape_of
+from picograd.passes.loop.views import reshape_groups
 
 MIN_REUSE = 32
 
@@ -54,32 +56,16 @@ def reshaped_strides(old: Sequence[int], strides: Sequence[int], new: Sequence[i
                      ) -> tuple[int, ...] | None:
     """The strides of a view of shape `new` over the elements of a view of shape `old`
     with `strides`, or None where the new view has no strides (a reshape that copies, as
-    numpy decides it): dims of size 1 are dropped, then each group of old dims that
-    multiplies to a group of new dims must be contiguous within itself."""
-    dims = [(d, s) for d, s in zip(old, strides, strict=True) if d != 1]
+    numpy decides it): each group of old dims that multiplies to a group of new dims
+    (`reshape_groups`, size-1 dims aside) must be contiguous within itself."""
     result = [0] * len(new)
-    oi = ni = 0
-    while oi < len(dims) and ni < len(new):
-        if new[ni] == 1:
-            ni += 1
-            continue
-        oj, nj = oi + 1, ni + 1
-        have, want = dims[oi][0], new[ni]
-        while have != want:
-            if want < have:
-                want *= new[nj]
-                nj += 1
-            else:
-                have *= dims[oj][0]
-                oj += 1
-        if any(dims[o][1] != dims[o + 1][0] * dims[o + 1][1] for o in range(oi, oj - 1)):
+    for olds, news in reshape_groups(old, new):
+        if any(strides[a] != old[b] * strides[b] for a, b in pairwise(olds)):
             return None
-        step = dims[oj - 1][1]
-        for n in range(nj - 1, ni - 1, -1):
-            if new[n] != 1:
-                result[n] = step
-                step *= new[n]
-        oi, ni = oj, nj
+        step = strides[olds[-1]]
+        for n in reversed(news):
+            result[n] = step
+            step *= new[n]
     return tuple(result)
 
 
