@@ -10,6 +10,7 @@ test keeps the two equal).
     cache_enabled() PG_CACHE          cache_dir()     PG_CACHE_DIR
     cpu_renderer()  PG_CPU_RENDERER   threads()       PG_THREADS
     memory_plan_enabled() PG_MEMORY_PLAN             c_compiler()    CC
+    pool_limit_bytes() PG_POOL_MB
     ptxas_override()  PTXAS
 
 Each function reads the environment when called, except where its docstring says otherwise:
@@ -52,6 +53,8 @@ FLAGS: tuple[Flag, ...] = (
          "picograd/runtimes/parallel.py); 1: never split"),
     Flag("PG_MEMORY_PLAN", "1", "0: every intermediate buffer gets its own memory (no "
          "sharing by lifetime)"),
+    Flag("PG_POOL_MB", "1024", "megabytes of idle buffers each device's pool keeps for later "
+         "runs (picograd/runtimes/pool.py); 0: no pooling"),
     Flag("CC", "cc", "the C compiler of CPU:C"),
     Flag("PTXAS", "(PATH)", "the ptxas binary that checks CUDA kernels"),
 )
@@ -59,7 +62,8 @@ FLAGS: tuple[Flag, ...] = (
 LEVELS: tuple[tuple[int, str], ...] = (
     (1, "per compiled graph: id, kernels, schedule/disk cache hits, peak bytes before/after "
         "memory planning, time per compile stage; the VIZ page's path"),
-    (2, "one line per kernel launch: time (us), GFLOP/s, GB/s (synchronises every launch)"),
+    (2, "one line per kernel launch: time (us), GFLOP/s, GB/s (synchronises every launch); "
+        "one per buffer a run takes from its device's pool (reused or allocated)"),
     (3, "the loop-stage passes that changed the IR: ranges and op counts per kernel"),
     (4, "the target source (LLVM IR, C, PTX, WGSL) of every compiled graph"),
     (5, "the IR after every pass"),
@@ -138,6 +142,12 @@ def threads() -> str:
 
 def memory_plan_enabled() -> bool:
     return (_raw("PG_MEMORY_PLAN") or "1").strip() not in ("0", "false", "off", "")
+
+
+def pool_limit_bytes() -> int:
+    """PG_POOL_MB in bytes (1024 MB when unset; a negative number counts as 0)."""
+    raw = (_raw("PG_POOL_MB") or "").strip()
+    return max(env_int("PG_POOL_MB"), 0) * 2**20 if raw else 1024 * 2**20
 
 
 def c_compiler() -> str:

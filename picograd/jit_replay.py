@@ -161,13 +161,37 @@ class _Capture:
 
 
 class _Plan:
-    """A finished capture: the argument specs, the steps, how to build the return value."""
+    """A finished capture: the argument specs, the steps, how to build the return value, and
+    after each step the slots no later step nor the return value reads (`drops`): a replay
+    lets go of an intermediate at its last use, as the eager call does, so its memory is
+    free for the rest of the replay."""
 
-    __slots__ = ("num_slots", "rebuild", "specs", "steps")
+    __slots__ = ("drops", "num_slots", "rebuild", "specs", "steps")
 
     def __init__(self, specs: list[tuple], steps: list, num_slots: int,
-                 rebuild: Callable[[list[Any]], Any]):
+                 rebuild: Callable[[list[Any]], Any], returned: set[int]):
         self.specs, self.steps, self.num_slots, self.rebuild = specs, steps, num_slots, rebuild
+        self.drops = _last_uses(steps, returned)
+
+
+def _last_uses(steps: list, keep: set[int]) -> list[tuple[int, ...]]:
+    """Per step, the slots read or written there for the last time (not those in `keep`)."""
+    last: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        if isinstance(step, _Run):
+            used = [r for r in step.inputs if r.__class__ is int] + step.out_slots
+        elif isinstance(step, _Assign):
+            used = [step.source] if step.source.__class__ is int else []
+            used += [step.slot] if step.slot >= 0 else []
+        else:
+            used = []
+        for slot in used:
+            last[slot] = i  # type: ignore[index]
+    drops: list[list[int]] = [[] for _ in steps]
+    for slot, i in last.items():
+        if slot not in keep:
+            drops[i].append(slot)
+    return [tuple(d) for d in drops]
 
 
 class Jit:
@@ -263,8 +287,10 @@ class Jit:
         if not capture.launched:
             raise self._error("nothing was captured: the function realized no tensors")
         specs = [(t._node.shape, t._node.dtype, t._node.device) for t in tensors]
+        returned = {capture.slot_of[t._node] for t in _returned_tensors(out)
+                    if t._node in capture.slot_of}
         self._plans[key] = _Plan(specs, capture.steps, capture.num_slots,
-                                 _rebuilder(out, capture))
+                                 _rebuilder(out, capture), returned)
         return out
 
     def _replay(self, plan: _Plan, tensors: list[Tensor], positions: list[int],
@@ -281,8 +307,10 @@ class Jit:
             self._check_aliasing(tensors, positions, keys, num_positional)
         _active.append(self._name)
         try:
-            for step in plan.steps:
+            for step, drop in zip(plan.steps, plan.drops, strict=True):
                 step.replay(slots, tensors)
+                for slot in drop:
+                    slots[slot] = None
         finally:
             _active.pop()
         return plan.rebuild(slots)

@@ -1,7 +1,8 @@
-"""DEBUG>=2: time every kernel launch of a traced Program.
+"""DEBUG>=2: time every kernel launch of a traced Program; report the buffer pools.
 
     launch_infos(module, flops) -> [LaunchInfo]     what each launch of `@main` does
     Launches(graph, infos).instrument(program, on)  wrap (or unwrap) the Program's kernels
+    report_pools(level)                             pool lines on (level >= 2) or off
 
 Only Programs compiled while DEBUG or VIZ was on are traced; `Program.run` itself never
 tests a flag, so DEBUG=0 costs nothing at run time.
@@ -21,6 +22,7 @@ from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.dialects.pg_sched import LaunchOp
 from picograd.runtimes import Program
+from picograd.runtimes.pool import set_reporter
 
 
 @dataclass(frozen=True)
@@ -75,3 +77,9 @@ def launch_infos(module: ModuleOp, flops: dict[str, int]) -> list[LaunchInfo]:
                     size += t.size.data * to_numpy_dtype(t.element_type).itemsize
             infos.append(LaunchInfo(op.kernel_name, flops.get(op.kernel_name, 0), size))
     return infos
+
+
+def report_pools(level: int) -> None:
+    """At level >= 2, a line for every buffer a run takes from a device's pool: reused or
+    allocated, with the pool's hits, misses and idle bytes (picograd/runtimes/pool.py)."""
+    set_reporter(log if level >= 2 else None)

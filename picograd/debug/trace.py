@@ -31,7 +31,7 @@ from picograd.debug.ir_summary import (
     loop_shape,
     texts,
 )
-from picograd.debug.launch_timing import Launches, launch_infos
+from picograd.debug.launch_timing import Launches, launch_infos, report_pools
 from picograd.debug.settings import SETTINGS, log
 from picograd.lowering.render import render
 from picograd.runtimes import Program
@@ -47,6 +47,8 @@ def retime(level: int) -> None:
 
 
 SETTINGS.level_listeners.append(retime)
+SETTINGS.level_listeners.append(report_pools)
+report_pools(SETTINGS.level)
 
 
 def lap(name: str) -> None:

@@ -2,8 +2,8 @@
 
     plan = MemoryPlan(num_inputs, allocs, launch_slots, results)
     plan.peak_bytes                      (bytes of all intermediates, bytes after planning)
-    plan.host_buffers()                  one numpy array per alloc slot (CPU runtimes)
-    plan.device_buffers(runtime)         one device buffer per alloc slot (GPU runtimes)
+    plan.host_buffers(arena)             one numpy array per alloc slot (CPU runtimes)
+    plan.device_buffers(pool)            one device buffer per alloc slot (GPU runtimes)
 
 A slot of `@main` is an input, an intermediate or a result. Inputs belong to the caller and
 results escape to it, so both keep memory of their own. An intermediate lives from the first
@@ -14,9 +14,9 @@ queue them in order), which is what makes reuse safe.
 
 * CPU: every intermediate gets an offset in one arena (`plan_offsets`: greedy best fit,
   largest first, each at the lowest `ALIGNMENT`-aligned offset where it overlaps no buffer
-  placed before it with an overlapping lifetime). A run allocates the arena once (one
-  `np.empty`, not one per buffer) and views it; the arena is not kept between runs, so two
-  runs of one program never share it and no memory is held by idle programs.
+  placed before it with an overlapping lifetime). A run takes the arena from the device's
+  pool (`pool.py`: one array, not one per buffer), views it and gives it back when it ends,
+  so the next run of the program reuses it; two runs at once get two arenas.
 * GPU: a runtime hands out whole buffers, not offsets into one, so intermediates are grouped
   instead (`plan_groups`): an intermediate reuses the buffer of a group whose members are all
   dead and whose elements have its byte width, best fit first; the group's buffer is as large
@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from picograd import flags
+from picograd.runtimes.pool import BufferPool
 
 ALIGNMENT = 64  # bytes: a cache line, and more than any vector load needs
 _NEVER = -1  # the lifetime of an intermediate that no launch touches
@@ -166,12 +167,19 @@ class MemoryPlan:
         """(bytes of all intermediates unplanned, bytes of the arena that holds them)."""
         return self.before_bytes, self.arena_bytes
 
-    def host_buffers(self) -> list[np.ndarray]:
-        """One flat array per alloc slot: fresh arrays for results, views of one new arena
-        (aligned to `ALIGNMENT`) for intermediates."""
+    @property
+    def arena_request(self) -> int:
+        """Bytes of the arena a CPU run takes (with room to align it); 0 when none."""
+        return self.arena_bytes + ALIGNMENT if self._views else 0
+
+    def host_buffers(self, arena: np.ndarray | None = None) -> list[np.ndarray]:
+        """One flat array per alloc slot: fresh arrays for results, views of `arena` (a
+        uint8 array of `arena_request` bytes, from the device's pool; a new one when None)
+        for intermediates."""
         if not self._views:
             return [np.empty(size, dtype) for size, dtype in self.allocs]
-        raw = np.empty(self.arena_bytes + ALIGNMENT, np.uint8)
+        raw = np.empty(self.arena_request, np.uint8) if arena is None else arena
+        assert raw.nbytes >= self.arena_request
         base = -raw.ctypes.data % ALIGNMENT
         out: list[np.ndarray] = []
         for i, (size, dtype) in enumerate(self.allocs):
@@ -182,26 +190,26 @@ class MemoryPlan:
                 out.append(np.ndarray((size,), dtype, raw, base + offset))
         return out
 
-    def device_buffers(self, runtime: Any) -> list[Any]:
-        """One device buffer per alloc slot from `runtime.allocate`, intermediates of one
-        group sharing theirs. On failure frees what it allocated; the caller frees
+    def device_buffers(self, pool: BufferPool) -> list[Any]:
+        """One device buffer per alloc slot from `pool`, intermediates of one group sharing
+        theirs. On failure gives back what it took; the caller gives back
         `distinct(buffers)`."""
-        allocated: list[Any] = []
+        taken: list[Any] = []
         try:
             shared = []
             for size, dtype in self.groups:
-                shared.append(runtime.allocate(size, dtype))
-                allocated.append(shared[-1])
+                shared.append(pool.take(size, dtype))
+                taken.append(shared[-1])
             out: list[Any] = []
             for i, (size, dtype) in enumerate(self.allocs):
                 g = self._members.get(i)
                 if g is None:
-                    out.append(runtime.allocate(size, dtype))
-                    allocated.append(out[-1])
+                    out.append(pool.take(size, dtype))
+                    taken.append(out[-1])
                 else:
                     out.append(shared[g])
             return out
         except BaseException:
-            for buffer in allocated:
-                runtime.free(buffer)
+            for buffer in taken:
+                pool.give(buffer)
             raise

@@ -8,9 +8,10 @@
 `from_module` loads one callable per kernel of `binary` (with its grid and block on a GPU,
 read from the target function's `grid` / `block` properties) and turns `@main` into a launch
 plan: which slots hold inputs, which intermediates to allocate, which kernel to call with
-which slots, which slots are results. On the CPU `run` is then only numpy placement,
-`np.empty` and a loop of ctypes calls; on a GPU it allocates device buffers, copies the
-inputs in, launches, copies the results out and frees the buffers. Rendering and compiling
+which slots, which slots are results. On the CPU `run` is then only numpy placement, an
+arena from the device's buffer pool (`pool.py`) and a loop of ctypes calls; on a GPU it
+takes device buffers from the pool, copies the inputs in, launches, copies the results out
+and gives the buffers back. Rendering and compiling
 the source is the compile driver's job (`picograd.compiler.compile_module`).
 
 `@main` may hold only `pg_sched.alloc`, `pg_sched.launch` and `func.return`; its arguments
@@ -47,8 +48,10 @@ from picograd.dialects.pg_sched import AllocOp, LaunchOp
 from picograd.errors import DeviceError
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, Runtime
 from picograd.runtimes.memory_plan import MemoryPlan, distinct
+from picograd.runtimes.pool import pool_of
 
 _c_char = ctypes.c_char
+_BYTES = np.dtype(np.uint8)
 
 
 def _address(array: np.ndarray) -> int:
@@ -224,12 +227,19 @@ class Program:
         buffers = self._host_inputs(inputs)
         if not isinstance(self.runtime, HostRuntime):
             return self._run_on_device(buffers)
-        buffers.extend(self._memory.host_buffers())
-        skip, made = self._reuse_kept(inputs, buffers) if self._keep else ((), {})
-        addresses = [_address(b) for b in buffers]
-        for i, (kernel, slots) in enumerate(self._launches):
-            if i not in skip:
-                kernel(*[addresses[s] for s in slots])
+        memory = self._memory
+        pool = pool_of(self.runtime)
+        arena = pool.take(memory.arena_request, _BYTES) if memory.arena_request else None
+        try:
+            buffers.extend(memory.host_buffers(arena))
+            skip, made = self._reuse_kept(inputs, buffers) if self._keep else ((), {})
+            addresses = [_address(b) for b in buffers]
+            for i, (kernel, slots) in enumerate(self._launches):
+                if i not in skip:
+                    kernel(*[addresses[s] for s in slots])
+        finally:
+            if arena is not None:  # no result or kept copy lives in the arena
+                pool.give(arena)
         self._kept.update(made)  # only once every launch has run
         num_inputs = len(self._inputs)
         return [buffers[s] if s >= num_inputs else buffers[s].copy() for s in self._results]
@@ -258,12 +268,13 @@ class Program:
         """The median time in seconds of one run of the kernels, with the inputs already in
         device memory (allocation and copies are outside the timed part)."""
         runtime = self.runtime
+        pool = pool_of(runtime)
         buffers: list[Any] = []
         try:
             for array in self._host_inputs(inputs):
-                buffers.append(runtime.allocate(array.size, array.dtype))
+                buffers.append(pool.take(array.size, array.dtype))
                 runtime.copy_in(buffers[-1], array)
-            buffers.extend(self._memory.device_buffers(runtime))
+            buffers.extend(self._memory.device_buffers(pool))
             times = []
             for _ in range(repeats + 1):  # the first run warms caches and lazy state up
                 start = time.perf_counter()
@@ -274,23 +285,24 @@ class Program:
             return float(np.median(times[1:]))
         finally:
             for buffer in distinct(buffers):
-                runtime.free(buffer)
+                pool.give(buffer)
 
     def _run_on_device(self, host_inputs: list[np.ndarray]) -> list[np.ndarray]:
         runtime = self.runtime
+        pool = pool_of(runtime)
         buffers: list[Any] = []
         try:
             for array in host_inputs:
-                buffers.append(runtime.allocate(array.size, array.dtype))
+                buffers.append(pool.take(array.size, array.dtype))
                 runtime.copy_in(buffers[-1], array)
-            buffers.extend(self._memory.device_buffers(runtime))
+            buffers.extend(self._memory.device_buffers(pool))
             for kernel, slots in self._launches:
                 runtime.launch(kernel, [buffers[s] for s in slots])
             runtime.synchronize()
             return [runtime.copy_out(buffers[s]) for s in self._results]
         finally:
             for buffer in distinct(buffers):
-                runtime.free(buffer)
+                pool.give(buffer)
 
 
 def _as_launch(value: Any) -> Launch:

@@ -6,6 +6,8 @@ name the argument."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -85,6 +87,30 @@ def test_replay_substitutes_arguments_and_returns_new_tensors() -> None:
         outs.append(doubled)
     assert len(calls) == 2
     assert outs[3]._node is not outs[4]._node and outs[3].numpy()[0] == 6.0
+
+
+def test_a_replay_lets_go_of_each_intermediate_after_its_last_use() -> None:
+    """Eight realizes, each reading only the one before: a replay holds two of their results
+    at a time, as the eager call does, not all eight until it returns."""
+    n = 1 << 20  # 4 MB per result
+
+    @pg.jit
+    def chain(x: pg.Tensor) -> pg.Tensor:
+        for _ in range(8):
+            x = (x * 2 + 1).realize()
+        return x
+
+    x = pg.Tensor(np.zeros(n, np.float32))
+    for _ in range(2):  # warm-up and capture
+        chain(x)
+    tracemalloc.start()
+    try:
+        out = chain(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(out.numpy()[:3], [255.0] * 3)
+    assert peak < 3.5 * 4 * n, f"the replay peaked at {peak / 4 / n:.1f} results"
 
 
 def test_pending_arguments_are_realized_first() -> None:

@@ -28,6 +28,7 @@ from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
 from picograd.lowering.ptx.printer import arch_for_capability, module_to_ptx, retarget_ptx
 from picograd.runtimes import registry
 from picograd.runtimes.cuda import CudaRuntime
+from picograd.runtimes.pool import pool_of
 from picograd.runtimes.ptxas import check_ptx, describe_ptx_failure, ptxas_path
 
 
@@ -315,7 +316,8 @@ def test_runtime_over_the_fake_driver(fake: FakeDriver) -> None:
 
 def test_program_runs_on_the_fake_driver(fake: FakeDriver) -> None:
     """compile_module(.., "ptx"): PTX retargeted for the device, kernels found by name,
-    grid and block from the entries, device addresses as parameters, buffers freed."""
+    grid and block from the entries, device addresses as parameters, buffers given back to
+    the device's pool: a second run allocates nothing, clearing the pool frees everything."""
     program = compile_module(lowered_program(), "ptx")
     x = np.linspace(-3, 3, 300, dtype=np.float32)
     y = np.arange(300, dtype=np.float32)
@@ -323,6 +325,12 @@ def test_program_runs_on_the_fake_driver(fake: FakeDriver) -> None:
     np.testing.assert_array_equal(got, (x * 2 + y) * 2 + y)
     assert b".version 7.8\n.target sm_90\n" in fake.images[-1]
     assert fake.launches == [("axpy", (3, 1, 1), (128, 1, 1))] * 2
+    held = dict(fake.memory)
+    assert held  # idle in the pool
+    (again,) = program.run([y, x])
+    np.testing.assert_array_equal(again, (y * 2 + x) * 2 + x)
+    assert fake.memory.keys() == held.keys()  # the same device buffers, nothing new
+    pool_of(registry.get_device("CUDA")).clear()
     assert not fake.memory
 
 
