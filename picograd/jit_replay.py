@@ -69,19 +69,21 @@ _active: list[str] = []  # the name of the jitted function being run (nesting is
 
 class _Run:
     """One recorded realize: `program` on inputs (an int is a slot, a LazyOp a node whose
-    current buffer is read), outputs into `out_slots` (reshaped to `shapes`)."""
+    current buffer is read), outputs (and the intermediates of alloc slots `export`) into
+    `out_slots` (reshaped to `shapes`)."""
 
-    __slots__ = ("inputs", "out_slots", "program", "shapes")
+    __slots__ = ("export", "inputs", "out_slots", "program", "shapes")
 
     def __init__(self, program: Program, inputs: list[int | LazyOp], out_slots: list[int],
-                 shapes: list[tuple[int, ...]]):
+                 shapes: list[tuple[int, ...]], export: list[int]):
         self.program, self.inputs, self.out_slots, self.shapes = (
             program, inputs, out_slots, shapes)
+        self.export = tuple(export)
 
     def replay(self, slots: list[Any], args: list[Tensor]) -> None:
         buffers: list[Any] = [slots[r] if r.__class__ is int else r.buffer  # type: ignore
                               for r in self.inputs]
-        results = self.program.run(buffers)
+        results = self.program.run(buffers, self.export)
         for slot, flat, shape in zip(self.out_slots, results, self.shapes, strict=True):
             slots[slot] = flat.reshape(shape)
 
@@ -134,15 +136,17 @@ class _Capture:
     def _ref(self, node: LazyOp) -> int | LazyOp:
         return self.slot_of.get(node, node)
 
-    def on_realize(self, program: Program, outputs: list[LazyOp]) -> None:
+    def on_realize(self, program: Program, outputs: list[LazyOp], shared: list[LazyOp],
+                   export: list[int]) -> None:
         nodes = linearize(outputs)[0]
-        inputs = [self._ref(n) for n in nodes if n.buffer is not None]
+        inputs = [self._ref(n) for n in nodes if n.buffer is not None and n.buffer.size]
         out_slots = []
-        for node in outputs:
+        for node in [*outputs, *shared]:
             self.slot_of[node] = self.num_slots
             out_slots.append(self.num_slots)
             self.num_slots += 1
-        self.steps.append(_Run(program, inputs, out_slots, [n.shape for n in outputs]))
+        self.steps.append(_Run(program, inputs, out_slots,
+                               [n.shape for n in [*outputs, *shared]], export))
         self.launched = True
 
     def on_assign(self, target: LazyOp, value: LazyOp) -> None:

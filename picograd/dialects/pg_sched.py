@@ -166,11 +166,35 @@ class StoreOp(IRDLOperation):
         _check_fits(self, self.value.type, self.buffer.type)
 
 
+# A realize names each value of its pg_tensor graph after the lazy node it computes,
+# `%pg.n7` for node 7 (postorder). `convert-tensor-to-sched` keeps such a name on the
+# `pg_sched.alloc` of a stored value (and on no value inside a kernel), and it reaches the
+# runtime's Program, which can then hand that buffer back to the node (picograd/frontend/
+# realize.py: a stored intermediate that live tensors still reference is not recomputed).
+NODE_HINT_PREFIX = "pg.n"
+
+
+def node_hint(position: int) -> str:
+    """The name hint of the value of the realize graph's node `position`."""
+    return f"{NODE_HINT_PREFIX}{position}"
+
+
+def hinted_node(hint: str | None) -> int | None:
+    """The node position a `node_hint` names; None for any other hint."""
+    if hint is None or not hint.startswith(NODE_HINT_PREFIX):
+        return None
+    digits = hint[len(NODE_HINT_PREFIX):]
+    return int(digits) if digits.isdigit() else None
+
+
 @irdl_op_definition
 class AllocOp(IRDLOperation):
     """A new buffer for an intermediate or output of the graph.
 
     %t = pg_sched.alloc : !pg.buffer<4xf32>
+
+    An alloc named `%pg.n<K>` (`node_hint`) holds the value of node K of a realize's lazy
+    graph; the name is only a hint (any pass may drop it).
     """
 
     name = "pg_sched.alloc"

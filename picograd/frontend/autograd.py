@@ -188,7 +188,17 @@ _RULES: dict[str, Callable[[Context, Any, Any], Grads]] = {
     "flip": lambda ctx, out, g: (g.flip(ctx.arg),),
     "contiguous": lambda ctx, out, g: (g,),
     "custom": lambda ctx, out, g: ctx.arg(g),  # a composite op's own rule (_with_gradient)
+    "freed": lambda ctx, out, g: _freed_graph(out),
 }
+
+# What a non-leaf's context becomes once a backward() without retain_graph went through it.
+FREED = Context("freed", None, ())
+
+
+def _freed_graph(out: Tensor) -> Grads:
+    raise AutogradError(f"backward: the graph of a tensor of shape {out.shape} was freed by an "
+                        "earlier backward() (as torch does); pass retain_graph=True to that "
+                        f"first backward to go through the graph again\n  at {user_location()}")
 
 
 # ── the walk ─────────────────────────────────────────────────────────────────
@@ -213,8 +223,11 @@ def _topological(root: Tensor) -> list[Tensor]:
     return order
 
 
-def backward(root: Tensor, gradient: Tensor | None) -> None:
-    """Accumulate d(root)/d(leaf) into every leaf that requires grad (see Tensor.backward)."""
+def backward(root: Tensor, gradient: Tensor | None, retain_graph: bool = False) -> None:
+    """Accumulate d(root)/d(leaf) into every leaf that requires grad (see Tensor.backward).
+    Unless `retain_graph`, the contexts it went through are freed afterwards (as torch frees
+    saved tensors): the forward's tensors are no longer kept alive by `root`, so a later
+    realize neither holds nor stores them for a second backward, which raises instead."""
     if not root.requires_grad:
         raise AutogradError("backward: the tensor does not require grad and has no grad_fn "
                             f"(shape {root.shape}); set requires_grad=True on an input\n"
@@ -228,8 +241,9 @@ def backward(root: Tensor, gradient: Tensor | None) -> None:
         raise AutogradError(f"backward: gradient shape {gradient.shape} does not match the "
                             f"tensor's shape {root.shape}\n  at {user_location()}")
     grads: dict[int, Tensor] = {id(root): gradient}
+    order = _topological(root)
     with no_grad():
-        for t in reversed(_topological(root)):
+        for t in reversed(order):
             g = grads.pop(id(t), None)
             if g is None:
                 continue
@@ -243,4 +257,8 @@ def backward(root: Tensor, gradient: Tensor | None) -> None:
                     continue
                 previous = grads.get(id(src))
                 grads[id(src)] = sg if previous is None else previous + sg
+    if not retain_graph:
+        for t in order:
+            if t._ctx is not None:
+                t._ctx = FREED
     pending_roots.append(root)

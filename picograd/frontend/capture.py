@@ -5,8 +5,11 @@
 
 The frontend calls the active recorder at four points and knows nothing else about it:
 
-    on_realize(program, outputs)   `realize()` ran `program`; `outputs` are the nodes it
-                                   computed (still pending: their graph can be read)
+    on_realize(program, outputs, shared, export)
+                                   `realize()` ran `program`; `outputs` are the nodes it
+                                   computed (still pending: their graph can be read), and
+                                   `shared` intermediates of that graph it also handed
+                                   buffers, from alloc slots `export` (`Program.run`)
     on_assign(target, value)       `Tensor.assign` made `value`'s buffer `target`'s
     on_random_key(refresh)         a random draw read host-side keys; `refresh()` writes the
                                    next keys into their buffers (a replay must draw anew)
@@ -30,7 +33,8 @@ if TYPE_CHECKING:
 
 
 class Recorder(Protocol):
-    def on_realize(self, program: Program, outputs: list[LazyOp]) -> None: ...
+    def on_realize(self, program: Program, outputs: list[LazyOp], shared: list[LazyOp],
+                   export: list[int]) -> None: ...
 
     def on_assign(self, target: LazyOp, value: LazyOp) -> None: ...
 

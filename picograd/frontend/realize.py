@@ -29,6 +29,8 @@ holds its node weakly.
 from __future__ import annotations
 
 import itertools
+import math
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,7 @@ from xdsl.ir import Block, Region, SSAValue
 from picograd.compiler.driver import CompileStats, clear_cache, compile_stats, program_for
 from picograd.compiler.pipelines import PipelineError
 from picograd.dialects import pg_tensor as pt
+from picograd.dialects.pg_sched import node_hint
 from picograd.frontend import capture
 from picograd.frontend.dtype import cast_scalar
 from picograd.frontend.lazy import LazyOp, user_location
@@ -110,7 +113,8 @@ _BUILDERS: dict[str, Callable[[LazyOp, list[Any], Any], Any]] = {
 
 def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
                  outputs: Sequence[int]) -> ModuleOp:
-    """The pg_tensor module `func.func @main(leaf buffers...) -> (outputs...)`."""
+    """The pg_tensor module `func.func @main(leaf buffers...) -> (outputs...)`; the value of
+    node i is named `%pg.n<i>` (`pg_sched.node_hint`), which a stored value's buffer keeps."""
     builders = _BUILDERS
     block = Block(arg_types=[TensorType(n.dtype.ir, list(n.shape))
                              for n in nodes if n.op == "buffer" and 0 not in n.shape])
@@ -127,6 +131,7 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
                 values.append(next(args))
             continue
         op = builders[node.op](node, [values[i] for i in srcs], node.dtype.ir)
+        op.results[0].name_hint = node_hint(len(values))
         block.add_op(op)
         values.append(op.results[0])
     results = [values[i] for i in outputs]
@@ -139,7 +144,7 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
 
 
 def _program(outputs: list[LazyOp], device: str, pipeline: str | None
-             ) -> tuple[Program, list[np.ndarray]]:
+             ) -> tuple[Program, list[np.ndarray], list[LazyOp]]:
     if pipeline is not None and not isinstance(pipeline, str):
         raise PipelineError(f"realize: pipeline must be a pass pipeline string, got "
                             f"{type(pipeline).__name__} {pipeline!r}\n  at {user_location()}")
@@ -147,16 +152,69 @@ def _program(outputs: list[LazyOp], device: str, pipeline: str | None
     key = (device, tuple(entries), out_pos)
     program = program_for(key, lambda: build_module(nodes, entries, out_pos), device,
                           pipeline, entries, out_pos)
-    return program, buffers
+    return program, buffers, nodes
+
+
+# References to a node of the graph while the graph alone holds it, besides its uses as a
+# source: the `nodes` list, the key of `_referenced_elsewhere`'s dict, its loop variable and
+# `sys.getrefcount`'s argument.
+_GRAPH_REFS = 4
+
+
+def _held_intermediates(program: Program, nodes: list[LazyOp], outputs: list[LazyOp]
+                        ) -> tuple[dict[LazyOp, int], dict[int, int]]:
+    """The pending non-output nodes `program` stores (`holds`) with their uses as a source
+    inside the graph, and their alloc slots by node id. (A function of its own: its loop
+    variables, which hold nodes, are gone before the caller counts references.)"""
+    finals = set(outputs)
+    uses: dict[LazyOp, int] = {}
+    slot_of: dict[int, int] = {}
+    for position, slot in program.holds.items():
+        if position < len(nodes):
+            node = nodes[position]
+            size, dtype = program.alloc_spec(slot)
+            if (node.buffer is None and node not in finals and dtype == node.dtype.np
+                    and size == math.prod(node.shape)):
+                uses[node] = 0
+                slot_of[id(node)] = slot
+    if uses:
+        for node in nodes:
+            for src in node.src:
+                if src in uses:
+                    uses[src] += 1
+    return uses, slot_of
+
+
+def _referenced_elsewhere(program: Program, nodes: list[LazyOp], outputs: list[LazyOp]
+                          ) -> tuple[list[LazyOp], list[int]]:
+    """The intermediates of the graph that `program` stores in a buffer (`program.holds`)
+    and that something outside the graph still references (a tensor, a pending node of
+    another graph), with their alloc slots: the realize hands them their buffers, so no
+    later graph computes them again.
+
+    "Outside the graph" is counted, not searched: references beyond the node's uses as a
+    source inside the graph and `_GRAPH_REFS`. A reference that is not a tensor (a list the
+    caller keeps) counts too; the price of a wrong count is a buffer kept or a value
+    recomputed, never a wrong value."""
+    if not program.holds:
+        return [], []
+    uses, slot_of = _held_intermediates(program, nodes, outputs)
+    found: list[LazyOp] = []
+    for node in uses:  # (not `.items()`: its pair would hold one more reference)
+        if sys.getrefcount(node) > _GRAPH_REFS + uses[node]:
+            found.append(node)
+    return found, [slot_of[id(n)] for n in found]
 
 
 def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> None:
-    program, buffers = _program(outputs, device, pipeline)
-    results = program.run(buffers)
+    program, buffers, nodes = _program(outputs, device, pipeline)
+    shared, export = _referenced_elsewhere(program, nodes, outputs)
+    del nodes
+    results = program.run(buffers, export)
     recorder = capture.recorder()
     if recorder is not None:  # before the outputs become leaves: it reads their graph
-        recorder.on_realize(program, outputs)
-    for node, flat in zip(outputs, results, strict=True):
+        recorder.on_realize(program, outputs, shared, export)
+    for node, flat in zip([*outputs, *shared], results, strict=True):
         node.become_buffer(flat.reshape(node.shape))
 
 
@@ -213,7 +271,7 @@ def compiled(*tensors: TensorBase, pipeline: str | None = None
     devices = {n.device for n in nodes}
     if len(devices) != 1 or any(n.buffer is not None for n in nodes):
         raise ValueError("compiled() takes pending tensors on one device")
-    return _program(nodes, devices.pop(), pipeline)
+    return _program(nodes, devices.pop(), pipeline)[:2]
 
 
 def realize(*tensors: TensorBase, pipeline: str | None = None) -> None:

@@ -237,10 +237,12 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
         """The same values, cut from the autograd graph (no copy)."""
         return self._from_node(self._node)
 
-    def backward(self, gradient: Tensor | None = None) -> None:
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
         """Accumulate the gradient of this tensor with respect to every leaf that requires
-        grad into the leaf's `.grad` (lazily). A scalar needs no `gradient`."""
-        autograd.backward(self, gradient)
+        grad into the leaf's `.grad` (lazily). A scalar needs no `gradient`. As in torch, the
+        graph is freed afterwards unless `retain_graph`: a second backward through it is an
+        AutogradError."""
+        autograd.backward(self, gradient, retain_graph)
 
     def __repr__(self) -> str:
         node = self._node

@@ -44,7 +44,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BufferType
-from picograd.dialects.pg_sched import AllocOp, LaunchOp
+from picograd.dialects.pg_sched import AllocOp, LaunchOp, hinted_node
 from picograd.errors import DeviceError
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, Runtime
 from picograd.runtimes.memory_plan import MemoryPlan, distinct
@@ -78,7 +78,8 @@ class Program:
 
     def __init__(self, runtime: Runtime, binary: Any, inputs: Sequence[_Slot],
                  allocs: Sequence[_Slot], launches: Sequence[tuple[Kernel, tuple[int, ...]]],
-                 results: Sequence[int], invariant: Sequence[int] = ()):
+                 results: Sequence[int], invariant: Sequence[int] = (),
+                 holds: dict[int, int] | None = None):
         self.runtime = runtime
         self.binary = binary  # keeps the machine code alive
         self._inputs = tuple((s.size, s.dtype, s.type) for s in inputs)
@@ -87,6 +88,8 @@ class Program:
         self._plain = tuple(kernel for kernel, _ in self._launches)  # before `wrap_kernels`
         self._results = tuple(results)
         self._invariant = tuple(invariant)
+        # node position -> the alloc slot that holds its value (`pg_sched.node_hint`)
+        self.holds: dict[int, int] = dict(holds or {})
         # (target source, kernels by name, GPU launch dims): what the disk cache saves
         self.recipe: tuple[str, dict[str, Kernel], dict[str, Launch]] | None = None
         # launch index -> its output slot, for the kept copies (module docstring)
@@ -97,9 +100,25 @@ class Program:
         self._kept: dict[int, tuple[tuple[weakref.ref, ...], np.ndarray]] = {}
         # intermediates share memory by lifetime (picograd/runtimes/memory_plan.py); a kept
         # copy outlives the run, so it is planned like a result
-        self._memory = MemoryPlan(len(self._inputs), self._allocs,
-                                  [slots for _, slots in self._launches],
-                                  self._results + tuple(self._keep.values()))
+        self._memory = self._plan(())
+        self._plans: dict[tuple[int, ...], MemoryPlan] = {(): self._memory}
+
+    def _plan(self, export: tuple[int, ...]) -> MemoryPlan:
+        return MemoryPlan(len(self._inputs), self._allocs,
+                          [slots for _, slots in self._launches],
+                          self._results + tuple(self._keep.values()) + export)
+
+    def _memory_for(self, export: tuple[int, ...]) -> MemoryPlan:
+        """The memory plan of a run that also returns the intermediates `export`: those
+        escape like results (one plan per export set, made on first use)."""
+        plan = self._plans.get(export)
+        if plan is None:
+            plan = self._plans[export] = self._plan(export)
+        return plan
+
+    def alloc_spec(self, slot: int) -> tuple[int, np.dtype]:
+        """(elements, dtype) of the buffer of alloc slot `slot`."""
+        return self._allocs[slot - len(self._inputs)]
 
     # ── building, saving and restoring ──────────────────────────────────────
 
@@ -116,8 +135,12 @@ class Program:
         kernels: dict[str, Kernel] = {}
         results: list[int] = []
         invariant: list[int] = []
+        holds: dict[int, int] = {}
         for op in block.ops:
             if isinstance(op, AllocOp):
+                node = hinted_node(op.result.name_hint)
+                if node is not None:
+                    holds[node] = len(slots)
                 slots[op.result] = len(slots)
                 allocs.append(_slot(op.result))
             elif isinstance(op, LaunchOp):
@@ -133,7 +156,7 @@ class Program:
                 raise DeviceError(f"@main may hold only pg_sched.alloc, pg_sched.launch and "
                                   f"func.return, found {op.name}")
         program = cls(runtime, binary, [_slot(a) for a in block.args], allocs, launches,
-                      results, invariant)
+                      results, invariant, holds)
         program.recipe = (source, kernels, dims)
         return program
 
@@ -154,6 +177,7 @@ class Program:
                                                        strict=True)],
             "results": list(self._results),
             "invariant": list(self._invariant),
+            "holds": [[node, slot] for node, slot in self.holds.items()],
             "dims": {name: [list(grid), list(block)] for name, (grid, block) in dims.items()},
         }
         return json.dumps(plan).encode()
@@ -175,6 +199,7 @@ class Program:
                            for name, slots in plan["launches"]]
             results = [int(s) for s in plan["results"]]
             invariant = [int(i) for i in plan.get("invariant", [])]
+            holds = {int(node): int(slot) for node, slot in plan.get("holds", [])}
         except (ValueError, TypeError, KeyError) as e:
             raise ValueError(f"not a saved Program plan: {e}") from e
         binary = runtime.compile(source)
@@ -184,7 +209,7 @@ class Program:
             if name not in kernels:
                 kernels[name] = runtime.load(binary, name, len(slots), dims.get(name))
             launches.append((kernels[name], slots))
-        program = cls(runtime, binary, inputs, allocs, launches, results, invariant)
+        program = cls(runtime, binary, inputs, allocs, launches, results, invariant, holds)
         program.recipe = (source, kernels, dims)
         return program
 
@@ -221,13 +246,18 @@ class Program:
             arrays.append(array)
         return arrays
 
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def run(self, inputs: Sequence[np.ndarray], export: Sequence[int] = ()
+            ) -> list[np.ndarray]:
         """Execute the schedule on `inputs` (any shape, the buffer's element count; cast to
-        the buffer's dtype) and return the result buffers as flat arrays."""
+        the buffer's dtype) and return the result buffers as flat arrays, followed by the
+        intermediates of alloc slots `export` (a realize hands stored values that live
+        tensors reference back to their nodes: `holds`)."""
         buffers = self._host_inputs(inputs)
+        export = tuple(export)
+        memory = self._memory_for(export) if export else self._memory
+        wanted = self._results + export
         if not isinstance(self.runtime, HostRuntime):
-            return self._run_on_device(buffers)
-        memory = self._memory
+            return self._run_on_device(buffers, memory, wanted)
         pool = pool_of(self.runtime)
         arena = pool.take(memory.arena_request, _BYTES) if memory.arena_request else None
         try:
@@ -238,11 +268,11 @@ class Program:
                 if i not in skip:
                     kernel(*[addresses[s] for s in slots])
         finally:
-            if arena is not None:  # no result or kept copy lives in the arena
+            if arena is not None:  # no result, export or kept copy lives in the arena
                 pool.give(arena)
         self._kept.update(made)  # only once every launch has run
         num_inputs = len(self._inputs)
-        return [buffers[s] if s >= num_inputs else buffers[s].copy() for s in self._results]
+        return [buffers[s] if s >= num_inputs else buffers[s].copy() for s in wanted]
 
     def _reuse_kept(self, inputs: Sequence[Any], buffers: list[np.ndarray]
                     ) -> tuple[set[int], dict[int, tuple[tuple[weakref.ref, ...], np.ndarray]]]:
@@ -287,7 +317,8 @@ class Program:
             for buffer in distinct(buffers):
                 pool.give(buffer)
 
-    def _run_on_device(self, host_inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def _run_on_device(self, host_inputs: list[np.ndarray], memory: MemoryPlan,
+                       wanted: tuple[int, ...]) -> list[np.ndarray]:
         runtime = self.runtime
         pool = pool_of(runtime)
         buffers: list[Any] = []
@@ -295,11 +326,11 @@ class Program:
             for array in host_inputs:
                 buffers.append(pool.take(array.size, array.dtype))
                 runtime.copy_in(buffers[-1], array)
-            buffers.extend(self._memory.device_buffers(pool))
+            buffers.extend(memory.device_buffers(pool))
             for kernel, slots in self._launches:
                 runtime.launch(kernel, [buffers[s] for s in slots])
             runtime.synchronize()
-            return [runtime.copy_out(buffers[s]) for s in self._results]
+            return [runtime.copy_out(buffers[s]) for s in wanted]
         finally:
             for buffer in distinct(buffers):
                 pool.give(buffer)

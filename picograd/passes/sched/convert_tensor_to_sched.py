@@ -15,6 +15,8 @@ the second `pg_sched.load`s that buffer (its own output argument) as the scatter
 stores the scatter into it, which `convert-sched-to-loop` turns into additions in place.
 The launch of a kernel that stores a `pg_tensor.contiguous` of views of `@main`'s arguments
 only (a layout copy) is marked `invariant`: the runtime may keep its output across runs.
+An alloc takes the name of the value it stores; a realize's node names (`%pg.n7`,
+`pg_sched.node_hint`) are kept there and dropped inside kernels.
 
 Guarantee: no `pg_tensor` op is left outside a kernel; the inputs of `@main` are only read;
 a graph result that is directly an argument is returned as that argument's buffer, and every
@@ -63,18 +65,25 @@ def _find_main(module: ModuleOp) -> func.FuncOp:
     raise PassFailedException("convert-tensor-to-sched: the module has no func.func @main")
 
 
+def _kernel_hint(value: SSAValue) -> str | None:
+    """A value's name inside a kernel: a realize's node names (`%pg.n7`) stay outside, so a
+    kernel's text does not depend on where its ops sit in the graph."""
+    hint = value.name_hint
+    return None if S.hinted_node(hint) is not None else hint
+
+
 def _build_kernel(name: str, group: KernelGroup) -> S.KernelOp:
     reads = [_tensor_type(v, "a kernel input") for v in group.reads]
     out = _tensor_type(group.root if group.into is None else group.into, "a kernel result")
     kernel = S.KernelOp(name, [*map(buffer_type, reads), buffer_type(out)])
     block = kernel.body.block
     for value, arg in zip(group.reads, block.args, strict=False):
-        arg.name_hint = value.name_hint
+        arg.name_hint = _kernel_hint(value)
     block.args[-1].name_hint = "out"
     mapping: dict[SSAValue, SSAValue] = {}
     for value, arg, t in zip(group.reads, block.args, reads, strict=False):
         load = S.LoadOp(arg, t)
-        load.result.name_hint = value.name_hint
+        load.result.name_hint = arg.name_hint
         block.add_op(load)
         mapping[value] = load.result
     for op in group.cone:
@@ -85,9 +94,11 @@ def _build_kernel(name: str, group: KernelGroup) -> S.KernelOp:
             block.add_op(own)
             clone = op.clone(mapping)
             clone.operands = (own.result, *clone.operands[1:])  # only the base operand
-            block.add_op(clone)
-            continue
-        block.add_op(op.clone(mapping))
+        else:
+            clone = op.clone(mapping)
+        for result in clone.results:
+            result.name_hint = _kernel_hint(result)
+        block.add_op(clone)
     block.add_op(S.StoreOp(mapping[group.root], block.args[-1]))
     return kernel
 
