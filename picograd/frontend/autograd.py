@@ -258,7 +258,12 @@ def backward(root: Tensor, gradient: Tensor | None, retain_graph: bool = False) 
                 previous = grads.get(id(src))
                 grads[id(src)] = sg if previous is None else previous + sg
     if not retain_graph:
-        for t in order:
-            if t._ctx is not None:
-                t._ctx = FREED
+        _free(order)
     pending_roots.append(root)
+
+
+def _free(order: list[Tensor]) -> None:
+    """Free the graph of `order`: each non-leaf's context becomes FREED."""
+    for t in order:
+        if t._ctx is not None:
+            t._ctx = FREED
