@@ -1,7 +1,8 @@
 """A BERT-style encoder forward, written the same way in picograd and in torch, in one run.
 
     python bench/transformer.py [--device CPU:LLVM] [--shapes 32x128,1x512] [--no-compile]
-                                [--layers 6] [--repeat 5] [--quick]
+                                [--no-onnx] [--no-decoder] [--layers 6] [--repeat 5]
+                                [--quick]
 
 The model is the shape of the small sentence-embedding models people run on CPUs: 6 layers,
 hidden 384, 12 heads, FFN 1536, vocabulary 30,522, 512 positions; token + position
@@ -15,19 +16,25 @@ Rows, per batch x sequence shape (medians of `--repeat` calls after one warm-up 
                read back)
     torch      eager, under `torch.no_grad()`
     compile    `torch.compile(model)` (inductor; `--no-compile` skips it)
+    onnxruntime  the torch model exported with `torch.onnx.export` (TorchScript exporter,
+               dynamic batch and sequence axes) run by an onnxruntime CPU session with its
+               default options (`pip install -e '.[bench]'`; `--no-onnx` skips it)
 
 plus the first picograd call (compile included, the kernel cache on disk warm or not as it
 is) and the embedding lookup alone (`F.embedding` of the ids, as the encoder's first op).
-The outputs of picograd and torch are compared before timing. onnxruntime is not timed yet
-(its column says so); nor is the issue's decoder generation, which waits for symbolic
-sizes. Numbers move with machine load: quote them from an idle machine.
+Then the GPT-style decoder's greedy generation (`bench/decoder.py`, 128 tokens after a
+16-token prompt, tokens/s against torch eager; `--no-decoder` skips it). The outputs of
+picograd, torch and onnxruntime are compared before timing. Numbers move with
+machine load: quote them from an idle machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
+import decoder
 import numpy as np
 from realize import _median_time
 
@@ -128,6 +135,8 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--no-onnx", action="store_true")
+    parser.add_argument("--no-decoder", action="store_true")
     parser.add_argument("--quick", action="store_true", help="1 layer, 2x16: a smoke test")
     args = parser.parse_args()
     if args.quick:
@@ -143,22 +152,46 @@ def main() -> None:
     ours.load_state_dict(state)
     built = time.perf_counter() - built
     compiled = None if args.no_compile else torch.compile(theirs)
+    session = None if args.no_onnx else onnx_session(theirs)
 
     print(f"BERT-style encoder: {args.layers} layers, hidden {HIDDEN}, {HEADS} heads, FFN "
           f"{FFN}, vocabulary {VOCAB}; picograd on {args.device}, torch "
           f"{torch.__version__} ({torch.get_num_threads()} threads)")
     print(f"picograd model construction + load_state_dict: {built:.2f} s\n")
     print("| batch x seq | picograd first call s | picograd ms | torch ms | torch.compile ms "
-          "| onnxruntime | picograd / torch | embedding picograd ms | embedding torch ms |")
-    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+          "| onnxruntime ms | picograd / torch | embedding picograd ms | embedding torch ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(0)
     for shape in args.shapes.split(","):
         b, s = map(int, shape.split("x"))
         ids = rng.integers(0, VOCAB, (b, s)).astype(np.int32)
-        print(_row(ours, theirs, compiled, ids, args.device, args.repeat))
+        print(_row(ours, theirs, compiled, session, ids, args.device, args.repeat))
+    if not args.no_decoder:
+        print()
+        print(decoder.run(args.device, 8 if args.quick else 128, 16, min(args.repeat, 3)))
 
 
-def _row(ours, theirs, compiled, ids: np.ndarray, device: str, repeat: int) -> str:
+def onnx_session(model):
+    """An onnxruntime CPU session of the torch `model` (dynamic batch and sequence), or a
+    string that says why there is none."""
+    try:
+        import io
+
+        import onnxruntime
+        import torch
+    except ImportError as e:
+        return f"not installed ({e.name})"
+    data = io.BytesIO()
+    ids = torch.zeros((1, 8), dtype=torch.int64)
+    with warnings.catch_warnings():  # the TorchScript exporter is deprecated, still there
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (ids,), data, dynamo=False, input_names=["ids"],
+                          output_names=["out"], opset_version=17,
+                          dynamic_axes={"ids": {0: "batch", 1: "seq"}})
+    return onnxruntime.InferenceSession(data.getvalue(), providers=["CPUExecutionProvider"])
+
+
+def _row(ours, theirs, compiled, session, ids: np.ndarray, device: str, repeat: int) -> str:
     """One table row: the encoder on `ids` (batch, seq), checked and timed."""
     import torch
 
@@ -174,11 +207,18 @@ def _row(ours, theirs, compiled, ids: np.ndarray, device: str, repeat: int) -> s
         comp = "-" if compiled is None else \
             f"{_median_time(lambda: compiled(ids_t), repeat) * 1e3:.1f}"
         emb_t = _median_time(lambda: theirs.tokens(ids_t), repeat)
+    if session is None or isinstance(session, str):
+        ort = session or "-"
+    else:
+        feed = {"ids": ids.astype(np.int64)}
+        err = float(np.abs(session.run(None, feed)[0] - want).max())
+        assert err < 1e-3, f"onnxruntime differs from torch by {err}"
+        ort = f"{_median_time(lambda: session.run(None, feed), repeat) * 1e3:.1f}"
     t_pg = _median_time(lambda: ours(ids_pg).numpy(), repeat)
     emb_pg = _median_time(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy(), repeat)
     b, s = ids.shape
     return (f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {t_torch * 1e3:.1f} | {comp} "
-            f"| not timed | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | {emb_t * 1e3:.3f} |")
+            f"| {ort} | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | {emb_t * 1e3:.3f} |")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import numpy as np
 from picograd.errors import ShapeError
 from picograd.frontend.base import Scalar, TensorBase, broadcast_shape, normalize_axis
 from picograd.frontend.dtype import bool_, int32
-from picograd.frontend.grad_mode import AutogradError, is_grad_enabled
+from picograd.frontend.grad_mode import AutogradError, is_grad_enabled, no_grad
 from picograd.frontend.lazy import (
     LazyOp,
     dtype_error,
@@ -214,6 +214,45 @@ class IndexOps(ShapeOps):
         if any(p for _, p in pads):
             idx, s = idx.pad(pads, -1), s.pad(pads)
         return self._make("scatter_add", (self, idx, s), d, self.shape)
+
+    def index_copy(self, dim: int, index: TensorBase, source: TensorBase) -> Self:
+        """torch's out-of-place `index_copy`: a copy of self with the slices
+        `source.select(dim, i)` written at `self.select(dim, index[i])`; `index` is 1-D and
+        `source` has self's shape with `len(index)` along `dim`. Where an index repeats, the
+        last slice written there wins (one of the outcomes torch allows). A KV cache update
+        at a decode position held in a tensor: the graph does not change with the position.
+        """
+        op = "index_copy"
+        d = normalize_axis(op, dim, self.ndim, self.shape)
+        if index.ndim != 1:
+            raise shape_error(op, f"index must be 1-D, got shape {index.shape}")
+        want = (*self.shape[:d], index.shape[0], *self.shape[d + 1:])
+        if not isinstance(source, TensorBase) or source.shape != want:
+            got = source.shape if isinstance(source, TensorBase) else type(source).__name__
+            raise shape_error(op, f"source must have shape {want} (the tensor's shape with the "
+                                  f"index's length along dim {d}), got {got}")
+        self._check_device(op, source)
+        if source.dtype != self.dtype:
+            raise dtype_error(op, f"source is {source.dtype.name}, the tensor "
+                                  f"{self.dtype.name}: they must match")
+        n, k = self.shape[d], index.shape[0]
+        idx = self._checked_index(op, index, n, negative=False)
+        with no_grad():
+            hit = idx.unsqueeze(-1) == self._arange(n)  # (k, n)
+            order = self._arange(k).cast(int32).unsqueeze(-1).expand(hit.shape)
+            last = hit.where(order, self._const(-1, hit.shape, int32)).max(0)  # i or -1
+            shape = tuple(n if a == d else 1 for a in range(self.ndim))
+            written: Any = (last >= 0).reshape(shape)
+            which: Any = last.reshape(shape).expand(self.shape).maximum(0)
+            src: Any = source
+            out = written.expand(self.shape).where(src._gather_along(d, which), self)
+
+        def gradient(g: Any) -> tuple[Any, Any]:
+            # torch's rule: the source's gradient is the output's at every index, repeated
+            # ones included; the tensor's is zero where a slice was written
+            return (written.where(0.0, g).cast(g.dtype), g.index_select(d, idx))
+
+        return out._with_gradient((self, source), gradient)
 
     def scatter(self, dim: int, index: TensorBase, src: TensorBase | Scalar) -> Self:
         """A copy of self with self[..., index[..., i, ...], ...] = src[..., i, ...] along

@@ -220,6 +220,12 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
         node.become_buffer(array)
         return self
 
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Self:
+        """torch's in-place `index_copy_`: `assign(self.index_copy(dim, index, source))`, so
+        the write happens now and `picograd.jit` replays it (a KV cache a decode step
+        updates at a position held in a tensor)."""
+        return self.assign(self.index_copy(dim, index, source))
+
     # ── autograd ────────────────────────────────────────────────────────────
 
     def requires_grad_(self, requires_grad: bool = True) -> Self:

@@ -14,6 +14,7 @@ fusion apply to them unchanged).
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
     pad(x, pad, mode="constant", value=None)   torch's F.pad (picograd/frontend/ops_shape.py)
+    relu / gelu / silu / sigmoid / tanh / leaky_relu / elu / softplus   the Tensor methods
 """
 
 from __future__ import annotations
@@ -32,11 +33,47 @@ from picograd.nn.resize import interpolate
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "conv2d", "conv_transpose2d", "cross_entropy", "dropout", "embedding", "group_norm",
-    "interpolate", "layer_norm", "linear", "log_softmax", "logsumexp", "max_pool2d",
-    "mse_loss", "nll_loss", "one_hot", "pad", "rms_norm", "scaled_dot_product_attention",
-    "softmax",
+    "conv2d", "conv_transpose2d", "cross_entropy", "dropout", "elu", "embedding", "gelu",
+    "group_norm", "interpolate", "layer_norm", "leaky_relu", "linear", "log_softmax",
+    "logsumexp", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "rms_norm",
+    "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
+
+# ── activations: torch's F names for the Tensor methods ─────────────────────
+
+
+def relu(x: Tensor) -> Tensor:
+    return x.relu()
+
+
+def gelu(x: Tensor, *, approximate: str = "none") -> Tensor:
+    """x * Phi(x), exact (erf) or torch's tanh form (`approximate="tanh"`)."""
+    return x.gelu(approximate)
+
+
+def silu(x: Tensor) -> Tensor:
+    return x.silu()
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return x.sigmoid()
+
+
+def tanh(x: Tensor) -> Tensor:
+    return x.tanh()
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return x.leaky_relu(negative_slope)
+
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    return x.elu(alpha)
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return x.softplus(beta, threshold)
+
 
 def logsumexp(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) along `dim` (`Tensor.logsumexp`)."""

@@ -228,3 +228,45 @@ def test_a_lazy_index_out_of_range_in_one_dim_selects_zero(device: str) -> None:
     cols = pg.Tensor(np.array([2, 7], np.int32), device=device) * 1  # lazy
     np.testing.assert_array_equal(pg.Tensor(x, device=device)[rows, cols].numpy(),
                                   [x[0, 2], 0.0])
+
+
+@pytest.mark.parametrize(("dim", "index"), [(1, [4, 0, 2]), (0, [1, 1]), (-1, [5, 0])])
+def test_index_copy_forward_and_backward(device: str, dim: int, index: list[int]) -> None:
+    """torch's index_copy: slices of src written at the indexed positions; a repeated index
+    keeps the last slice (what torch gives on the CPU); gradients to both operands."""
+    x = _randn(3, 5, 6)
+    shape = list(x.shape)
+    shape[dim] = len(index)
+    src, seed = _randn(*shape), _randn(*x.shape)
+    ids = np.array(index, np.int32)
+    xo, so = (pg.Tensor(a, device=device, requires_grad=True) for a in (x, src))
+    xt, st = (torch.tensor(a, requires_grad=True) for a in (x, src))
+    out = xo.index_copy(dim, pg.Tensor(ids, device=device), so)
+    ref = xt.index_copy(dim, torch.from_numpy(ids.astype(np.int64)), st)
+    (out * pg.Tensor(seed, device=device)).sum().backward()
+    (ref * torch.from_numpy(seed)).sum().backward()
+    np.testing.assert_array_equal(out.numpy(), ref.detach().numpy())
+    for ours, theirs in ((xo, xt), (so, st)):
+        assert ours.grad is not None and theirs.grad is not None
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
+
+
+def test_index_copy_in_place_keeps_the_node_and_checks_shapes(device: str) -> None:
+    cache = pg.Tensor.zeros(1, 2, 4, 3, device=device).realize()
+    node = cache._node
+    new = _randn(1, 2, 1, 3)
+    cache.index_copy_(2, pg.Tensor(np.array([2], np.int32), device=device),
+                      pg.Tensor(new, device=device))
+    want = np.zeros((1, 2, 4, 3), np.float32)
+    want[:, :, 2:3] = new
+    assert cache._node is node
+    np.testing.assert_array_equal(cache.numpy(), want)
+    with pytest.raises(pg.ShapeError, match=r"source must have shape \(1, 2, 1, 3\)"):
+        cache.index_copy(2, pg.Tensor(np.array([0], np.int32), device=device),
+                         pg.Tensor(_randn(1, 2, 3), device=device))
+    with pytest.raises(pg.ShapeError, match="index must be 1-D"):
+        cache.index_copy(2, pg.Tensor(np.array([[0]], np.int32), device=device),
+                         pg.Tensor(new, device=device))
+    with pytest.raises(IndexRangeError, match="index 4 is out of bounds"):
+        cache.index_copy(2, pg.Tensor(np.array([4], np.int32), device=device),
+                         pg.Tensor(new, device=device))

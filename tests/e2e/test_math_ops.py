@@ -330,3 +330,21 @@ def test_activation_modules() -> None:
         assert list(m.parameters()) == []
         np.testing.assert_allclose(out.numpy(), tm(t).numpy(), rtol=1e-5, atol=1e-5,
                                    err_msg=type(m).__name__)
+
+
+@pytest.mark.parametrize(("name", "args"), [("relu", ()), ("gelu", ()), ("silu", ()),
+                                            ("sigmoid", ()), ("tanh", ()),
+                                            ("leaky_relu", (0.2,)), ("elu", (0.5,)),
+                                            ("softplus", (2.0, 5.0))])
+def test_functional_activations_are_torchs(name: str, args: tuple) -> None:
+    """`picograd.nn.functional` has torch's F names for the activations."""
+    import picograd.nn.functional as F
+
+    x = rng.standard_normal((4, 7)).astype(np.float32) * 3
+    got = getattr(F, name)(pg.Tensor(x), *args).numpy()
+    want = getattr(TF, name)(torch.from_numpy(x), *args).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    if name == "gelu":  # torch takes `approximate` by keyword only
+        got = F.gelu(pg.Tensor(x), approximate="tanh").numpy()
+        want = TF.gelu(torch.from_numpy(x), approximate="tanh").numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

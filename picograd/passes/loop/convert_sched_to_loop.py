@@ -22,7 +22,8 @@ the element at the current output position is computed by walking back through t
   row-major order of the reduced axes as listed, as stage 1 defines it. With no axis of
   size > 1 the element itself is the result (`0.0 + x` for a float sum, so -0.0 gives +0.0
   as an accumulator that starts at 0.0 does). A reduce is emitted in the outermost loop
-  whose index its result index depends on (never above the outermost output loop): a
+  whose index its result index depends on (never above the outermost output loop; in a
+  kernel with no output loop, at its top, so `argmax`'s max runs once, not per element): a
   row-wise fused reduction (`kernel_grouping.py`) sits in the row loop, before the column
   loops or the reduce that asked for it, so it runs once per row; its index expressions are
   re-emitted there;
@@ -83,6 +84,9 @@ class _NestScopes(Scopes):
         super().__init__(block)
         self.anchors: list[Operation | None] = [None]  # where `add` inserts, per scope
         self.depth_of: dict[SSAValue, int] = {}  # a loop index -> the scope it indexes
+        # output loops at the top of the nest: a reduce is never hoisted above the outermost
+        # one (a CPU kernel's threads split it); with none it may go to the kernel's top
+        self.output_loops = 1
 
     @property
     def depth(self) -> int:
@@ -211,7 +215,8 @@ class _KernelLowering:
         (see the module docstring)."""
         kept = [i for a, i in enumerate(idx) if a not in op.axis_list]
         needed = self._needed_depth([*kept, *([] if mask is None else [mask])])
-        floor = min(1, self.scopes.depth)  # not above the outermost output loop
+        # not above the outermost output loop (a kernel without one: the top)
+        floor = min(1, self.scopes.depth, self.scopes.output_loops)
         if needed is None or max(needed, floor) >= self.scopes.depth:
             return self._reduce_here(op, idx, mask)
         saved = self.scopes.cut(max(needed, floor))
@@ -318,6 +323,7 @@ def _global_nest(shape: tuple[int, ...], kernel_block: Block, skip: int | None =
             block = loop.body.block
             scopes.push(block, loop.index)
             loop_index[d] = loop.index
+    scopes.output_loops = len(loop_index)
     return block, scopes, loop_index
 
 

@@ -289,6 +289,31 @@ pg_sched.kernel @variance(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
 }
 
 // -----
+// The same with one row (an argmax's max read by the min over the candidates): the kernel
+// has no output loop, and the inner reduce goes to its top, before the outer one, not into
+// the outer one's body (which made argmax of n elements n * n work).
+// CHECK-LABEL: pg_loop.kernel @one_row(
+// CHECK-NEXT:    %{{.*}} = pg_loop.const 0
+// CHECK-NEXT:    %[[M:.*]] = pg_loop.reduce max %r1 = 0 to 8 : f32 {
+// CHECK:           pg_loop.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[V:.*]] = pg_loop.reduce sum %{{.*}} = 0 to 8 : f32 {
+// CHECK-NOT:       pg_loop.reduce
+// CHECK:           pg_uop.binary sub %{{.*}}, %[[M]] : f32
+// CHECK:           pg_loop.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    pg_loop.store %[[V]], %out[%{{.*}}] : f32, !pg.buffer<1xf32>
+// CHECK-NEXT:  }
+pg_sched.kernel @one_row(%a: !pg.buffer<8xf32>, %out: !pg.buffer<1xf32>) {
+  %x = pg_sched.load %a : !pg.buffer<8xf32> -> tensor<1x8xf32>
+  %m = pg_tensor.reduce max %x {axes = array<i64: 1>} : tensor<1x8xf32> -> tensor<1x1xf32>
+  %me = pg_tensor.expand %m : tensor<1x1xf32> -> tensor<1x8xf32>
+  %d = pg_tensor.binary sub %x, %me : tensor<1x8xf32>
+  %v = pg_tensor.reduce sum %d {axes = array<i64: 1>} : tensor<1x8xf32> -> tensor<1x1xf32>
+  pg_sched.store %v, %out : tensor<1x1xf32>, !pg.buffer<1xf32>
+}
+
+// -----
 // A gather reads its index tensor's element at the output position, casts it to an index and
 // loads the table there, masked to 0 <= index < 100 (an out-of-range index reads nothing and
 // gives 0). The expanded ids are read at [i0].
