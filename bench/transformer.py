@@ -12,8 +12,8 @@ weights are made once and loaded into both models by their usual names.
 
 Rows, per batch x sequence shape (medians of `--repeat` calls after one warm-up call):
 
-    picograd   model(ids) then `.numpy()`, as a user calls it (graph build, cached realize,
-               read back)
+    picograd   model(ids) then `.numpy()` under `pg.no_grad()`, as a user calls it (graph
+               build, cached realize, read back)
     torch      eager, under `torch.no_grad()`
     compile    `torch.compile(model)` (inductor; `--no-compile` skips it)
     onnxruntime  the torch model exported with `torch.onnx.export` (TorchScript exporter,
@@ -197,7 +197,8 @@ def _row(ours, theirs, compiled, session, ids: np.ndarray, device: str, repeat: 
 
     ids_pg, ids_t = pg.Tensor(ids, device=device), torch.from_numpy(ids.astype(np.int64))
     first = time.perf_counter()
-    got = ours(ids_pg).numpy()
+    forward = pg.no_grad()(lambda: ours(ids_pg).numpy())
+    got = forward()
     first = time.perf_counter() - first
     with torch.no_grad():
         want = theirs(ids_t).numpy()
@@ -214,8 +215,9 @@ def _row(ours, theirs, compiled, session, ids: np.ndarray, device: str, repeat: 
         err = float(np.abs(session.run(None, feed)[0] - want).max())
         assert err < 1e-3, f"onnxruntime differs from torch by {err}"
         ort = f"{_median_time(lambda: session.run(None, feed), repeat) * 1e3:.1f}"
-    t_pg = _median_time(lambda: ours(ids_pg).numpy(), repeat)
-    emb_pg = _median_time(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy(), repeat)
+    t_pg = _median_time(forward, repeat)
+    emb_pg = _median_time(pg.no_grad()(lambda: PF.embedding(ids_pg, ours.tokens.weight)
+                                       .numpy()), repeat)
     b, s = ids.shape
     return (f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {t_torch * 1e3:.1f} | {comp} "
             f"| {ort} | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | {emb_t * 1e3:.3f} |")
