@@ -4,6 +4,7 @@ the op mixins (ops_movement.py, ops_elementwise.py, ops_reduce.py)."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self
 
@@ -78,6 +79,7 @@ class TensorBase:
         if is_grad_enabled() and any(s.requires_grad for s in src):
             out.requires_grad = True
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
+            node.traced = weakref.ref(out)
         return out
 
     def _with_gradient(self, src: tuple[TensorBase | None, ...],
@@ -98,6 +100,7 @@ class TensorBase:
 
             out.requires_grad = True
             out._ctx = Context("custom", present, sources)  # type: ignore[arg-type]
+            out._node.traced = weakref.ref(out)
         return out
 
     def _const(self, value: Scalar, shape: tuple[int, ...], dtype: DType) -> Self:

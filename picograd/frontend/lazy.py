@@ -54,7 +54,8 @@ def _exact(value: Any) -> Any:
 class LazyOp:
     """A node of the lazy graph (see the module docstring)."""
 
-    __slots__ = ("__weakref__", "arg", "buffer", "device", "dtype", "op", "shape", "sig", "src")
+    __slots__ = ("__weakref__", "arg", "buffer", "device", "dtype", "op", "shape", "sig", "src",
+                 "traced")
 
     def __init__(self, op: str, src: tuple[LazyOp, ...], arg: Any, shape: tuple[int, ...],
                  dtype: DType, device: str, buffer: np.ndarray | None = None):
@@ -65,6 +66,9 @@ class LazyOp:
         self.dtype = dtype
         self.device = device
         self.buffer = buffer
+        # a weak reference to the tensor whose autograd context made this node, if any: the
+        # realize tells references from that graph apart from a user's (realize.py)
+        self.traced: Any = None
         self.sig: tuple = (op, _exact(self.arg), shape, dtype.name)
         if not _holds(device, dtype):
             raise _unsupported(op, device, dtype)

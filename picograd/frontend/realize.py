@@ -193,17 +193,32 @@ def _referenced_elsewhere(program: Program, nodes: list[LazyOp], outputs: list[L
     later graph computes them again.
 
     "Outside the graph" is counted, not searched: references beyond the node's uses as a
-    source inside the graph and `_GRAPH_REFS`. A reference that is not a tensor (a list the
-    caller keeps) counts too; the price of a wrong count is a buffer kept or a value
-    recomputed, never a wrong value."""
+    source inside the graph and `_GRAPH_REFS`; a node whose only such reference is its
+    autograd tensor, itself held only by its consumers' contexts, does not count
+    (`_autograd_only`). A reference that is not a tensor (a list the caller keeps) counts
+    too; the price of a wrong count is a buffer kept or a value recomputed, never a wrong
+    value."""
     if not program.holds:
         return [], []
     uses, slot_of = _held_intermediates(program, nodes, outputs)
     found: list[LazyOp] = []
     for node in uses:  # (not `.items()`: its pair would hold one more reference)
-        if sys.getrefcount(node) > _GRAPH_REFS + uses[node]:
+        outside = sys.getrefcount(node) - _GRAPH_REFS - uses[node]
+        if outside > 0 and not (outside == 1 and _autograd_only(node, uses[node])):
             found.append(node)
     return found, [slot_of[id(n)] for n in found]
+
+
+def _autograd_only(node: LazyOp, uses: int) -> bool:
+    """Whether the one reference to `node` from outside the graph is the tensor whose
+    autograd context made it, and that tensor is held only by the contexts of its `uses`
+    consumers (a forward's intermediate, which a grad-mode forward would otherwise keep: the
+    output's autograd graph references every tensor of the forward)."""
+    tensor = node.traced() if node.traced is not None else None
+    if tensor is None or tensor._node is not node:
+        return False
+    # references: the contexts of its consumers, `tensor` here and getrefcount's argument
+    return sys.getrefcount(tensor) - 2 <= uses
 
 
 def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> None:

@@ -134,3 +134,20 @@ def test_a_jit_replays_the_handed_buffers() -> None:
         out = f(pg.Tensor(xi), w0).numpy()
         hi = _layer_norm(xi)
         np.testing.assert_allclose(out, hi @ W[0] + 2 * hi, rtol=1e-4, atol=1e-4)
+
+
+def test_in_grad_mode_only_the_tensors_a_user_holds_are_kept() -> None:
+    """A forward outside no_grad: the output's autograd graph references every intermediate,
+    which does not count; a tensor the user holds does."""
+    pg.manual_seed(1)
+    model = pg.nn.Sequential(pg.nn.Linear(64, 64), pg.nn.GELU(), pg.nn.Linear(64, 64),
+                             pg.nn.LayerNorm(64), pg.nn.Linear(64, 8))
+    recorder = Shared()
+    x = pg.Tensor(X)
+    with capture.capturing(recorder):
+        out = model(x)
+        out.realize()
+        h = model[3](model[2](model[1](model[0](x))))
+        (h @ pg.Tensor(W[0])).realize()
+    assert out.requires_grad and recorder.shared[0] == 0
+    assert recorder.shared[1] >= 1 and h._node.op == "buffer"
