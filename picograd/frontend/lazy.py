@@ -44,9 +44,13 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _exact(value: Any) -> Any:
     """A hashable, exactly-comparing form of an op parameter (floats by their bits)."""
+    if value is None:
+        return None
     if isinstance(value, float):
         return ("f", value.hex())
     if isinstance(value, tuple):
+        if all(v.__class__ is int for v in value):  # axes, a permutation: exact already
+            return value
         return tuple(_exact(v) for v in value)
     return value
 

@@ -49,6 +49,11 @@ class ElementwiseOps(MovementOps):
     def _operands(self, op: str, *others: Operand, dtype: DType | None = None) -> list[Self]:
         """`self` and `others` broadcast to one shape and cast to one dtype: `dtype`, or
         `result_type` of the operands (dimensioned tensors, 0-d tensors, python scalars)."""
+        node = self._node
+        if dtype is None and all(isinstance(o, TensorBase) and o._node.shape == node.shape
+                                 and o._node.dtype is node.dtype
+                                 and o._node.device == node.device for o in others):
+            return [self, *others]  # type: ignore[list-item]  # nothing to broadcast or cast
         tensors = [o for o in (self, *others) if isinstance(o, TensorBase)]
         for t in tensors:
             self._check_device(op, t)
