@@ -336,3 +336,28 @@ func.func @main(%w: tensor<8x16xf32>) -> tensor<16x8xf32> {
   %d = pg_tensor.contiguous %e : tensor<16x8xf32>
   func.return %d : tensor<16x8xf32>
 }
+
+// -----
+// A realize names each value after its lazy node (%pg.n<i>): the alloc of a stored value keeps
+// that name (the runtime can hand the buffer back to the node), values inside kernels drop it
+// (a kernel's text does not depend on where its ops sit in the graph); other names stay.
+// CHECK-LABEL: pg_sched.kernel @k0(%a: !pg.buffer<32xf32>, %out: !pg.buffer<4xf32>) {
+// CHECK-NOT:     pg.n
+// CHECK:         pg_sched.store
+// CHECK-LABEL: pg_sched.kernel @k1(
+// CHECK-NOT:     pg.n
+// CHECK:         %d = pg_tensor.binary sub
+// CHECK-NOT:     pg.n
+// CHECK:       func.func @main(%a: !pg.buffer<32xf32>) -> (!pg.buffer<4xf32>, !pg.buffer<32xf32>) {
+// CHECK-NEXT:    %pg.n1 = pg_sched.alloc : !pg.buffer<4xf32>
+// CHECK-NEXT:    pg_sched.launch @k0(%a, %pg.n1)
+// CHECK-NEXT:    %pg.n3 = pg_sched.alloc : !pg.buffer<32xf32>
+// CHECK-NEXT:    pg_sched.launch @k1(
+// CHECK-NEXT:    func.return %pg.n1, %pg.n3 : !pg.buffer<4xf32>, !pg.buffer<32xf32>
+func.func @main(%a: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x8xf32>) {
+  %pg.n1 = pg_tensor.reduce sum %a {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %pg.n2 = pg_tensor.expand %pg.n1 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d = pg_tensor.binary sub %a, %pg.n2 : tensor<4x8xf32>
+  %pg.n3 = pg_tensor.unary exp %d : tensor<4x8xf32>
+  func.return %pg.n1, %pg.n3 : tensor<4x1xf32>, tensor<4x8xf32>
+}
