@@ -237,15 +237,19 @@ class IndexOps(ShapeOps):
                                   f"{self.dtype.name}: they must match")
         n, k = self.shape[d], index.shape[0]
         idx = self._checked_index(op, index, n, negative=False)
+        shape = tuple(n if a == d else 1 for a in range(self.ndim))
         with no_grad():
-            hit = idx.unsqueeze(-1) == self._arange(n)  # (k, n)
-            order = self._arange(k).cast(int32).unsqueeze(-1).expand(hit.shape)
-            last = hit.where(order, self._const(-1, hit.shape, int32)).max(0)  # i or -1
-            shape = tuple(n if a == d else 1 for a in range(self.ndim))
-            written: Any = (last >= 0).reshape(shape)
-            which: Any = last.reshape(shape).expand(self.shape).maximum(0)
-            src: Any = source
-            out = written.expand(self.shape).where(src._gather_along(d, which), self)
+            if k == 0:  # nothing to write: the tensor's values
+                written: Any = self._const(False, shape, bool_)
+                out = type(self)._from_node(self._node)
+            else:
+                hit = idx.unsqueeze(-1) == self._arange(n)  # (k, n)
+                order = self._arange(k).cast(int32).unsqueeze(-1).expand(hit.shape)
+                last = hit.where(order, self._const(-1, hit.shape, int32)).max(0)  # i or -1
+                written = (last >= 0).reshape(shape)
+                which: Any = last.reshape(shape).expand(self.shape).maximum(0)
+                src: Any = source
+                out = written.expand(self.shape).where(src._gather_along(d, which), self)
 
         def gradient(g: Any) -> tuple[Any, Any]:
             # torch's rule: the source's gradient is the output's at every index, repeated

@@ -270,3 +270,7 @@ def test_index_copy_in_place_keeps_the_node_and_checks_shapes(device: str) -> No
     with pytest.raises(IndexRangeError, match="index 4 is out of bounds"):
         cache.index_copy(2, pg.Tensor(np.array([4], np.int32), device=device),
                          pg.Tensor(new, device=device))
+    # an empty index writes nothing (torch: the tensor's values)
+    none = cache.index_copy(2, pg.Tensor(np.zeros(0, np.int32), device=device),
+                            pg.Tensor(np.zeros((1, 2, 0, 3), np.float32), device=device))
+    np.testing.assert_array_equal(none.numpy(), want)
