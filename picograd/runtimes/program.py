@@ -254,7 +254,7 @@ class Program:
         tensors reference back to their nodes: `holds`)."""
         buffers = self._host_inputs(inputs)
         export = tuple(export)
-        memory = self._memory_for(export) if export else self._memory
+        memory = self._memory_for(export)
         wanted = self._results + export
         if not isinstance(self.runtime, HostRuntime):
             return self._run_on_device(buffers, memory, wanted)
