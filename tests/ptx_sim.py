@@ -12,7 +12,8 @@ What PTX leaves unspecified is an error here, so a lowering that relies on it fa
 integer division by zero or `MIN / -1`, an access outside a buffer or into the wrong state
 space, a register read before it is written, a branch to nowhere. `ex2`/`lg2`/`sin.approx`
 are computed exactly (numpy, in float32): the hardware's approximations differ from them in
-the last bits, which tests of those functions allow for.
+the last bits, which tests of those functions allow for. An f32 arithmetic result that is NaN
+is the hardware's canonical NaN (0x7fffffff), not the operand's payload as on x86.
 """
 
 from __future__ import annotations
@@ -213,6 +214,18 @@ def _setp(cmp: str, suffix: str, args: list[object]) -> bool:
 
 
 def _float_alu(name: str, suffix: str, args: list[object]) -> object:
+    result = _float_result(name, suffix, args)
+    if name != "neg" and isinstance(result, np.float32) and np.isnan(result):
+        # An f32 add/mul/fma/... that gives a NaN gives the canonical 0x7fffffff, whatever
+        # the operands' payloads (seen on an H200: NaN + -0.0 lost torch's 0x7fc00000).
+        return _CANONICAL_F32_NAN
+    return result
+
+
+_CANONICAL_F32_NAN = np.uint32(0x7FFFFFFF).view(np.float32)
+
+
+def _float_result(name: str, suffix: str, args: list[object]) -> object:
     t = _float_type(suffix)
     x = [t(v) for v in args]
     with np.errstate(all="ignore"):

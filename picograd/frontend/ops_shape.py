@@ -5,7 +5,7 @@
     cat(tensors, dim), stack(tensors, dim), pad(x, pad, mode, value) (torch's F.pad)
 
 Every op is a composition of existing ops, so autograd and every device apply unchanged:
-`cat` is the sum of its pieces each zero-padded to the full size (one fused elementwise
+`cat` selects each piece, padded to the full size, where it lies (one fused elementwise
 kernel). Indexing (x[int_tensor], x[basic] = value, gather, scatter, masked_fill, one_hot)
 is in ops_index.py.
 """
@@ -18,7 +18,7 @@ from typing import Self, TypeVar
 import numpy as np
 
 from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
-from picograd.frontend.dtype import int32, promote
+from picograd.frontend.dtype import bool_, int32, promote
 from picograd.frontend.lazy import LazyOp, shape_error
 from picograd.frontend.ops_reduce import ReduceOps
 
@@ -203,8 +203,9 @@ class ShapeOps(ReduceOps):
 
 def cat(tensors: Sequence[T], dim: int = 0) -> T:
     """torch.cat: join tensors along an existing dim (dtypes promote). Each piece is padded
-    to the full size (with -0.0 for floats, the sum's exact identity) and the pieces are
-    added: one fused elementwise kernel."""
+    to the full size and selected where it lies (`where`, not a sum of zero-padded pieces:
+    a select copies every bit, while a GPU's add turns any NaN into its canonical NaN):
+    one fused elementwise kernel."""
     if not tensors:
         raise shape_error("cat", "needs at least one tensor")
     first = tensors[0]
@@ -229,10 +230,12 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
         if n or len(tensors) == 1:
             pads = tuple((start, total - start - n) if k == d else (0, 0)
                          for k in range(t.ndim))
-            # -0.0 around a float piece: x + -0.0 is x for every x, -0.0 included (a 0.0
-            # fill would turn a -0.0 element into 0.0)
-            piece = t.cast(dt).pad(pads, -0.0 if dt.is_float else 0)
-            out = piece if out is None else out + piece
+            piece = t.cast(dt).pad(pads, 0)
+            if out is None:
+                out = piece
+            else:
+                inside = t._const(True, t.shape, bool_).pad(pads, False)
+                out = inside.where(piece, out)
         start += n
     if out is None:  # every piece is empty along dim
         return first.cast(dt)

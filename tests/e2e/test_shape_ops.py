@@ -9,11 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ptx_sim import simulate
 
 import picograd as pg
+from picograd.compiler.pipelines import GPU_PTX, run_pipeline
 from picograd.errors import ShapeError
 from picograd.frontend.autograd import AutogradError
 from picograd.frontend.ops_shape import cat, pad, stack
+from picograd.frontend.realize import build_module, linearize
 
 torch = pytest.importorskip("torch", reason="torch is the oracle of the shape-op tests")
 F = torch.nn.functional
@@ -133,6 +136,21 @@ def test_cat_and_stack_keep_every_bit(device: str) -> None:
     for got, want in ((cat([x, y]), torch.cat([torch.tensor(a), torch.tensor(b)])),
                       (stack([x, x]), torch.stack([torch.tensor(a)] * 2))):
         assert got.numpy().tobytes() == want.numpy().tobytes()
+
+
+def test_cat_keeps_nan_payloads_through_the_ptx_pipeline() -> None:
+    """A GPU's float add gives its canonical NaN (the simulator does too): cat must select
+    its pieces, not add zero-padded ones (a sum turned torch's NaN 0x7fc00000 into
+    0x7fffffff on an H200)."""
+    bits = np.array([0x7FC00000, 0xFFC00001, 0x80000000, 0x7F800000], np.uint32)
+    x = bits.view(np.float32)
+    t = pg.Tensor(x)
+    out = cat([t, t * 2])  # the doubled piece is arithmetic
+    nodes, entries, _, positions = linearize([out._node])
+    module = run_pipeline(build_module(nodes, entries, positions), GPU_PTX)
+    (got,) = simulate(module, [x])
+    doubled = [0x7FFFFFFF, 0x7FFFFFFF, 0x80000000, 0x7F800000]  # NaN * 2: canonical
+    assert got.view(np.uint32).tolist() == bits.tolist() + doubled
 
 
 def test_scatter_repeated_index_adds_up(device: str) -> None:
