@@ -40,15 +40,22 @@ def _join(*parts: str | tuple[str, ...]) -> str:
     return ",".join(p for part in parts for p in ((part,) if isinstance(part, str) else part))
 
 
-def _tensor_to_loop(max_buffers: int | None = None) -> tuple[str, ...]:
+def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None = None
+                    ) -> tuple[str, ...]:
     """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want,
     fusion into kernels (at most `max_buffers` buffers per kernel where the target has such
-    a limit), one kernel per group of identical ones, then index arithmetic."""
-    schedule = ("convert-tensor-to-sched" if max_buffers is None
-                else f"convert-tensor-to-sched{{max-buffers={max_buffers}}}")
+    a limit; an attention's score rows in flight, `attention_rows`, where the target wants
+    more work items than the CPUs' threads), one kernel per group of identical ones, then
+    index arithmetic."""
+    options = " ".join(f"{name}={value}" for name, value in (
+        ("max-buffers", max_buffers), ("attention-rows", attention_rows)) if value is not None)
+    schedule = f"convert-tensor-to-sched{{{options}}}" if options else "convert-tensor-to-sched"
     return ("tensor-simplify", "matmul-layout", schedule, "sched-dedup", "convert-sched-to-loop",
             "loop-simplify")
 
+
+# A GPU runs an attention's tiles of rows as its work items: many more than a CPU's threads.
+GPU_ATTENTION_ROWS = 4096
 
 # pg_loop -> pg_uop, simplified, with common subexpressions merged. The CPU targets take
 # upcast lanes as vectors where they have a vector form (LLVM vectors, C vector extensions).
@@ -89,10 +96,10 @@ _GPU_TILE = ("loop-upcast{rows=8 cols=8 min-tiles=65536}",
 CPU_LLVM = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "uop-contract",
                  "convert-uop-to-llvm")
 CPU_C = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "convert-uop-to-c")
-GPU_PTX = _join(_tensor_to_loop(), _GPU_TILE, _LOOP_TO_UOP, _gpu_map("ptx"),
-                "convert-uop-to-ptx")
-GPU_WGSL = _join(_tensor_to_loop(max_buffers=8), _LOOP_TO_UOP, _gpu_map("wgsl"),
-                 "convert-uop-to-wgsl")
+GPU_PTX = _join(_tensor_to_loop(attention_rows=GPU_ATTENTION_ROWS), _GPU_TILE, _LOOP_TO_UOP,
+                _gpu_map("ptx"), "convert-uop-to-ptx")
+GPU_WGSL = _join(_tensor_to_loop(max_buffers=8, attention_rows=GPU_ATTENTION_ROWS),
+                 _LOOP_TO_UOP, _gpu_map("wgsl"), "convert-uop-to-wgsl")
 
 DEFAULT_PIPELINES: dict[str, str] = {"llvm": CPU_LLVM, "c": CPU_C, "ptx": GPU_PTX,
                                      "wgsl": GPU_WGSL}

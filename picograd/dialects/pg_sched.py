@@ -187,6 +187,39 @@ def hinted_node(hint: str | None) -> int | None:
     return int(digits) if digits.isdigit() else None
 
 
+# A kernel that stores a `pg_tensor.attention` takes one more buffer just before its output:
+# the score rows it works on. Its rows (leading index x query) go in tiles of
+# `attention_tile(L)` consecutive queries of one head, computed together (their
+# multiply-adds interleave); the work items split the tiles evenly, each owning a tile's
+# rows of S scores, so the buffer holds items x tile x S elements: a bounded number of rows
+# (`attention_items`), not L x S per head. `convert-sched-to-loop` reads the number of work
+# items back from the buffer's size.
+
+
+def attention_tile(queries: int) -> int:
+    """The queries (of L) computed together: 4, 2 or 1, a divisor of L."""
+    return next(t for t in (4, 2, 1) if queries % t == 0)
+
+
+def attention_items(rows: int, tile: int, max_rows: int) -> int:
+    """The work items of an attention of `rows` rows in tiles of `tile`: the largest number
+    that divides the tiles evenly with at most `max_rows` rows in flight (at least 1)."""
+    tiles = max(rows // tile, 1)
+    cap = max(max_rows // tile, 1)
+    return max(d for d in range(1, min(tiles, cap) + 1) if tiles % d == 0)
+
+
+def attention_scratch(query: TensorType, key: TensorType, max_rows: int) -> BufferType:
+    """The scratch buffer of the kernel storing an attention of these q and k types."""
+    q, k = query.get_shape(), key.get_shape()
+    rows = 1
+    for d in q[:-1]:
+        rows *= d
+    tile = attention_tile(q[-2])
+    return BufferType(attention_items(rows, tile, max_rows) * tile * max(k[-2], 1),
+                      query.element_type)
+
+
 @irdl_op_definition
 class AllocOp(IRDLOperation):
     """A new buffer for an intermediate or output of the graph.

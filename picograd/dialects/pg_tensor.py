@@ -449,6 +449,100 @@ class ScatterAddOp(_AlongAxisOp):
                               f", got {self.src.type}")
 
 
+# ── attention ────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class AttentionOp(TensorOp):
+    """Scaled dot-product attention over the last two dims, leading dims batched:
+    `r[..., i, :] = sum_j w[i, j] * v[..., j, :]` with `w[i, :] = softmax_j(scale *
+    (q[..., i, :] . k[..., j, :]) + bias[..., i, j])`, where a row whose scores are all
+    -inf gets zero weights (a zero output), as torch's SDPA: the weight of a -inf score is
+    0, and the row is divided by its sum only where that sum is not 0. q is (..., L, E),
+    k (..., S, E), v (..., S, Ev), bias (..., L, S), the result (..., L, Ev); one float
+    element type, `scale` of that type. Stage 2 makes it a kernel of its own, which
+    computes one row of scores at a time (convert-sched-to-loop), never the L x S matrix.
+
+    %r = pg_tensor.attention %q, %k, %v, %bias scale 0.125
+        : tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x5xf32>, tensor<2x4x6xf32>
+        -> tensor<2x4x5xf32>
+    """
+
+    name = "pg_tensor.attention"
+    query = operand_def(AnyTensor)
+    key = operand_def(AnyTensor)
+    value = operand_def(AnyTensor)
+    bias = operand_def(AnyTensor)
+    scale = prop_def(FloatAttr | IntegerAttr)  # an integer one fails verification
+    result = result_def(AnyTensor)
+    traits = traits_def(Pure())
+
+    def __init__(self, query: SSAValue | Operation, key: SSAValue | Operation,
+                 value: SSAValue | Operation, bias: SSAValue | Operation, scale: float,
+                 result_type: TensorType | None = None):
+        q, v = SSAValue.get(query), SSAValue.get(value)
+        t = dtype_of(q)
+        if result_type is None:  # (..., L) of q, Ev of v
+            result_type = tensor((*shape_of(q)[:-1], shape_of(v)[-1]), t)
+        super().__init__(properties={"scale": scalar_attr(scale, t)},
+                         operands=[q, key, v, bias], result_types=[result_type])
+
+    @property
+    def scale_value(self) -> float:
+        return float(scalar_value(self.scale))
+
+    def verify_shapes(self) -> None:
+        q, k, v, b = (shape_of(x) for x in self.operands)
+        t = dtype_of(self.query)
+        if not is_float(t) or any(dtype_of(x) != t for x in self.operands) \
+                or self.scale.type != t:
+            raise _fail(self, f"q, k, v, bias and scale need one float type, got "
+                              f"{[str(dtype_of(x)) for x in self.operands]}, scale "
+                              f"{self.scale.type}")
+        if len(q) < 2 or not len(q) == len(k) == len(v) == len(b):
+            raise _fail(self, f"q {list(q)}, k {list(k)}, v {list(v)} and bias {list(b)} "
+                              "need one rank of at least 2")
+        lead, (big_l, e), (big_s, ev) = q[:-2], q[-2:], v[-2:]
+        if k != (*lead, big_s, e) or v[:-2] != lead or b != (*lead, big_l, big_s):
+            raise _fail(self, f"q {list(q)}, k {list(k)}, v {list(v)}, bias {list(b)}: want "
+                              "q (..., L, E), k (..., S, E), v (..., S, Ev), bias "
+                              "(..., L, S) with one leading shape")
+        if self.result.type != tensor((*lead, big_l, ev), t):
+            raise _fail(self, f"result must be {tensor((*lead, big_l, ev), t)}, got "
+                              f"{self.result.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AttentionOp:
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE,
+                                                     parser.parse_unresolved_operand)
+        parser.parse_keyword("scale")
+        scale = parse_number(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        if len(operands) != 4 or len(types) != 4:
+            parser.raise_error("expected q, k, v, bias and their four types")
+        if not all(isinstance(t, TensorType) for t in (*types, result_type)):
+            parser.raise_error("expected tensor types")
+        values = parser.resolve_operands(operands, types, parser.pos)
+        op = cls(*values, scale, result_type)  # type: ignore[arg-type]
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_string(" scale ")
+        print_number(printer, self.scale_value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([x.type for x in self.operands], printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
 def _check_indexing(op: Operation, table: tuple[int, ...], index_value: SSAValue,
                     axis: int) -> None:
     """The rules gather and scatter_add share: an integer index of the table's rank, an axis
@@ -825,6 +919,6 @@ ELEMENTWISE_OPS = (ConstOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp
 PG_TENSOR = Dialect(
     "pg_tensor",
     [ConstOp, IotaOp, UnaryOp, BinaryOp, CmpOp, WhereOp, CastOp, BitcastOp, GatherOp,
-     ScatterAddOp, ReduceOp, ContiguousOp, *MOVEMENT_OPS],
+     ScatterAddOp, AttentionOp, ReduceOp, ContiguousOp, *MOVEMENT_OPS],
     [],
 )

@@ -100,6 +100,7 @@ _BUILDERS: dict[str, Callable[[LazyOp, list[Any], Any], Any]] = {
     "iota": lambda n, x, t: pt.IotaOp(n.arg, TensorType(t, list(n.shape))),
     "gather": lambda n, x, t: pt.GatherOp(x[0], x[1], n.arg),
     "scatter_add": lambda n, x, t: pt.ScatterAddOp(x[0], x[1], x[2], n.arg),
+    "attention": lambda n, x, t: pt.AttentionOp(x[0], x[1], x[2], x[3], n.arg),
     "reduce": lambda n, x, t: pt.ReduceOp(n.arg[0], x[0], n.arg[1]),
     "reshape": lambda n, x, t: pt.ReshapeOp(x[0], n.shape),
     "expand": lambda n, x, t: pt.ExpandOp(x[0], n.shape),

@@ -100,6 +100,23 @@ class TensorFunctions(InterpreterFunctions):
             np.add.at(out, tuple(where), src[inside])
         return (out,)
 
+    # ── attention ────────────────────────────────────────────────────────────
+
+    @impl(pt.AttentionOp)
+    def run_attention(self, interp: Interpreter, op: pt.AttentionOp, args: PythonValues
+                      ) -> PythonValues:
+        q, k, v, bias = (np.asarray(a) for a in args)
+        t = q.dtype
+        with np.errstate(all="ignore"):
+            # sums in numpy's order (the kernel's loops agree to rounding)
+            scores = np.matmul(q, np.swapaxes(k, -1, -2)) * t.type(op.scale_value) + bias
+            peak = scores.max(axis=-1, keepdims=True) if scores.shape[-1] else \
+                np.full((*scores.shape[:-1], 1), -np.inf, t)
+            e = np.where(scores == -np.inf, t.type(0), np.exp(scores - peak))
+            total = e.sum(axis=-1, keepdims=True, dtype=t)
+            out = np.matmul(e, v) / np.where(total == 0, t.type(1), total)
+        return (out.astype(t),)
+
     # ── reduce ───────────────────────────────────────────────────────────────
 
     @impl(pt.ReduceOp)

@@ -45,7 +45,9 @@ class OuterSplit:
 
 
 def _pure(op: Operation) -> bool:
-    return isinstance(op, (pg_uop.ConstOp, *pg_uop.ALU_OPS))
+    # a broadcast of a constant is hoisted to the top (an attention kernel's scale)
+    return isinstance(op, (pg_uop.ConstOp, pg_uop.BroadcastOp, pg_uop.FmaOp,
+                           *pg_uop.ALU_OPS))
 
 
 def _lanes(op: Operation) -> int:

@@ -19,6 +19,10 @@ import math
 
 import numpy as np
 
+from picograd.errors import ShapeError
+from picograd.frontend.base import broadcast_shape
+from picograd.frontend.dtype import float32
+from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.tensor import Tensor
 from picograd.nn.basic import dropout, linear
@@ -103,7 +107,58 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     elif attn_mask is not None:
         bias = _additive(op, attn_mask, drop_where_true=False)
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if dropout_p == 0.0 and (fused := _fused(query, key, value, bias, scale)) is not None:
+        return fused
     return _attend(query, key, value, bias, dropout_p, scale)[0]
+
+
+def _fused(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale: float
+           ) -> Tensor | None:
+    """softmax(q k^T * scale + bias) @ v as one `pg_tensor.attention` kernel, which keeps a
+    tile of score rows at a time (never the L x S matrix); None where it does not apply:
+    not a CPU (the GPU targets compile the kernel, but its one-thread-per-tile schedule
+    is slower there than the decomposition's kernels; docs/design.md), not float32, an
+    empty dim, or shapes and devices the decomposition will name in its error. Its
+    backward recomputes the weights from q and k (as FlashAttention's does) and applies
+    softmax's rule with the row sums of `g * out`."""
+    if not q.device.upper().startswith("CPU") or \
+            any(t.dtype is not float32 for t in (q, k, v)) or \
+            any(0 in t.shape for t in (q, k, v)) or \
+            len({t.device for t in (q, k, v)}) != 1 or \
+            (bias is not None and (bias.dtype is not float32 or bias.device != q.device)):
+        return None
+    big_l, e = q.shape[-2:]
+    big_s, ev = v.shape[-2:]
+    if k.shape[-2:] != (big_s, e):
+        return None
+    try:
+        lead = broadcast_shape("attention", broadcast_shape("attention", q.shape[:-2],
+                                                            k.shape[:-2]), v.shape[:-2])
+        if bias is not None and broadcast_shape("attention", bias.shape,
+                                                (*lead, big_l, big_s)) != (*lead, big_l, big_s):
+            return None
+    except ShapeError:
+        return None
+    qe, ke, ve = q.expand(*lead, big_l, e), k.expand(*lead, big_s, e), v.expand(*lead, big_s, ev)
+    be = None if bias is None else bias.expand(*lead, big_l, big_s)
+    scale = float(np.float32(scale))  # the kernel's scale is a float32, as the product's
+    with no_grad():
+        zeros = Tensor.full((*lead, big_l, big_s), 0.0, float32, q.device)
+        # k stored transposed: the kernel adds q[i, e] * k[j, e] along j (one copy of k)
+        k_rows = ke.transpose(-2, -1).contiguous().transpose(-2, -1)
+        out = qe._make("attention", (qe, k_rows, ve, zeros if be is None else be), scale,
+                       (*lead, big_l, ev))
+
+    def gradients(g: Tensor) -> tuple[Tensor | None, ...]:
+        scores = (qe @ ke.transpose(-2, -1)) * scale
+        if be is not None:
+            scores = scores + be
+        weights = _masked_softmax(scores)
+        d_scores = weights * (g @ ve.transpose(-2, -1) - (g * out).sum(-1, keepdim=True))
+        return ((d_scores @ ke) * scale, (d_scores.transpose(-2, -1) @ qe) * scale,
+                weights.transpose(-2, -1) @ g, d_scores)
+
+    return out._with_gradient((qe, ke, ve, be), gradients)
 
 
 def _xavier(shape: tuple[int, int], device: str) -> Tensor:
@@ -217,7 +272,10 @@ class MultiheadAttention(Module):
         q, k, v = self._heads(query, wq, 0), self._heads(key, wk, 1), self._heads(value, wv, 2)
         bias = self._mask_bias(n, big_l, big_s, key_padding_mask, attn_mask)
         p = self.dropout if self.training else 0.0
-        out, weights = _attend(q, k, v, bias, p, 1 / math.sqrt(self.head_dim))
+        scale = 1 / math.sqrt(self.head_dim)
+        # without weights to return, the fused kernel (which never holds them)
+        fused = None if need_weights or p else _fused(q, k, v, bias, scale)
+        out, weights = (fused, None) if fused is not None else _attend(q, k, v, bias, p, scale)
         out = self.out_proj(out.permute(0, 2, 1, 3).reshape(n, big_l, self.embed_dim))
         if unbatched:
             out = out.squeeze(0)
@@ -225,6 +283,7 @@ class MultiheadAttention(Module):
             out = out.transpose(0, 1)
         if not need_weights:
             return out, None
+        assert weights is not None  # need_weights took the decomposition
         if average_attn_weights:
             weights = weights.mean(1)
         return out, weights.squeeze(0) if unbatched else weights

@@ -11,8 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from xdsl.parser import Parser
 
 import picograd as pg
+from picograd.compiler.driver import compile_module
+from picograd.compiler.pipelines import DEFAULT_PIPELINES, run_pipeline
+from picograd.dialects import make_context
+from picograd.interpreter import run
 from picograd.nn import MultiheadAttention
 from picograd.nn import functional as F
 
@@ -46,6 +51,11 @@ SDPA_CASES: dict[str, tuple[Any, ...]] = {
     "bool_mask": ((2, 4, 5), (2, 6, 5), (2, 6, 3), _keep_mask(4, 6), {}),
     "float_mask": ((2, 2, 4, 5), (2, 2, 6, 5), (2, 2, 6, 3), _random(2, 1, 4, 6), {}),
     "gqa": ((1, 4, 3, 2), (1, 2, 5, 2), (1, 2, 5, 3), None, {"enable_gqa": True}),
+    # the fused kernel's tiles: 4 queries at once, several tiles per work item (more rows
+    # than the 256 in flight), lanes along S and Ev, and odd sizes that take no lanes
+    "tiles": ((2, 3, 64, 16), (2, 3, 48, 16), (2, 3, 48, 32), _keep_mask(64, 48), {}),
+    "odd_sizes": ((3, 7, 5), (3, 9, 5), (3, 9, 3), None, {"is_causal": True}),
+    "broadcast_batch": ((2, 3, 4, 8), (1, 3, 6, 8), (2, 1, 6, 4), None, {}),
 }
 
 
@@ -62,16 +72,60 @@ def test_sdpa_matches_torch(device: str, name: str) -> None:
     assert_forward_and_grads_match(out, want, ours, theirs, _random(*out.shape), device, atol=1e-5)
 
 
-def test_a_query_with_every_key_masked_gets_zeros() -> None:
+def test_a_query_with_every_key_masked_gets_zeros(device: str) -> None:
     q, k, v = _random(4, 5), _random(6, 5), _random(6, 3)
     mask = np.ones((4, 6), np.bool_)
     mask[1] = False
-    out = F.scaled_dot_product_attention(pg.Tensor(q), pg.Tensor(k), pg.Tensor(v),
-                                         attn_mask=pg.Tensor(mask))
+    out = F.scaled_dot_product_attention(*(pg.Tensor(x, device=device) for x in (q, k, v)),
+                                         attn_mask=pg.Tensor(mask, device=device))
     want = TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v),
                                            attn_mask=torch.tensor(mask))
     _close(out, want)
     assert not out.numpy()[1].any()
+
+
+def test_a_float_mask_gets_its_gradient(device: str) -> None:
+    arrays = [_random(2, 4, 8), _random(2, 6, 8), _random(2, 6, 3), _random(4, 6)]
+    ours = [pg.Tensor(a, device=device, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = F.scaled_dot_product_attention(*ours[:3], attn_mask=ours[3])
+    want = TF.scaled_dot_product_attention(*theirs[:3], attn_mask=theirs[3])
+    assert_forward_and_grads_match(out, want, ours, theirs, _random(*out.shape), device, atol=1e-5)
+
+
+def test_the_attention_kernel_on_every_target(device: str) -> None:
+    """The GPU targets compile `pg_tensor.attention` too (the frontend gives it only to the
+    CPUs, where it is faster than the decomposition): the kernel through the device's own
+    pipeline against stage 1's interpreter, a fully masked row included."""
+    target = {"CPU:LLVM": "llvm", "CPU:C": "c", "CUDA": "ptx", "WEBGPU": "wgsl"}[device]
+    arrays = [_random(2, 8, 4), _random(2, 6, 4), _random(2, 6, 16), _random(2, 8, 6)]
+    arrays[3][1, 5] = -np.inf
+    text = ("builtin.module {\n  func.func @main(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>,"
+            " %v: tensor<2x6x16xf32>, %b: tensor<2x8x6xf32>) -> tensor<2x8x16xf32> {\n"
+            "    %r = pg_tensor.attention %q, %k, %v, %b scale 0.5 : tensor<2x8x4xf32>, "
+            "tensor<2x6x4xf32>, tensor<2x6x16xf32>, tensor<2x8x6xf32> -> tensor<2x8x16xf32>\n"
+            "    func.return %r : tensor<2x8x16xf32>\n  }\n}\n")
+    (want,) = run(Parser(make_context(), text).parse_module(), arrays)
+    module = run_pipeline(Parser(make_context(), text).parse_module(),
+                          DEFAULT_PIPELINES[target])
+    (got,) = compile_module(module, target).run(arrays)
+    np.testing.assert_allclose(np.asarray(got).reshape(want.shape), want, rtol=1e-5, atol=1e-6)
+
+
+def test_infinities_and_nan_in_the_scores_as_torch() -> None:
+    """A +inf score, a NaN and a row masked but for one key: the fused kernel's peak and
+    weights give torch's NaNs and values."""
+    q, k, v = _random(3, 4), _random(5, 4), _random(5, 2)
+    bias = np.zeros((3, 5), np.float32)
+    bias[0, 2] = np.inf
+    bias[1, 1] = np.nan
+    bias[2, 1:] = -np.inf
+    out = F.scaled_dot_product_attention(pg.Tensor(q), pg.Tensor(k), pg.Tensor(v),
+                                         attn_mask=pg.Tensor(bias))
+    want = TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v),
+                                           attn_mask=torch.tensor(bias))
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert np.isnan(out.numpy()[:2]).all() and not np.isnan(out.numpy()[2]).any()
 
 
 # name -> (layer keyword arguments, forward options: unbatched, key padding, attn mask, ...)

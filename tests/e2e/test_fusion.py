@@ -137,12 +137,21 @@ def test_mlp_adam_steps_compile_and_run(device: str) -> None:
     assert counts[0] > 0
 
 
-def test_attention_is_four_kernels() -> None:
-    # the keys' transposed copy, q @ k^T, the softmax (the reuse rule stores the
-    # probabilities that `probs @ v` reads per multiply-add; row fusion then makes max, sum
-    # and division one kernel), probs @ v
+def test_attention_is_one_kernel_without_the_score_matrix() -> None:
+    """The keys' transposed copy, then one attention kernel (`pg_tensor.attention`), whose
+    scores take a few rows, never the heads x L x S matrix the decomposition stores."""
     rng = np.random.default_rng(4)
-    q, k, v = (pg.Tensor(rng.standard_normal((2, 3, 64, 8)).astype(np.float32))
+    q, k, v = (pg.Tensor(rng.standard_normal((2, 3, 256, 8)).astype(np.float32))
                for _ in range(3))
-    program, _ = compiled(F.scaled_dot_product_attention(q, k, v))
-    assert program.num_kernels == 4
+    out = F.scaled_dot_product_attention(q, k, v)
+    program, _ = compiled(out)
+    assert program.num_kernels == 2
+    scores = 2 * 3 * 256 * 256 * 4  # bytes of the score matrix
+    # the transposed keys (24 KiB), the output (24 KiB) and 256 rows of scores (256 KiB)
+    assert program.peak_bytes[0] < scores / 4
+    np.testing.assert_allclose(out.numpy(), _attention(q.numpy(), k.numpy(), v.numpy()),
+                               rtol=1e-5, atol=1e-6)
+
+
+def _attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return _softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -1) @ v

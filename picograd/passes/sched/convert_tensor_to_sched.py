@@ -13,6 +13,8 @@ tensors, constants are recreated in each kernel), and `pg_sched.store`s the resu
 `pg_tensor.scatter_add` is two kernels writing one buffer: the first stores its base there,
 the second `pg_sched.load`s that buffer (its own output argument) as the scatter's base and
 stores the scatter into it, which `convert-sched-to-loop` turns into additions in place.
+A kernel that stores a `pg_tensor.attention` also takes a scratch buffer for its score rows
+(`pg_sched.attention_scratch`, allocated in `@main`), just before its output.
 The launch of a kernel that stores a `pg_tensor.contiguous` of views of `@main`'s arguments
 only (a layout copy) is marked `invariant`: the runtime may keep its output across runs.
 An alloc takes the name of the value it stores; a realize's node names (`%pg.n7`,
@@ -72,14 +74,29 @@ def _kernel_hint(value: SSAValue) -> str | None:
     return None if S.hinted_node(hint) is not None else hint
 
 
-def _build_kernel(name: str, group: KernelGroup) -> S.KernelOp:
+def _scratch_type(group: KernelGroup, attention_rows: int) -> BufferType | None:
+    """The score rows of an attention kernel (`pg_sched.attention_scratch`); None for any
+    other kernel."""
+    op = group.root.owner
+    if not isinstance(op, T.AttentionOp):
+        return None
+    query, key = op.query.type, op.key.type
+    assert isinstance(query, TensorType) and isinstance(key, TensorType)
+    return S.attention_scratch(query, key, attention_rows)
+
+
+def _build_kernel(name: str, group: KernelGroup, attention_rows: int) -> S.KernelOp:
     reads = [_tensor_type(v, "a kernel input") for v in group.reads]
     out = _tensor_type(group.root if group.into is None else group.into, "a kernel result")
-    kernel = S.KernelOp(name, [*map(buffer_type, reads), buffer_type(out)])
+    scratch = _scratch_type(group, attention_rows)
+    kernel = S.KernelOp(name, [*map(buffer_type, reads), *([] if scratch is None else
+                                                            [scratch]), buffer_type(out)])
     block = kernel.body.block
     for value, arg in zip(group.reads, block.args, strict=False):
         arg.name_hint = _kernel_hint(value)
     block.args[-1].name_hint = "out"
+    if scratch is not None:
+        block.args[-2].name_hint = "scratch"
     mapping: dict[SSAValue, SSAValue] = {}
     for value, arg, t in zip(group.reads, block.args, reads, strict=False):
         load = S.LoadOp(arg, t)
@@ -110,11 +127,14 @@ class ConvertTensorToSchedPass(ModulePass):
     Input dialects: builtin, func, pg_tensor. Output dialects: builtin, func, pg_sched,
     pg_tensor (inside kernels only). See the module docstring for the guarantee. Option
     `max-buffers` (0: no limit) caps the buffers of a kernel, its output included (a GPU
-    target's binding limit; see kernel_grouping.py).
+    target's binding limit; see kernel_grouping.py). Option `attention-rows` bounds the score
+    rows an attention kernel keeps in flight (its scratch buffer; a GPU wants more work
+    items than a CPU's threads).
     """
 
     name = "convert-tensor-to-sched"
     max_buffers: int = 0
+    attention_rows: int = 256
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         main = _find_main(op)
@@ -130,7 +150,7 @@ class ConvertTensorToSchedPass(ModulePass):
 
         kernels: list[Operation] = []
         for n, group in enumerate(grouping.kernels):
-            kernel = _build_kernel(f"k{n}", group)
+            kernel = _build_kernel(f"k{n}", group, self.attention_rows)
             kernels.append(kernel)
             if group.in_place:  # the buffer its base's kernel wrote
                 out = buffers[group.root]
@@ -141,6 +161,11 @@ class ConvertTensorToSchedPass(ModulePass):
                 new_block.add_op(alloc)
                 buffers[value] = out = alloc.result
             launch_args = [buffers[v] for v in group.reads] + [out]
+            if (scratch := _scratch_type(group, self.attention_rows)) is not None:
+                rows = S.AllocOp(scratch)
+                rows.result.name_hint = "scratch"
+                new_block.add_op(rows)
+                launch_args.insert(-1, rows.result)
             invariant = isinstance(group.root.owner, T.ContiguousOp) and all(
                 isinstance(v, BlockArgument) for v in group.reads)
             new_block.add_op(S.LaunchOp(f"k{n}", launch_args, invariant))

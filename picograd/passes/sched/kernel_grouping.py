@@ -12,6 +12,9 @@ A live value (one the graph results depend on) is materialised when it is
   loops are its own, so it is never fused into a reader);
 * a `pg_tensor.contiguous` result (a buffer is what it asks for: a matmul operand in the
   memory order its kernel wants, `matmul-layout`);
+* a `pg_tensor.attention` result (its loops are its own: one row of scores at a time, see
+  convert-sched-to-loop); it reads each element of q once per key and each of k and v once
+  per query, so the reuse rule below stores any computed operand first;
 * a `pg_tensor.reduce` result that another op consumes, unless it is fused row-wise (below).
   A chain of bijective views (reshape, permute, flip), each the single user of the one
   before, only re-indexes the reduce's output, so the chain stays in the reduce's kernel
@@ -204,8 +207,9 @@ class _Decider:
         returned = value in self.returned
         if isinstance(op, T.ConstOp | T.IotaOp):  # computed where read: no buffer
             materialise, cost = returned, 0
-        elif isinstance(op, T.ScatterAddOp | T.ContiguousOp):
-            # a scatter writes its buffer in place; a contiguous op asks for a buffer
+        elif isinstance(op, T.ScatterAddOp | T.ContiguousOp | T.AttentionOp):
+            # a scatter writes its buffer in place; a contiguous op asks for a buffer; an
+            # attention's loops are its own
             materialise, cost = True, 0
         elif isinstance(op, T.ReduceOp) or (isinstance(op, BIJECTIVE_VIEWS)
                                             and op.operands[0] in self.reduced):
@@ -271,7 +275,9 @@ def _split_wide_reads(body: Sequence[Operation], live: set[Operation], is_buffer
     for op in body:
         if op not in live:
             continue
-        while len(union := frozenset().union(*map(read_set, op.operands))) > max_reads:
+        # an attention kernel also takes its scratch buffer
+        limit = max_reads - 1 if isinstance(op, T.AttentionOp) else max_reads
+        while len(union := frozenset().union(*map(read_set, op.operands))) > limit:
             widest = max((x for x in op.operands if len(read_set(x)) > 1),
                          key=lambda x: len(read_set(x)))
             is_buffer.add(widest)
@@ -331,8 +337,8 @@ def _fuse_row_reductions(roots: Sequence[SSAValue], returned: set[SSAValue],
             continue
         readers = [root for root in kept
                    if candidate in _kernel(root, is_buffer, position).reads]
-        if len(readers) != 1 or isinstance(readers[0].owner, T.ScatterAddOp):
-            continue  # a scatter_add's loops are its own (see convert-sched-to-loop)
+        if len(readers) != 1 or isinstance(readers[0].owner, T.ScatterAddOp | T.AttentionOp):
+            continue  # their loops are their own (see convert-sched-to-loop)
         is_buffer.discard(candidate)
         fused = _kernel(readers[0], is_buffer, position)
         if _row_wise(fused, reduce) and (max_reads is None or len(fused.reads) <= max_reads):
@@ -395,6 +401,15 @@ def _split_reused(roots: Sequence[SSAValue], is_buffer: set[SSAValue],
     return sorted(chosen, key=lambda v: position[v.owner])  # type: ignore[index]
 
 
+def _attention_reads(op: T.AttentionOp, operand: SSAValue) -> int:
+    """How many times the attention kernel reads each element of `operand`: q once per
+    key, k and v once per query, the bias once."""
+    big_l, big_s = shape_of(op.bias)[-2:]
+    if operand is op.bias:
+        return 1
+    return big_s if operand is op.query else big_l
+
+
 def _numel(value: SSAValue) -> int:
     n = 1
     for d in shape_of(value):
@@ -432,6 +447,8 @@ def _over_reused(kernel: KernelGroup) -> list[SSAValue]:
             if isinstance(op, T.ScatterAddOp):  # base once per element, index and src once
                 own = count if x is op.operands[0] else _numel(x)  # per element of theirs
                 aligned[x] = max(aligned.get(x, 0), own)
+            elif isinstance(op, T.AttentionOp):  # q once per key, k and v once per query
+                viewed[x] = viewed.get(x, 0) + _numel(x) * _attention_reads(op, x)
             elif is_view:
                 viewed[x] = viewed.get(x, 0) + count
             else:

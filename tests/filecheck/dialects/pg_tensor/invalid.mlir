@@ -225,3 +225,31 @@ func.func @contiguous_type(%x: tensor<4x8xf32>) {
   %c = "pg_tensor.contiguous"(%x) : (tensor<4x8xf32>) -> tensor<8x4xf32>
   func.return
 }
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.attention': q [2, 4, 8], k [2, 6, 7], v [2, 6, 5], bias [2, 4, 6]: want q (..., L, E), k (..., S, E), v (..., S, Ev), bias (..., L, S) with one leading shape
+func.func @attention_key_width(%q: tensor<2x4x8xf32>, %k: tensor<2x6x7xf32>, %v: tensor<2x6x5xf32>, %b: tensor<2x4x6xf32>) {
+  %r = pg_tensor.attention %q, %k, %v, %b scale 0.5 : tensor<2x4x8xf32>, tensor<2x6x7xf32>, tensor<2x6x5xf32>, tensor<2x4x6xf32> -> tensor<2x4x5xf32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.attention': q, k, v, bias and scale need one float type, got ['i32', 'i32', 'i32', 'i32'], scale i32
+func.func @attention_ints(%q: tensor<4x8xi32>, %k: tensor<6x8xi32>, %v: tensor<6x5xi32>, %b: tensor<4x6xi32>) {
+  %r = pg_tensor.attention %q, %k, %v, %b scale 1 : tensor<4x8xi32>, tensor<6x8xi32>, tensor<6x5xi32>, tensor<4x6xi32> -> tensor<4x5xi32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.attention': result must be tensor<4x5xf32>, got tensor<4x6xf32>
+func.func @attention_result(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x5xf32>, %b: tensor<4x6xf32>) {
+  %r = pg_tensor.attention %q, %k, %v, %b scale 0.5 : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x5xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
+  func.return
+}
+
+// -----
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'pg_tensor.attention': q [8], k [6, 8], v [6, 5] and bias [4, 6] need one rank of at least 2
+func.func @attention_rank(%q: tensor<8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x5xf32>, %b: tensor<4x6xf32>) {
+  %r = pg_tensor.attention %q, %k, %v, %b scale 0.5 : tensor<8xf32>, tensor<6x8xf32>, tensor<6x5xf32>, tensor<4x6xf32> -> tensor<4x5xf32>
+  func.return
+}
