@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install the system packages picograd's tests need beyond Python: the Vulkan loader and
 # Mesa's Vulkan drivers, whose software adapter (llvmpipe) lets the WebGPU runtime run
-# without a GPU. Debian/Ubuntu only; a no-op when they are already installed; skipped, with
+# without a GPU, and clang for the CPU:C device. Debian/Ubuntu only; a no-op when they are already installed; skipped, with
 # a message, when not root or without apt-get (the WebGPU tests then skip with the reason).
 set -euo pipefail
 
-PACKAGES=(libvulkan1 mesa-vulkan-drivers)
+# clang-19: CPU:C's compiler when installed (GCC keeps wide vectors in memory).
+PACKAGES=(libvulkan1 mesa-vulkan-drivers clang-19)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
