@@ -235,8 +235,68 @@ def _load_expr(op: pg_c.LoadOp, names: Names) -> str:
     return f"{names(op.mask)} ? {element} : {other}"
 
 
+def _is_exp_f32(op: Operation) -> bool:
+    """An `expf` of an f32 or vector-of-f32 value: printed as `pg_exp_<type>`."""
+    if not isinstance(op, pg_c.CallOp) or op.callee.data != "expf":
+        return False
+    t = op.input.type
+    return (t.element_type if isinstance(t, VectorType) else t) == f32
+
+
+def exp_f32_helper(t: Attribute) -> str:
+    """`static inline T pg_exp_T(T x)` for f32 or a vector of f32: the LLVM target's exp
+    (`picograd/lowering/llvm/math.py`: clamp to [-104, 89], n = round(x log2 e) by adding
+    and subtracting 1.5 * 2^23, Cody-Waite reduction, Taylor to degree 7, 2^n built in the
+    exponent bits in two halves) in plain arithmetic that both compilers vectorise, where
+    libm's `expf` is a call per lane (a softmax's, GELU's or attention's kernel spent most
+    of its time there). Clang contracts Horner's steps into multiply-adds (as the LLVM
+    target emits them), GCC in ISO C does not: a rounding more per step, within the
+    tolerance exp is tested with. NaN stays NaN; below -103.97 gives 0, above 88.73 inf."""
+    name = c_type(t)
+    vector = isinstance(t, VectorType)
+    taylor = [1 / 5040, 1 / 720, 1 / 120, 1 / 24, 1 / 6, 1 / 2, 1.0, 1.0]
+    lines = [f"static inline {name} {_exp_name(t)}({name} x) {{"]
+    if vector:
+        lines += [f"  typedef int32_t I __attribute__((vector_size({lanes_of(t) * 4})));",
+                  f"  const {name} zero = {{0}};"]
+        for limit, test in ((-104.0, "<"), (89.0, ">")):  # a blend by the lane mask
+            side = "below" if test == "<" else "above"
+            lines += [f"  I {side} = x {test} {c_literal(limit, f32)};",
+                      f"  x = ({name})(((I)x & ~{side}) | ((I)(zero + "
+                      f"{c_literal(limit, f32)}) & {side}));"]
+        first, n_bits = f"zero + {c_literal(taylor[0], f32)}", "(I)shifted"
+    else:
+        lines += ["  typedef int32_t I;", "  union { float f; int32_t i; } u;",
+                  "  x = x < -104.0f ? -104.0f : x;", "  x = x > 89.0f ? 89.0f : x;"]
+        first, n_bits = c_literal(taylor[0], f32), "(u.f = shifted, u.i)"
+    lines += [f"  {name} shifted = x * 1.44269504f + 12582912.0f;",
+              f"  {name} n = shifted - 12582912.0f;",
+              f"  {name} hi = n * 0.693359375f;",  # exact: 9 significant bits times n
+              f"  {name} lo = n * -2.12194440e-4f;",
+              f"  {name} r = (x - hi) - lo;",
+              f"  {name} p = {first};"]
+    lines += [f"  p = p * r + {c_literal(c, f32)};" for c in taylor[1:]]
+    lines += [f"  I ni = {n_bits} - 0x4B400000;", "  I half = ni >> 1;",
+              "  I rest = ni - half;"]
+    if vector:
+        lines += [f"  {name} y = p * ({name})((half + 127) << 23);",
+                  f"  return y * ({name})((rest + 127) << 23);"]
+    else:
+        lines += ["  u.i = (half + 127) << 23;", "  float y = p * u.f;",
+                  "  u.i = (rest + 127) << 23;", "  return y * u.f;"]
+    return "\n".join([*lines, "}"])
+
+
+def _exp_name(t: Attribute) -> str:
+    """`pg_exp_float`, `pg_exp_f32x16`, ..."""
+    return f"pg_exp_{c_type(t).removeprefix('pg_')}"
+
+
 def _call_expr(op: pg_c.CallOp, x: str) -> str:
-    """`expf(x)`; on a vector, a vector of the function of each lane."""
+    """`expf(x)` (f32: `pg_exp_<type>(x)`, see `exp_f32_helper`); on a vector, a vector of
+    the function of each lane."""
+    if _is_exp_f32(op):
+        return f"{_exp_name(op.input.type)}({x})"
     if not isinstance(op.input.type, VectorType):
         return f"{op.callee.data}({x})"
     lanes = [f"{op.callee.data}({x}[{n}])" for n in range(lanes_of(op.input.type))]
@@ -375,7 +435,10 @@ def module_to_c(module: ModuleOp) -> str:
                     and sum(isinstance(o, pg_c.ForOp) for o in op.body.block.ops) == 1]
     vectors = sorted({t for op in funcs for t in _vector_types(op)}, key=c_type)
     typedefs = [line for t in vectors for line in vector_typedefs(t)]
-    return "\n".join([PRELUDE, *typedefs, *exports, *declarations, *texts])
+    exps = sorted({c_type(op.input.type): op.input.type for func in funcs
+                   for op in func.body.block.ops if _is_exp_f32(op)}.items())
+    helpers = [exp_f32_helper(t) for _, t in exps]
+    return "\n".join([PRELUDE, *typedefs, *helpers, *exports, *declarations, *texts])
 
 
 def _vector_types(func: pg_c.FuncOp) -> set[VectorType]:
