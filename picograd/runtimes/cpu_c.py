@@ -3,8 +3,9 @@ libraries, loaded with ctypes.
 
     $CC -O2 -shared -fPIC -std=c11 -march=native [-fno-tree-slp-vectorize] -o uN.so uN.c -lm
 
-`CC` defaults to clang when it is installed, else `cc` (`picograd.flags.c_compiler`). A source with several kernels is cut into translation units (the
-`#include` prelude plus a contiguous share of the kernels: one unit per idle core, at most
+`CC` defaults to clang when it is installed, else `cc` (`picograd.flags.c_compiler`). A
+source with several kernels is cut into translation units (the `#include` prelude plus a
+contiguous share of the kernels: one unit per idle core, at most
 `jobs`, at least `MIN_KERNELS_PER_UNIT` kernels each), compiled by that many compiler
 processes at once and loaded as one library each (`CLibraries`). The libraries of a source
 are kept together in the disk cache (`picograd/disk_store.py`) under the source

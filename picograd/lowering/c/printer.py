@@ -436,7 +436,8 @@ def module_to_c(module: ModuleOp) -> str:
     vectors = sorted({t for op in funcs for t in _vector_types(op)}, key=c_type)
     typedefs = [line for t in vectors for line in vector_typedefs(t)]
     exps = sorted({c_type(op.input.type): op.input.type for func in funcs
-                   for op in func.body.block.ops if _is_exp_f32(op)}.items())
+                   for op in func.body.block.ops
+                   if isinstance(op, pg_c.CallOp) and _is_exp_f32(op)}.items())
     helpers = [exp_f32_helper(t) for _, t in exps]
     return "\n".join([PRELUDE, *typedefs, *helpers, *exports, *declarations, *texts])
 

@@ -34,6 +34,9 @@
 // CHECK-NEXT:    pg_c.end_for %i
 // CHECK-NEXT:  }
 
+// An f32 exp is the prelude's polynomial, not libm's expf (a call per vector lane).
+// C:         static inline float pg_exp_float(float x) {
+// C:           return y * u.f;
 // C:         const int64_t float_alu_pg_outer[2] = {4, 64};
 // C-NEXT:    const int64_t int_alu_pg_outer[2] = {4, 60};
 // C-NOT:     escape_pg_outer
@@ -50,7 +53,7 @@
 // C-NEXT:      float [[MAX:v[0-9]+_max]] = ([[DIV]] > [[X]] || [[DIV]] != [[DIV]]) ? [[DIV]] : [[X]];
 // C-NEXT:      float [[MIN:v[0-9]+_min]] = ([[MAX]] < [[Y]] || [[MAX]] != [[MAX]]) ? [[MAX]] : [[Y]];
 // C-NEXT:      float [[NEG:v[0-9]+_neg]] = -[[MIN]];
-// C-NEXT:      float [[EXP:v[0-9]+_exp]] = expf([[NEG]]);
+// C-NEXT:      float [[EXP:v[0-9]+_exp]] = pg_exp_float([[NEG]]);
 // C-NEXT:      float [[LOG:v[0-9]+_log]] = logf([[EXP]]);
 // C-NEXT:      float [[SQRT:v[0-9]+_sqrt]] = sqrtf([[LOG]]);
 // C-NEXT:      float [[SIN:v[0-9]+_sin]] = sinf([[SQRT]]);
