@@ -68,6 +68,16 @@ from picograd.dialects.dtypes import is_bool, is_float, is_int, is_unsigned, lan
 from picograd.dialects.flat_vectors import lanes_of
 from picograd.dialects.pg import BinaryKind, BufferType
 from picograd.dialects.syntax import scalar_value
+from picograd.lowering.exp_f32 import (
+    HIGHEST,
+    LN2_HI,
+    LN2_LO,
+    LOG2E,
+    LOWEST,
+    ROUNDING_SHIFT,
+    ROUNDING_SHIFT_BITS,
+    TAYLOR,
+)
 from picograd.lowering.kernel_source import KernelSource
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
@@ -254,29 +264,31 @@ def exp_f32_helper(t: Attribute) -> str:
     tolerance exp is tested with. NaN stays NaN; below -103.97 gives 0, above 88.73 inf."""
     name = c_type(t)
     vector = isinstance(t, VectorType)
-    taylor = [1 / 5040, 1 / 720, 1 / 120, 1 / 24, 1 / 6, 1 / 2, 1.0, 1.0]
+    def lit(value: float) -> str:
+        return c_literal(value, f32)
+
     lines = [f"static inline {name} {_exp_name(t)}({name} x) {{"]
     if vector:
         lines += [f"  typedef int32_t I __attribute__((vector_size({lanes_of(t) * 4})));",
                   f"  const {name} zero = {{0}};"]
-        for limit, test in ((-104.0, "<"), (89.0, ">")):  # a blend by the lane mask
+        for limit, test in ((LOWEST, "<"), (HIGHEST, ">")):  # a blend by the lane mask
             side = "below" if test == "<" else "above"
-            lines += [f"  I {side} = x {test} {c_literal(limit, f32)};",
-                      f"  x = ({name})(((I)x & ~{side}) | ((I)(zero + "
-                      f"{c_literal(limit, f32)}) & {side}));"]
-        first, n_bits = f"zero + {c_literal(taylor[0], f32)}", "(I)shifted"
+            lines += [f"  I {side} = x {test} {lit(limit)};",
+                      f"  x = ({name})(((I)x & ~{side}) | ((I)(zero + {lit(limit)}) & {side}));"]
+        first, n_bits = f"zero + {lit(TAYLOR[0])}", "(I)shifted"
     else:
         lines += ["  typedef int32_t I;", "  union { float f; int32_t i; } u;",
-                  "  x = x < -104.0f ? -104.0f : x;", "  x = x > 89.0f ? 89.0f : x;"]
-        first, n_bits = c_literal(taylor[0], f32), "(u.f = shifted, u.i)"
-    lines += [f"  {name} shifted = x * 1.44269504f + 12582912.0f;",
-              f"  {name} n = shifted - 12582912.0f;",
-              f"  {name} hi = n * 0.693359375f;",  # exact: 9 significant bits times n
-              f"  {name} lo = n * -2.12194440e-4f;",
+                  f"  x = x < {lit(LOWEST)} ? {lit(LOWEST)} : x;",
+                  f"  x = x > {lit(HIGHEST)} ? {lit(HIGHEST)} : x;"]
+        first, n_bits = lit(TAYLOR[0]), "(u.f = shifted, u.i)"
+    lines += [f"  {name} shifted = x * {lit(LOG2E)} + {lit(ROUNDING_SHIFT)};",
+              f"  {name} n = shifted - {lit(ROUNDING_SHIFT)};",
+              f"  {name} hi = n * {lit(LN2_HI)};",  # exact: 9 significant bits times n
+              f"  {name} lo = n * {lit(LN2_LO)};",
               f"  {name} r = (x - hi) - lo;",
               f"  {name} p = {first};"]
-    lines += [f"  p = p * r + {c_literal(c, f32)};" for c in taylor[1:]]
-    lines += [f"  I ni = {n_bits} - 0x4B400000;", "  I half = ni >> 1;",
+    lines += [f"  p = p * r + {lit(c)};" for c in TAYLOR[1:]]
+    lines += [f"  I ni = {n_bits} - 0x{ROUNDING_SHIFT_BITS:08x};", "  I half = ni >> 1;",
               "  I rest = ni - half;"]
     if vector:
         lines += [f"  {name} y = p * ({name})((half + 127) << 23);",

@@ -28,14 +28,17 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
+from picograd.lowering.exp_f32 import (
+    HIGHEST,
+    LN2_HI,
+    LN2_LO,
+    LOG2E,
+    LOWEST,
+    ROUNDING_SHIFT,
+    ROUNDING_SHIFT_BITS,
+    TAYLOR,
+)
 from picograd.lowering.llvm.emit import Emitter, const, splat, suffix
-
-LOG2E = 1.44269504088896341
-LN2_HI = 0.693359375  # 355 / 512
-LN2_LO = -2.12194440e-4  # ln(2) - LN2_HI
-TAYLOR = [1 / 5040, 1 / 720, 1 / 120, 1 / 24, 1 / 6, 1 / 2, 1.0, 1.0]  # highest power first
-LOWEST, HIGHEST = -104.0, 89.0
-ROUNDING_SHIFT, ROUNDING_SHIFT_BITS = 12582912.0, 0x4B400000  # 1.5 * 2^23 and its f32 bits
 
 
 def is_exp_f32(t: Attribute) -> bool:
