@@ -10,7 +10,8 @@ Generation is written the same way in both, as a static cache (Hugging Face's
 `StaticCache`, the form `torch.compile` needs): each layer keeps a key and a value cache of
 `prompt + tokens` positions; a step writes its keys and values at the positions it is given
 (`index_copy`, in place in torch, a new tensor in picograd) and attends over the whole cache
-with a mask that keeps the positions written so far. The position is a tensor, so a decode
+with a mask that keeps the positions written so far. In torch the position is a tensor; in
+picograd it is a bound `pg.Variable` (an integer the kernels read at run time), so a decode
 step's graph is the same at every position: picograd compiles the prefill and the first
 decode step, then nothing (the script counts compiles and fails if a later step compiles).
 
@@ -74,8 +75,10 @@ class PgDecoder(pnn.Module):
         self.ln = pnn.LayerNorm(HIDDEN, device=device)
         self.cache = cache
 
-    def forward(self, ids: pg.Tensor, pos: pg.Tensor) -> pg.Tensor:
-        """The next token after each sequence of `ids` (batch, steps) at positions `pos`."""
+    def forward(self, ids: pg.Tensor, start: int | pg.SymbolicInt) -> pg.Tensor:
+        """The next token after each sequence of `ids` (batch, steps) written from position
+        `start` on (a bound variable: the kernels read it, so no position recompiles)."""
+        pos = pg.Tensor.arange(ids.shape[1], dtype=pg.int32, device=ids.device) + start
         mask = pos.unsqueeze(-1) >= pg.Tensor.arange(self.cache, device=pos.device,
                                                      dtype=pos.dtype)
         x = self.tokens(ids) + self.positions(pos)
@@ -94,14 +97,13 @@ def pg_generate(model: PgDecoder, prompt: np.ndarray, tokens: int, device: str,
     `decode` runs a decode step (default: the model itself; `pg.jit` of it replays)."""
     n = prompt.shape[1]
     decode = model if decode is None else decode
-    step = model(pg.Tensor(prompt, device=device),
-                 pg.Tensor(np.arange(n, dtype=np.int32), device=device))
+    position = pg.Variable("start", 0, model.cache - 1)  # a decode step's one position
+    step = model(pg.Tensor(prompt, device=device), 0)
     out, compiles = [int(step.numpy()[0])], []
     start = time.perf_counter()
     for t in range(tokens - 1):
         before = pg.compile_stats().compiles
-        pos = pg.Tensor(np.array([n + t], np.int32), device=device)
-        step = decode(step.reshape(1, 1), pos)
+        step = decode(step.reshape(1, 1), position.bind(n + t))
         out.append(int(step.numpy()[0]))
         compiles.append(pg.compile_stats().compiles - before)
     return out, time.perf_counter() - start, compiles
@@ -188,7 +190,7 @@ def run(device: str, tokens: int, prompt_len: int, repeat: int) -> str:
     want, _ = torch_generate(theirs, prompt, tokens)
     rows = []
     for label, decode in (("picograd", None), ("picograd + jit", pg.jit(
-            lambda ids, pos: ours(ids, pos)))):
+            lambda ids, start: ours(ids, start)))):
         first = time.perf_counter()
         got, _, compiles = pg_generate(ours, prompt, tokens, device, decode)
         first = time.perf_counter() - first

@@ -13,8 +13,9 @@ Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
 `_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages `picograd.nn` and
 `picograd.optim`, the errors `PicogradError`, `ShapeError`, `DTypeError`, `DeviceError`,
-`CompileError`, `AutogradError`, `JitError`, and the `jit` decorator (capture and replay a
-function's compiled programs, picograd/jit_replay.py).
+`CompileError`, `AutogradError`, `JitError`, the `jit` decorator (capture and replay a
+function's compiled programs, picograd/jit_replay.py), and `Variable` (a symbolic integer
+such as a decode position: one compile for all its values, picograd/frontend/variable.py).
 
 The package's layers, top to bottom (docs/design.md; `lint-imports` checks them): tools →
 nn → optim, jit, data → frontend → compiler → debug → runtimes → lowering → passes →
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
     from picograd.frontend.ops_linalg import einsum
     from picograd.frontend.ops_shape import cat, stack
     from picograd.frontend.realize import realize
+    from picograd.frontend.variable import SymbolicInt, Variable
     from picograd.jit_replay import jit
 
 # torch-style creation functions (the Tensor classmethods / `_like` methods)
@@ -109,6 +111,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "einsum": ("picograd.frontend.ops_linalg", "einsum"),
     "stack": ("picograd.frontend.ops_shape", "stack"),
     "realize": ("picograd.frontend.realize", "realize"),
+    "SymbolicInt": ("picograd.frontend.variable", "SymbolicInt"),
+    "Variable": ("picograd.frontend.variable", "Variable"),
     "jit": ("picograd.jit_replay", "jit"),
     **{name: ("picograd.frontend.autograd", name) for name in (
         "AutogradError", "enable_grad", "no_grad")},
@@ -141,7 +145,9 @@ __all__ = [
     "JitError",
     "PicogradError",
     "ShapeError",
+    "SymbolicInt",
     "Tensor",
+    "Variable",
     "arange",
     "bool",
     "cat",

@@ -63,10 +63,12 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 LEVELS: tuple[tuple[int, str], ...] = (
-    (1, "per compiled graph: id, kernels, schedule/disk cache hits, peak bytes before/after "
-        "memory planning, time per compile stage; the VIZ page's path"),
+    (1, "per compiled graph: id, kernels, the bound variables it reads and their ranges, "
+        "schedule/disk cache hits, peak bytes before/after memory planning, time per compile "
+        "stage; the VIZ page's path"),
     (2, "one line per kernel launch: time (us), GFLOP/s, GB/s (synchronises every launch); "
-        "one per buffer a run takes from its device's pool (reused or allocated)"),
+        "per run of a graph that reads bound variables, their values; one per buffer a run "
+        "takes from its device's pool (reused or allocated)"),
     (3, "the loop-stage passes that changed the IR: ranges and op counts per kernel"),
     (4, "the target source (LLVM IR, C, PTX, WGSL) of every compiled graph"),
     (5, "the IR after every pass"),

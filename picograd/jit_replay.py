@@ -39,6 +39,11 @@ What a replay does NOT redo (the function's Python does not run):
   count, learning rate, bias corrections are refreshed into their 0-d buffers before the
   step's program runs), so an `lr` changed by a scheduler between calls is honoured.
 
+Bound variables (`pg.Variable(...).bind(value)`, picograd/frontend/variable.py) are
+arguments like tensors: the capture key holds the variable, and a replay feeds each run the
+new values (one capture for every decode position). A variable bound outside the function
+and used inside it is a host value baked into the capture, as a python scalar is.
+
 Non-tensor arguments (hashable) are part of the capture key: a call with new values starts a
 new warm-up / capture for them (so a value that changes on every call never replays — pass
 it as a tensor instead). Tensor arguments must keep the capture's shape, dtype and device, and
@@ -53,11 +58,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from picograd.debug.settings import SETTINGS
+from picograd.debug.trace import report_variables
 from picograd.errors import JitError
 from picograd.frontend.capture import capturing
 from picograd.frontend.lazy import LazyOp
 from picograd.frontend.realize import linearize, realize
 from picograd.frontend.tensor import Tensor
+from picograd.frontend.variable import SymbolicInt, Variable
 from picograd.runtimes import Program
 
 _TENSOR = object()  # stands for a tensor argument in a capture key
@@ -72,17 +82,22 @@ class _Run:
     current buffer is read), outputs (and the intermediates of alloc slots `export`) into
     `out_slots` (reshaped to `shapes`)."""
 
-    __slots__ = ("export", "inputs", "out_slots", "program", "shapes")
+    __slots__ = ("export", "inputs", "out_slots", "program", "shapes", "variables")
 
     def __init__(self, program: Program, inputs: list[int | LazyOp], out_slots: list[int],
-                 shapes: list[tuple[int, ...]], export: list[int]):
+                 shapes: list[tuple[int, ...]], export: list[int],
+                 variables: list[tuple[int, str]]):
         self.program, self.inputs, self.out_slots, self.shapes = (
             program, inputs, out_slots, shapes)
         self.export = tuple(export)
+        self.variables = variables  # (input position, name) of the variable inputs
 
     def replay(self, slots: list[Any], args: list[Tensor]) -> None:
         buffers: list[Any] = [slots[r] if r.__class__ is int else r.buffer  # type: ignore
                               for r in self.inputs]
+        if self.variables and SETTINGS.level >= 2:
+            report_variables(self.program, [(name, int(buffers[i]))
+                                            for i, name in self.variables])
         results = self.program.run(buffers, self.export)
         for slot, flat, shape in zip(self.out_slots, results, self.shapes, strict=True):
             slots[slot] = flat.reshape(shape)
@@ -124,12 +139,14 @@ class _Capture:
     """Records the realizes of one call: the `picograd.frontend.capture.Recorder` that
     `capturing` reports to."""
 
-    def __init__(self, args: list[Tensor]):
+    def __init__(self, args: list[Tensor], variables: list[Variable]):
         self.slot_of: dict[LazyOp, int] = {}
         for i, t in enumerate(args):
             self.slot_of[t._node] = i
         self.arg_nodes = {t._node: i for i, t in enumerate(args)}
-        self.num_slots = len(args)
+        # a bound variable argument's value: a slot after the tensors', filled per replay
+        self.var_slot = {v: len(args) + j for j, v in enumerate(variables)}
+        self.num_slots = len(args) + len(variables)
         self.steps: list[_Run | _Assign | _Hook] = []
         self.launched = False
 
@@ -139,14 +156,18 @@ class _Capture:
     def on_realize(self, program: Program, outputs: list[LazyOp], shared: list[LazyOp],
                    export: list[int]) -> None:
         nodes = linearize(outputs)[0]
-        inputs = [self._ref(n) for n in nodes if n.buffer is not None and n.buffer.size]
+        var_slot = self.var_slot
+        leaves = [n for n in nodes if n.buffer is not None and n.buffer.size]
+        inputs = [var_slot[n.arg] if n.op == "var" and n.arg in var_slot else self._ref(n)
+                  for n in leaves]
+        variables = [(i, n.arg.name) for i, n in enumerate(leaves) if n.op == "var"]
         out_slots = []
         for node in [*outputs, *shared]:
             self.slot_of[node] = self.num_slots
             out_slots.append(self.num_slots)
             self.num_slots += 1
         self.steps.append(_Run(program, inputs, out_slots,
-                               [n.shape for n in [*outputs, *shared]], export))
+                               [n.shape for n in [*outputs, *shared]], export, variables))
         self.launched = True
 
     def on_assign(self, target: LazyOp, value: LazyOp) -> None:
@@ -236,11 +257,17 @@ class Jit:
         tensors: list[Tensor] = []
         positions: list[int] = []
         shape: list[Any] = []
+        bound: dict[Variable, int] = {}
         for i, a in enumerate(flat):
             if isinstance(a, Tensor):
                 tensors.append(a)
                 positions.append(i)
                 shape.append(_TENSOR)
+            elif a.__class__ is SymbolicInt:
+                if bound.setdefault(a.variable, a.bound) != a.bound:
+                    raise self._error(f"variable {a.variable.name!r} is bound to two values "
+                                      f"({bound[a.variable]} and {a.bound}) in one call")
+                shape.append(("var", a.variable, a.offset))
             else:
                 shape.append(a)
         key = (tuple(kwargs), tuple(shape))
@@ -258,7 +285,8 @@ class Jit:
                 realize(*tensors)
                 break
         if plan is not None:
-            return self._replay(plan, tensors, positions, key[0], len(args))
+            return self._replay(plan, tensors, positions, key[0], len(args),
+                                list(bound.values()))
         self._check_aliasing(tensors, positions, key[0], len(args))
         _active.append(self._name)
         try:
@@ -266,7 +294,7 @@ class Jit:
                 out = self.fn(*args, **kwargs)
                 self._warm.add(key)
                 return out
-            return self._capture(key, args, kwargs, tensors)
+            return self._capture(key, args, kwargs, tensors, list(bound))
         finally:
             _active.pop()
 
@@ -282,8 +310,9 @@ class Jit:
                                       "tensors")
             seen[id(t._node)] = seen[id(t._node.buffer)] = position
 
-    def _capture(self, key: tuple, args: tuple, kwargs: dict, tensors: list[Tensor]) -> Any:
-        capture = _Capture(tensors)
+    def _capture(self, key: tuple, args: tuple, kwargs: dict, tensors: list[Tensor],
+                 variables: list[Variable]) -> Any:
+        capture = _Capture(tensors, variables)
         with capturing(capture):
             out = self.fn(*args, **kwargs)
             returned = _returned_tensors(out)
@@ -298,8 +327,10 @@ class Jit:
         return out
 
     def _replay(self, plan: _Plan, tensors: list[Tensor], positions: list[int],
-                keys: tuple[str, ...], num_positional: int) -> Any:
+                keys: tuple[str, ...], num_positional: int, values: list[int]) -> Any:
         slots: list[Any] = [None] * plan.num_slots
+        for j, value in enumerate(values):  # the variables' slots follow the tensors'
+            slots[len(tensors) + j] = np.array(value, np.int32)
         specs = plan.specs
         for i, t in enumerate(tensors):
             node = t._node

@@ -5,6 +5,7 @@
     watch(trace, module, after) -> the pipeline's after-pass hook
     lap(name)                           end a compile step of the running trace
     finish(trace, module, program, cache_summary)   report, VIZ page, launch timing
+    report_variables(program, values)   DEBUG>=2: the bound variables of one run
 
 The compile driver (`picograd.compiler`) calls these hooks; nothing below it imports this
 package.
@@ -166,6 +167,9 @@ class CompileTrace:
                 origin: str = "") -> None:
         parts = [f"graph {self.graph} {self.device}: {program.num_kernels} kernels from "
                  f"{len(self.entries)} nodes{origin}"]
+        variables = [sig[1] for sig, _ in self.entries if sig[0] == "var"]
+        if variables:
+            parts.append("variables " + ", ".join(map(str, dict.fromkeys(variables))))
         if cache_summary:
             parts.append(cache_summary)
         before, after = program.peak_bytes
@@ -215,3 +219,12 @@ def finish(trace: CompileTrace | None, module: ModuleOp | None, program: Program
     line about its caches for DEBUG=1."""
     if trace is not None:
         trace.finish(module, program, cache_summary)
+
+
+def report_variables(program: Program, values: Sequence[tuple[str, int]]) -> None:
+    """DEBUG>=2: the values of the bound variables a run of `program` reads, one line
+    before its launch lines (`graph 3 variables pos=17`)."""
+    if SETTINGS.level >= 2 and values:
+        launches = _TRACED.get(program)
+        graph = launches.graph if launches is not None else "?"
+        log(f"graph {graph} variables " + " ".join(f"{n}={v}" for n, v in values))

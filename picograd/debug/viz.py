@@ -102,7 +102,7 @@ def tensor_graph_svg(entries: Sequence[tuple], outputs: Sequence[int]) -> str:
     for i, (sig, _) in enumerate(entries):
         x, y = centre[i]
         head, tail = _label(sig)
-        cls = "leaf" if sig[0] == "buffer" else ("out" if i in result else "node")
+        cls = "leaf" if sig[0] in ("buffer", "var") else ("out" if i in result else "node")
         parts.append(
             f'<g class="{cls}"><title>%{i}: {html.escape(repr(sig))}</title>'
             f'<rect x="{x - NODE_W / 2:.0f}" y="{y - NODE_H / 2:.0f}" width="{NODE_W}" '

@@ -4,7 +4,9 @@ A node is one pg_tensor op (`op` is the op's short name) over source nodes, with
 shape, a dtype and a device. `op == "buffer"` marks a leaf that holds its data (`buffer`, a
 C-contiguous numpy array of the node's shape and dtype); every other node is pending.
 Realizing a node turns it, in place, into a buffer leaf, so every tensor that shares the node
-sees the data and the graph behind it is dropped.
+sees the data and the graph behind it is dropped. `op == "var"` is a leaf too: a bound
+symbolic integer (`picograd.frontend.variable`), whose `buffer` holds this call's value and
+whose `arg` (the Variable, not the value) is what the cache key sees.
 
 `arg` is the op's parameter, in the form `picograd.frontend.realize` builds IR from:
 
@@ -81,6 +83,13 @@ class LazyOp:
     def leaf(cls, array: np.ndarray, dtype: DType, device: str) -> LazyOp:
         """A buffer leaf holding `array` (owned by the node from now on)."""
         return cls("buffer", (), None, tuple(array.shape), dtype, device, array)
+
+    @classmethod
+    def variable(cls, variable: Any, value: int, dtype: DType, device: str) -> LazyOp:
+        """A 0-d leaf holding a bound `variable`'s value (`picograd.frontend.variable`): an
+        input like a buffer leaf, but keyed by the variable, so its value is not part of the
+        realize cache key."""
+        return cls("var", (), variable, (), dtype, device, np.array(value, dtype.np))
 
     def become_buffer(self, array: np.ndarray) -> None:
         """Turn this node into a leaf holding `array` (its realized value)."""

@@ -5,7 +5,8 @@ Operands broadcast with numpy's rules (reshape + expand) and convert to one dtyp
 counts only where its category (bool < integer < float) is higher. So `int8_tensor * 2`
 stays int8, `int8_tensor * 2.5` is float32, `float16_tensor * 2.5` float16, `int8 + uint8`
 int16. A python scalar becomes a pg_tensor.const of the result dtype (an int wrapped into
-its range). Integer arithmetic wraps around (int8 100 + 100 is -56).
+its range). Integer arithmetic wraps around (int8 100 + 100 is -56). A bound variable
+(`picograd.frontend.variable.SymbolicInt`) is a 0-d int32 tensor read at run time.
 
 True division and the float functions (exp, log, sqrt, sin, ...) compute in the operands'
 float dtype, float16 included, and in float32 (the default float) for integers and bools.
@@ -31,8 +32,9 @@ from picograd.frontend.dtype import (
 from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import dtype_error, user_location
 from picograd.frontend.ops_movement import MovementOps
+from picograd.frontend.variable import SymbolicInt
 
-Operand = TensorBase | Scalar
+Operand = TensorBase | Scalar | SymbolicInt
 
 
 class ElementwiseOps(MovementOps):
@@ -54,6 +56,9 @@ class ElementwiseOps(MovementOps):
                                  and o._node.dtype is node.dtype
                                  and o._node.device == node.device for o in others):
             return [self, *others]  # type: ignore[list-item]  # nothing to broadcast or cast
+        if any(o.__class__ is SymbolicInt for o in others):
+            others = tuple(self._symbolic(o) if isinstance(o, SymbolicInt) else o
+                           for o in others)
         tensors = [o for o in (self, *others) if isinstance(o, TensorBase)]
         for t in tensors:
             self._check_device(op, t)
@@ -70,8 +75,13 @@ class ElementwiseOps(MovementOps):
                 same_class = cast("Self", o)  # every tensor of a graph is of one class
                 out.append(same_class._broadcast_to(shape).cast(dtype))
             else:
-                out.append(self._const(o, shape, dtype))
+                out.append(self._const(cast("Scalar", o), shape, dtype))
         return out
+
+    def _symbolic(self, value: SymbolicInt) -> Self:
+        """A bound variable as a 0-d int32 tensor on this device, its offset added."""
+        t = type(self)._from_node(value.node(self.device))
+        return t.add(value.offset) if value.offset else t
 
     def _binary(self, kind: BinaryKind, other: Operand, reverse: bool = False,
                 dtype: DType | None = None) -> Self:

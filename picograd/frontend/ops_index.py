@@ -42,6 +42,7 @@ from picograd.frontend.lazy import (
     user_location,
 )
 from picograd.frontend.ops_shape import ShapeOps
+from picograd.frontend.variable import SymbolicInt
 
 
 def _held_values(node: LazyOp) -> np.ndarray | None:
@@ -306,7 +307,42 @@ class IndexOps(ShapeOps):
                 dt = bool_ if item.dtype.kind == "b" else int32
                 items[i] = type(self)._from_node(LazyOp.leaf(item.astype(dt.np), dt,
                                                              self.device))
+        if any(_symbolic(i) for i in items):
+            for i, d in self._item_dims(items).items():
+                if _symbolic(items[i]):
+                    items[i] = self._positions("getitem", items[i], self.shape[d])
         return items
+
+    def _item_dims(self, items: list[Any]) -> dict[int, int]:
+        """The dim of this tensor that each item of a subscript indexes (None and '...'
+        index none)."""
+        used = sum(1 for i in items if i is not None and i is not Ellipsis)
+        dims, dim = {}, 0
+        for pos, item in enumerate(items):
+            if item is Ellipsis:
+                dim += self.ndim - used
+            elif item is not None:
+                dims[pos] = dim
+                dim += 1
+        return dims
+
+    def _positions(self, op: str, item: Any, n: int) -> Any:
+        """The int32 index tensor of a symbolic subscript item on a dim of size `n`: 0-d for
+        a bound variable `p` (the dim goes, as for an int), 1-D `p + arange(k)` for a slice
+        `p:p + k` (the dim stays). Its range must lie inside the dim, whatever the value."""
+        if item.__class__ is SymbolicInt:
+            item.check_inside(op, n)
+            return self._symbolic(item)
+        start, stop = item.start, item.stop
+        if (start.__class__ is not SymbolicInt or stop.__class__ is not SymbolicInt
+                or start.variable != stop.variable or item.step not in (None, 1)):
+            raise shape_error(op, f"the slice {start!r}:{stop!r} has a symbolic length: shapes "
+                                  "are static, so a slice with a variable must run from "
+                                  "p + a to p + b (one variable, step 1); to use the first p "
+                                  "positions, mask the rest (arange(n) < p)")
+        length = max(stop.offset - start.offset, 0)
+        start.check_inside(op, n, length)
+        return self._symbolic(start).add(self._arange(length))
 
     def __getitem__(self, index: Any) -> Self:
         """numpy basic indexing (ints, slices, None, '...') plus int tensor (or list of
@@ -394,6 +430,9 @@ class IndexOps(ShapeOps):
         points this tensor at a new node, recorded for autograd. Tensors built from this
         one earlier keep the old values (and their gradients flow to the old ones)."""
         items = index if isinstance(index, tuple) else (index,)
+        if any(_symbolic(i) for i in items):
+            self._set_symbolic(list(items), value)
+            return
         if any(isinstance(i, TensorBase | list | np.ndarray) for i in items):
             raise shape_error("setitem", "only basic indices (ints, slices, None, '...') can be "
                                          "assigned to")
@@ -416,6 +455,47 @@ class IndexOps(ShapeOps):
         mask = self._const(True, target_shape, bool_)._placed(index, self.shape)
         placed = v._placed(index, self.shape)
         result = mask.where(placed, old)
+        self._node = result._node
+        if is_grad_enabled():
+            self._ctx, self.requires_grad = result._ctx, result.requires_grad
+
+    def _set_symbolic(self, items: list[Any], value: TensorBase | Scalar) -> None:
+        """x[..., p, ...] = value or x[..., p:p + k, ...] = value, every other item whole
+        (`:` or '...'): an `index_copy` at the variable's positions (a KV cache written at a
+        decode position that changes every call, under one compile), made contiguous: the
+        realize that first computes the new value stores it and this tensor reads that
+        buffer from then on (docs/design.md, "Intermediates that outlive their realize")."""
+        where = [i for i, item in enumerate(items) if _symbolic(item)]
+        whole = [item is Ellipsis or (isinstance(item, slice) and item == slice(None))
+                 for item in items]
+        if len(where) > 1 or not all(w for i, w in enumerate(whole) if i != where[0]):
+            raise shape_error("setitem", "a symbolic position can be assigned to only with "
+                                         "every other dim taken whole (x[:, p] = v, "
+                                         "x[..., p:p + k, :] = v)")
+        d = self._item_dims(items)[where[0]]
+        positions = self._positions("setitem", items[where[0]], self.shape[d])
+        scalar = positions.ndim == 0
+        shape = (*self.shape[:d], *(() if scalar else positions.shape), *self.shape[d + 1:])
+        if isinstance(value, TensorBase):
+            self._check_device("setitem", value)
+            v: Any = value
+            try:
+                v = v.expand(shape).cast(self.dtype)
+            except ShapeError:
+                raise shape_error("setitem", f"value of shape {value.shape} does not broadcast "
+                                             f"to the indexed shape {shape}") from None
+        else:
+            v = self._const(value, shape, self.dtype)
+        if scalar:
+            positions, v = positions.reshape((1,)), v.unsqueeze(d)
+        if is_grad_enabled() and self.requires_grad and self._ctx is None:
+            raise AutogradError("setitem: a leaf Variable that requires grad is being used in "
+                                "an in-place operation\n  at " + user_location())
+        old = self._from_node(self._node)
+        old._ctx, old.requires_grad = self._ctx, self.requires_grad
+        # stored in a buffer of its own: a realize that computes it hands this tensor the
+        # buffer, so a cache written at every decode step never grows a graph
+        result = old.index_copy(d, positions, v).contiguous()
         self._node = result._node
         if is_grad_enabled():
             self._ctx, self.requires_grad = result._ctx, result.requires_grad
@@ -451,3 +531,10 @@ class IndexOps(ShapeOps):
             dim += 1
         x = self.reshape(tuple(sizes))._unslice(full, tuple(start), tuple(step), 0)
         return x.flip(tuple(flips)) if flips else x
+
+
+def _symbolic(item: Any) -> bool:
+    """Whether a subscript item holds a bound variable (`p`, or a slice `p:p + k`)."""
+    return item.__class__ is SymbolicInt or (
+        isinstance(item, slice) and (item.start.__class__ is SymbolicInt
+                                     or item.stop.__class__ is SymbolicInt))

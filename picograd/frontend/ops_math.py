@@ -68,6 +68,7 @@ from picograd.frontend.grad_mode import is_grad_enabled
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_elementwise import Operand
 from picograd.frontend.ops_reduce import ReduceOps
+from picograd.frontend.variable import SymbolicInt
 
 _INEXACT = 2.0 ** 23  # float32 values at least this large are integers
 
@@ -232,6 +233,8 @@ class MathOps(ReduceOps):
 
     def pow(self, exponent: Operand) -> Self:
         """self ** exponent (see the module docstring for the exponent forms)."""
+        if isinstance(exponent, SymbolicInt):  # read at run time: a 0-d int32 tensor
+            return self._pow_tensor(self._symbolic(exponent))
         if not isinstance(exponent, TensorBase):
             dtype_of_scalar(exponent)  # rejects non-scalars
             e = float(exponent)

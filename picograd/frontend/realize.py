@@ -10,7 +10,8 @@
 A realize walks the pending graph once (postorder, iterative) and builds, in the same pass,
 the cache key: the device and, per node, its `sig` (op, exact arg, shape, dtype) and the
 positions of its sources, plus which positions are results. Buffer leaves are keyed by shape
-and dtype only, never by contents, and become `@main`'s arguments in postorder (an empty
+and dtype only, never by contents, variable leaves (`picograd.frontend.variable`) by their
+variable, never by its value, and both become `@main`'s arguments in postorder (an empty
 one, which no element of a result can read, is a zero constant instead: a buffer holds at
 least one element). It hands the key and a builder of the pg_tensor module to the compile
 driver (`picograd.compiler.program_for`), which chooses the pipeline (`pipeline=`, else
@@ -42,6 +43,8 @@ from xdsl.ir import Block, Region, SSAValue
 
 from picograd.compiler.driver import CompileStats, clear_cache, compile_stats, program_for
 from picograd.compiler.pipelines import PipelineError
+from picograd.debug.settings import SETTINGS
+from picograd.debug.trace import report_variables
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects.pg_sched import node_hint
 from picograd.frontend import capture
@@ -117,12 +120,15 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
     """The pg_tensor module `func.func @main(leaf buffers...) -> (outputs...)`; the value of
     node i is named `%pg.n<i>` (`pg_sched.node_hint`), which a stored value's buffer keeps."""
     builders = _BUILDERS
-    block = Block(arg_types=[TensorType(n.dtype.ir, list(n.shape))
-                             for n in nodes if n.op == "buffer" and 0 not in n.shape])
+    leaves = [n for n in nodes if n.buffer is not None and 0 not in n.shape]
+    block = Block(arg_types=[TensorType(n.dtype.ir, list(n.shape)) for n in leaves])
+    for leaf, arg in zip(leaves, block.args, strict=True):
+        if leaf.op == "var":  # the IR names a symbolic input after its variable
+            arg.name_hint = leaf.arg.name
     args = iter(block.args)
     values: list[SSAValue] = []
     for node, (_, srcs) in zip(nodes, entries, strict=True):
-        if node.op == "buffer":
+        if node.buffer is not None:
             if 0 in node.shape:  # no elements to read (a buffer holds at least one)
                 empty = pt.ConstOp(cast_scalar(0, node.dtype), TensorType(node.dtype.ir,
                                                                        list(node.shape)))
@@ -224,6 +230,9 @@ def _autograd_only(node: LazyOp, uses: int) -> bool:
 
 def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> None:
     program, buffers, nodes = _program(outputs, device, pipeline)
+    if SETTINGS.level >= 2:
+        report_variables(program, [(n.arg.name, int(n.buffer))  # type: ignore[arg-type]
+                                   for n in nodes if n.op == "var"])
     shared, export = _referenced_elsewhere(program, nodes, outputs)
     del nodes
     results = program.run(buffers, export)

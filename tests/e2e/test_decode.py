@@ -1,8 +1,9 @@
 """Generation with a static KV cache compiles once, not once per token: a decode step writes
-its keys and values at a position held in a tensor (`index_copy_`) and attends over the
-whole cache under a mask of the positions written so far, so every step after the first is
-the same graph (plain calls) or the same captured programs (`picograd.jit`); the tokens are
-torch's. (`bench/decoder.py` is the full-size version.)"""
+its keys and values at its positions (`index_copy_`) and attends over the whole cache under
+a mask of the positions written so far, so every step after the first is the same graph
+(plain calls) or the same captured programs (`picograd.jit`); the tokens are torch's. The
+positions come from a bound `pg.Variable` (an integer the kernels read at run time) or from
+a tensor of host ints. (`bench/decoder.py` is the full-size version.)"""
 
 from __future__ import annotations
 
@@ -78,20 +79,39 @@ def _torch_tokens(state: dict[str, np.ndarray], prompt: np.ndarray) -> list[int]
     return out
 
 
+def _positions(start: int | pg.SymbolicInt, steps: int, device: str) -> pg.Tensor:
+    """The positions start..start+steps-1 of a step, from a bound variable (read at run
+    time) or from host ints (a tensor's contents)."""
+    if isinstance(start, pg.SymbolicInt):
+        return pg.Tensor.arange(steps, dtype=pg.int32, device=device) + start
+    return pg.Tensor(np.arange(start, start + steps, dtype=np.int32), device=device)
+
+
+@pytest.mark.parametrize("positions", ["tensor", "variable"])
 @pytest.mark.parametrize("jitted", [False, True])
-def test_decode_steps_compile_nothing_after_the_first(device: str, jitted: bool) -> None:
+def test_decode_steps_compile_nothing_after_the_first(device: str, jitted: bool,
+                                                      positions: str) -> None:
     pg.manual_seed(3)
     model = Decoder(device)
     state = {k: v.numpy() for k, v in model.state_dict().items()}
     prompt = np.random.default_rng(4).integers(0, VOCAB, (1, PROMPT)).astype(np.int32)
-    decode = pg.jit(lambda ids, pos: model(ids, pos)) if jitted else model
-    step = model(pg.Tensor(prompt, device=device),
-                 pg.Tensor(np.arange(PROMPT, dtype=np.int32), device=device))
+    start = pg.Variable("start", 0, CACHE - 1)
+
+    def bound(value: int) -> int | pg.SymbolicInt:
+        return start.bind(value) if positions == "variable" else value
+
+    def run(ids: pg.Tensor, at: int | pg.SymbolicInt) -> pg.Tensor:
+        return model(ids, _positions(at, ids.shape[1], device))
+
+    decode = pg.jit(run) if jitted and positions == "variable" else run
+    if jitted and positions == "tensor":  # the position tensor is the jit's argument
+        replay = pg.jit(lambda ids, pos: model(ids, pos))
+        decode = lambda ids, at: replay(ids, _positions(at, 1, device))  # noqa: E731
+    step = run(pg.Tensor(prompt, device=device), bound(0))
     tokens, compiles = [int(step.numpy()[0])], []
     for t in range(TOKENS - 1):
         before = pg.compile_stats().compiles
-        pos = pg.Tensor(np.array([PROMPT + t], np.int32), device=device)
-        step = decode(step.reshape(1, 1), pos)
+        step = decode(step.reshape(1, 1), bound(PROMPT + t))
         tokens.append(int(step.numpy()[0]))
         compiles.append(pg.compile_stats().compiles - before)
     assert tokens == _torch_tokens(state, prompt)
