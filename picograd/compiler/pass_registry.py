@@ -22,6 +22,8 @@ PassGetter = Callable[[], type[ModulePass]]
 _PASS_TABLE: dict[str, tuple[str, str]] = {
     "tensor-simplify": ("picograd.passes.tensor.tensor_simplify", "TensorSimplifyPass"),
     "matmul-layout": ("picograd.passes.tensor.matmul_layout", "MatmulLayoutPass"),
+    "tensor-split-reduce": (
+        "picograd.passes.tensor.tensor_split_reduce", "TensorSplitReducePass"),
     "convert-tensor-to-sched": (
         "picograd.passes.sched.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
     "sched-dedup": ("picograd.passes.sched.sched_dedup", "SchedDedupPass"),
@@ -32,6 +34,7 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "loop-split": ("picograd.passes.loop.loop_split", "LoopSplitPass"),
     "loop-split-reduce": ("picograd.passes.loop.loop_split_reduce", "LoopSplitReducePass"),
     "loop-block-reduce": ("picograd.passes.loop.loop_block_reduce", "LoopBlockReducePass"),
+    "loop-chunk-reduce": ("picograd.passes.loop.loop_chunk_reduce", "LoopChunkReducePass"),
     "loop-stash": ("picograd.passes.loop.loop_stash", "LoopStashPass"),
     "loop-collapse": ("picograd.passes.loop.loop_collapse", "LoopCollapsePass"),
     "loop-unflatten": ("picograd.passes.loop.loop_unflatten", "LoopUnflattenPass"),

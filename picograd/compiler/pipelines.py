@@ -43,15 +43,16 @@ def _join(*parts: str | tuple[str, ...]) -> str:
 def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None = None
                     ) -> tuple[str, ...]:
     """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want,
-    fusion into kernels (at most `max_buffers` buffers per kernel where the target has such
-    a limit; an attention's score rows in flight, `attention_rows`, where the target wants
-    more work items than the CPUs' threads), one kernel per group of identical ones, then
-    index arithmetic."""
+    long reductions in two steps (many partials, then their reduction), fusion into
+    kernels (at most `max_buffers` buffers per kernel where the target has such a limit; an
+    attention's score rows in flight, `attention_rows`, where the target wants more work
+    items than the CPUs' threads), one kernel per group of identical ones, then index
+    arithmetic."""
     options = " ".join(f"{name}={value}" for name, value in (
         ("max-buffers", max_buffers), ("attention-rows", attention_rows)) if value is not None)
     schedule = f"convert-tensor-to-sched{{{options}}}" if options else "convert-tensor-to-sched"
-    return ("tensor-simplify", "matmul-layout", schedule, "sched-dedup", "convert-sched-to-loop",
-            "loop-simplify")
+    return ("tensor-simplify", "matmul-layout", "tensor-split-reduce", schedule, "sched-dedup",
+            "convert-sched-to-loop", "loop-simplify")
 
 
 # A GPU runs an attention's tiles of rows as its work items: many more than a CPU's threads.

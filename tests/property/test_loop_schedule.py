@@ -1,5 +1,6 @@
 """Schedules on random kernels: any sequence of `split` (any axis, factor, inner kind),
-`interchange`, `collapse` (any axis) and `block_reduce` that applies, and `loop-optimize`
+`interchange`, `collapse` (any axis), `block_reduce`, `split_reduce` and `chunk_reduce`
+that applies, and `loop-optimize`
 for any vector unit and cache, keep the interpreter's results bit for bit, before and
 after `convert-loop-to-uop` lowers the lanes (as scalars, and as vectors where they have a
 vector form) and unrolled ranges; the output verifies, round-trips, and replaying its
@@ -30,6 +31,7 @@ from picograd.passes.loop.schedule import (
 )
 from picograd.passes.uop.convert_loop_to_uop import ConvertLoopToUopPass
 
+REORDERING = ("split_reduce", "chunk_reduce", "block_reduce")
 KINDS = (RangeKind.GLOBAL, RangeKind.LOCAL, RangeKind.UPCAST, RangeKind.UNROLL, RangeKind.LOOP)
 
 
@@ -50,10 +52,10 @@ def check(program: Program, scheduled: ModuleOp) -> None:
     pg_uop, what the program lowered computes (pg_uop's index division truncates where
     pg_loop's floors: the random index expressions of `loop_programs` may be negative, so
     the lowered runs are compared with each other). Its recorded schedule replays to the
-    same IR. A schedule with `split_reduce` or `block_reduce` (which `loop-optimize` picks
-    for long reduces and big matmuls) reorders reductions: then the lowered kernels compute
-    what the scheduled IR says (tests/property/test_lane_vectors.py and
-    test_block_reduce.py check the reordering itself)."""
+    same IR. A schedule with `split_reduce`, `chunk_reduce` or `block_reduce` (which
+    `loop-optimize` picks for long reduces and big matmuls) reorders reductions: then the
+    lowered kernels compute what the scheduled IR says (tests/property/test_lane_vectors.py,
+    test_block_reduce.py and test_chunk_reduce.py check the reordering itself)."""
     scheduled.verify()
     round_trip(scheduled)
     replayed = program.parse()
@@ -64,7 +66,7 @@ def check(program: Program, scheduled: ModuleOp) -> None:
         warnings.simplefilter("ignore", RuntimeWarning)
         lowered = run(lower(scheduled), program.inputs)
         schedule = recorded_schedule(kernel(scheduled))
-        if "split_reduce" in schedule or "block_reduce" in schedule:  # reordered reductions
+        if any(a in schedule for a in REORDERING):  # reordered reductions
             assert_same(run(scheduled, program.inputs), lowered)
         else:
             assert_same(run(program.parse(), program.inputs), run(scheduled, program.inputs))
@@ -80,10 +82,10 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
               collapses: bool = False) -> tuple[Program, str]:
     """A program and a schedule of up to four random actions that apply to it (drawn one
     by one against the kernel as the previous ones left it). With `collapses`, `collapse`,
-    `unflatten`, `block_reduce` and `split_reduce` too: the first two simplify index
-    arithmetic, exact in pg_loop's floor division but not under pg_uop's truncating one for
-    the negative indices `loop_programs` store, so only for `reduce_programs`, whose
-    reduces the last two reorder."""
+    `unflatten`, `block_reduce`, `split_reduce` and `chunk_reduce` too: the first two
+    simplify index arithmetic, exact in pg_loop's floor division but not under pg_uop's
+    truncating one for the negative indices `loop_programs` store, so only for
+    `reduce_programs`, whose reduces the last three reorder."""
     program = draw(programs)
     k = kernel(program.parse())
     for _ in range(draw(st.integers(1, 4))):
@@ -92,15 +94,15 @@ def scheduled(draw: st.DrawFn, programs: st.SearchStrategy[Program],
             break
         axis = draw(st.integers(0, count - 1))
         kind = draw(st.sampled_from(
-            ("split", "interchange", "collapse", "unflatten", "block_reduce", "split_reduce")
-            if collapses else ("split", "interchange")))
+            ("split", "interchange", "collapse", "unflatten", "block_reduce", "split_reduce",
+             "chunk_reduce") if collapses else ("split", "interchange")))
         action = (Action("split", axis, draw(st.integers(1, 5)), draw(st.sampled_from(KINDS)))
                   if kind == "split" else
                   Action(kind, axis, draw(st.integers(2, 4))) if kind == "unflatten" else
                   Action(kind, draw(st.integers(0, 1)), draw(st.integers(1, 4)), at=axis)
                   if kind == "block_reduce" else
                   Action(kind, draw(st.integers(0, 1)), draw(st.integers(2, 4)))
-                  if kind == "split_reduce" else Action(kind, axis))
+                  if kind in ("split_reduce", "chunk_reduce") else Action(kind, axis))
         try:
             apply_schedule(k, [action])
         except ScheduleError:

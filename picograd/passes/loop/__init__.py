@@ -7,7 +7,7 @@
     schedule.py                loop actions (split, interchange, collapse, unflatten) and
                                the schedule (a list of actions, recorded on the kernel)
     reduce_actions.py          the actions that reorder a reduction: split_reduce,
-                               block_reduce
+                               chunk_reduce, block_reduce
     stash_action.py            the action stash: what a reduce and the next range share,
                                computed once
     kernel_select.py           the `kernel=` option of the schedule passes
@@ -15,6 +15,7 @@
     loop_interchange.py        loop-interchange: one action, move a range inward
     loop_split_reduce.py       loop-split-reduce: one action, partial reductions in lanes
     loop_block_reduce.py       loop-block-reduce: one action, a sum in blocks (cache)
+    loop_chunk_reduce.py       loop-chunk-reduce: one action, a sum of chunk sums (accuracy)
     loop_stash.py              loop-stash: one action, what a reduce and the next range
                                share computed once
     loop_collapse.py           loop-collapse: one action, merge a range with the one it holds

@@ -44,6 +44,11 @@ innermost global range, stored contiguously along that range):
   or product of vectorisable ops, e.g. softmax's sum of exp) or is a float max/min: its
   lanes compute partial reductions side by side (`split_reduce(n, lanes)`), then combine.
   The rows then run on the threads. This reorders a float sum (as any vectorised sum does).
+  Before that, every float sum outside register tiles whose accumulators (one per lane
+  where it splits) would each add more than `CHUNK_CHAIN` terms is added up in chunks
+  (`chunk_reduce(n, size)`, `size` the divisor nearest the square root of its length, at
+  least 64 per lane, a multiple of 64 where one is), and the lanes then split each chunk:
+  for accuracy, not speed (docs/design.md, "Float sums").
 
 Elementwise kernels get vector lanes on their innermost range where its body has a vector
 form (`elementwise_lanes`), the rest is left to LLVM's and GCC's loop vectorisers. Options:
@@ -57,6 +62,7 @@ gets 8 columns instead; 0 by default).
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -279,6 +285,59 @@ def reduce_splits(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
             if splits_into_lanes(red, unit)]
 
 
+# A float sum whose accumulators would each add more than this many terms is added up in
+# chunks (`chunk_reduce`): one accumulator's error grows with the number of terms it has
+# added (docs/design.md, "Float sums"). A sum that splits into vector lanes gets chunks of
+# at least 64 iterations per lane (shorter vector loops cost more than they save).
+CHUNK_CHAIN = 512
+CHUNK_OUTER = 128  # ... and a sum over chunks longer than this, in chunks again
+
+
+def chunk_size(length: int, least: int = 8) -> int:
+    """The divisor of `length` nearest (by ratio) to its square root, or to `least` when
+    that is larger, leaving 2 chunks or more; a multiple of 64 where one is (so each chunk
+    still splits into vector lanes); 0 when there is none."""
+    want = max(math.sqrt(length), least)
+    sizes = [s for d in range(1, math.isqrt(length) + 1) if length % d == 0
+             for s in (d, length // d) if 8 <= s <= length // 2]
+    aligned = [s for s in sizes if s % 64 == 0]
+    return min(aligned or sizes, key=lambda s: abs(math.log(s / want)), default=0)
+
+
+def _chunkable(red: L.ReduceOp) -> bool:
+    """A float sum over plain iterations, with no ranges inside it nor a register tile
+    around it (the tiles' reduces are matmul-like K loops, summed in lanes and tiles)."""
+    if (red.kind.data != ReduceKind.SUM or red.range_kind.data != RangeKind.REDUCE
+            or not is_float(red.result.type)):
+        return False
+    if any(isinstance(op, L.RangeOp | L.ReduceOp) for op in red.body.walk()):
+        return False
+    parent = red.parent_op()
+    while isinstance(parent, L.RangeOp | L.ReduceOp):
+        if isinstance(parent, L.RangeOp) and parent.kind.data == RangeKind.UPCAST:
+            return False
+        parent = parent.parent_op()
+    return True
+
+
+def reduce_chunks(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
+    """`chunk_reduce` for every float sum `_chunkable` takes whose accumulators (one, or
+    one per vector lane where it will split into lanes) would add more than `CHUNK_CHAIN`
+    terms, the last first; the reduce over the chunks is chunked again while it is longer
+    than `CHUNK_OUTER`, since its partials are the largest numbers the sum adds to."""
+    actions = []
+    for n, red in reversed(list(enumerate(reduces(kernel)))):
+        if not _chunkable(red):
+            continue
+        lanes = reduce_lanes(red, unit) if splits_into_lanes(red, unit) else 1
+        length = red.end.data - red.start.data
+        limit, least = CHUNK_CHAIN * lanes, 64 * lanes if lanes > 1 else 8
+        while length > limit and (size := chunk_size(length, least)):
+            actions.append(Action("chunk_reduce", n, size))
+            length, limit, least = length // size, CHUNK_OUTER, 8
+    return actions
+
+
 def collapse_ranges(kernel: L.KernelOp) -> None:
     """`collapse` each range with the one range it holds, innermost pairs first, where that
     leaves no more index divisions and remainders than there were (the two indices only
@@ -402,6 +461,7 @@ def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
         apply_schedule(kernel, actions[:len(actions) - len(blocking)])
         with contextlib.suppress(ScheduleError):  # checked before anything changes
             apply_schedule(kernel, blocking)  # a tile with an epilogue is not blocked
+    apply_schedule(kernel, reduce_chunks(kernel, unit))  # before lanes: each chunk in lanes
     apply_schedule(kernel, reduce_splits(kernel, unit))
     apply_schedule(kernel, elementwise_lanes(kernel, unit))
 

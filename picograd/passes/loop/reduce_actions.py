@@ -1,11 +1,26 @@
-"""The loop actions that reorder a reduction: `split_reduce` and `block_reduce`.
+"""The loop actions that reorder a reduction: `split_reduce`, `chunk_reduce`, `block_reduce`.
 
     split_reduce(kernel, n, factor)      reduce `n` -> `factor` partial reductions in lanes
+    chunk_reduce(kernel, n, size)        reduce `n` -> a reduce of partial reductions over
+                                         consecutive chunks of `size` iterations
     block_reduce(kernel, n, size, axis)  reduce `n` in blocks of `size` iterations, the
                                          blocks an ordered loop directly in range `axis`
 
-Both combine the same values in another order, so a float sum rounds differently (as any
+All combine the same values in another order, so a float sum rounds differently (as any
 vectorised, parallel or blocked sum does); integer sums give the same values.
+
+`chunk_reduce` is for accuracy. A float sum kept in one accumulator loses about one rounding
+per term relative to its running total: 2**25 ones sum to 2**24 in float32, where adding 1
+no longer changes the total. Summed in chunks, each partial is small next to its terms and
+the total sees one term per chunk, so the error grows with `size + n / size` instead of `n`
+(docs/design.md, "Float sums: accumulation and error bound"):
+
+    %s = pg_loop.reduce sum %r = 0 to 4096      %s = pg_loop.reduce sum %r_c = 0 to 64 : f32 {
+        : f32 { ...body(%r)... }                   %p = pg_loop.reduce sum %r_in = 0 to 64 {
+                                                     %r = %r_c * 64 + %r_in ; ...body(%r)...
+                                                   }
+                                                   pg_loop.yield %p : f32
+                                                 }
 
 `block_reduce` is cache blocking. A matmul tile reads a K x cols panel of B for every row
 tile; when the panel is larger than the cache, each row tile streams it from memory again.
@@ -71,6 +86,40 @@ def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
     rebuild_index(red.index, blocks.index, lanes.index, factor, start, blocks.body.block)
     lanes.body.block.add_ops([blocks, L.YieldOp(blocks.result)])
     _replace(red, lanes)
+
+
+# ── chunk_reduce ───────────────────────────────────────────────────────────
+
+
+def chunk_reduce_problem(red: L.ReduceOp, size: int) -> str | None:
+    """Why reduce `red` cannot be summed in chunks of `size`, or None when it can."""
+    length = red.end.data - red.start.data
+    if red.kind.data != ReduceKind.SUM:
+        return "only a sum gains accuracy in chunks"
+    if red.range_kind.data != RangeKind.REDUCE:
+        return f"it is a reduce over {red.range_kind.data.value} lanes"
+    if not 2 <= size < length or length % size:
+        return f"size {size} must divide the reduce's {length} iterations, from 2 to below it"
+    return None
+
+
+def chunk_reduce(kernel: L.KernelOp, n: int, size: int) -> None:
+    """Reduce `n` over `[s, e)` becomes a reduce over `(e - s) // size` chunks `c` of
+    partial reductions over `size` iterations `i`, the index being `s + c * size + i`: each
+    chunk sums consecutive iterations, then the chunks' sums are added in order."""
+    action = f"chunk_reduce({n}, {size})"
+    red = reduce_at(kernel, n, action)
+    if (problem := chunk_reduce_problem(red, size)) is not None:
+        raise ScheduleError(f"@{kernel.sym_name.data}: {action}: {problem}")
+    kind, t, start = red.kind.data, red.result.type, red.start.data
+    chunks = L.ReduceOp(kind, 0, (red.end.data - start) // size, t)
+    part = L.ReduceOp(kind, 0, size, t)
+    name = red.index.name_hint or "r"
+    chunks.index.name_hint, part.index.name_hint = f"{name}_c", f"{name}_in"
+    _move_body(red, part)
+    rebuild_index(red.index, chunks.index, part.index, size, start, part.body.block)
+    chunks.body.block.add_ops([part, L.YieldOp(part.result)])
+    _replace(red, chunks)
 
 
 def _move_body(red: L.ReduceOp, into: L.ReduceOp) -> None:

@@ -3,6 +3,7 @@
     split(kernel, axis, factor, kind)      range `axis` -> outer x inner (`factor`, `kind`)
     interchange(kernel, axis)              range `axis` moves inside the ranges it holds
     split_reduce(kernel, n, factor)        reduce `n` -> `factor` partial reductions
+    chunk_reduce(kernel, n, size)          reduce `n` -> a sum of sums over chunks of `size`
     block_reduce(kernel, n, size, axis)    reduce `n` in blocks of `size`, the blocks a loop
                                            directly in range `axis` (cache blocking)
     collapse(kernel, axis)                 range `axis` and the one range it holds -> one
@@ -15,8 +16,8 @@ Ranges are named by their *axis*: the position of the `pg_loop.range` in a pre-o
 the kernel (outermost first, then in program order). Numbering is read afresh before each
 action, so a schedule is a list of actions on the IR as the previous ones left it, as in
 tinygrad's `apply_opt`. `pg_loop.reduce` ranges are not axes; they are numbered apart (the
-position of the reduce in the same walk) for `split_reduce`, `block_reduce`
-(`reduce_actions.py`) and `stash` (`stash_action.py`). The first two change the order a
+position of the reduce in the same walk) for `split_reduce`, `chunk_reduce`, `block_reduce`
+(`reduce_actions.py`) and `stash` (`stash_action.py`). The first three change the order a
 reduction combines in (a float sum then rounds differently, as any vectorised, parallel or
 blocked sum does). `split`, `interchange`, `collapse`, `unflatten` and `stash` are exact:
 the same stores of the same values.
@@ -59,6 +60,8 @@ from picograd.passes.loop.loop_simplify import loop_simplify_rules
 from picograd.passes.loop.reduce_actions import (
     block_reduce,
     block_reduce_problem,
+    chunk_reduce,
+    chunk_reduce_problem,
     split_reduce,
     split_reduce_problem,
 )
@@ -250,9 +253,9 @@ def unflatten(kernel: L.KernelOp, axis: int, size: int) -> None:
 @dataclass(frozen=True)
 class Action:
     """One step of a schedule: `split(axis, factor, kind)`, `interchange(axis)`,
-    `collapse(axis)`, `unflatten(axis, size)`, `split_reduce(n, factor)` or
-    `block_reduce(n, size, at)` (for the last two, `axis` is the reduce's number; `at` is
-    the axis that gets the block loop)."""
+    `collapse(axis)`, `unflatten(axis, size)`, `split_reduce(n, factor)`,
+    `chunk_reduce(n, size)` or `block_reduce(n, size, at)` (for the last three, `axis` is
+    the reduce's number; `at` is the axis that gets the block loop)."""
 
     op: str
     axis: int
@@ -265,7 +268,7 @@ class Action:
             return f"split({self.axis}, {self.factor}, {self.kind.value})"
         if self.op == "block_reduce":
             return f"block_reduce({self.axis}, {self.factor}, {self.at})"
-        if self.op in ("split_reduce", "unflatten"):
+        if self.op in ("split_reduce", "chunk_reduce", "unflatten"):
             return f"{self.op}({self.axis}, {self.factor})"
         if self.op == "stash":
             return f"stash({self.axis})"
@@ -276,6 +279,8 @@ class Action:
             split(kernel, self.axis, self.factor, self.kind)
         elif self.op == "split_reduce":
             split_reduce(kernel, self.axis, self.factor)
+        elif self.op == "chunk_reduce":
+            chunk_reduce(kernel, self.axis, self.factor)
         elif self.op == "block_reduce":
             block_reduce(kernel, self.axis, self.factor, self.at)
         elif self.op == "stash":
@@ -290,9 +295,11 @@ class Action:
     @staticmethod
     def parse(text: str) -> Action:
         """`split(1, 64, upcast)`, `interchange(0)`, `collapse(0)`, `unflatten(2, 2)`,
-        `split_reduce(0, 16)`, `block_reduce(0, 256, 0)` or `stash(1)`; ScheduleError if
+        `split_reduce(0, 16)`, `chunk_reduce(0, 64)`, `block_reduce(0, 256, 0)` or
+        `stash(1)`; ScheduleError if
         malformed."""
-        m = re.fullmatch(r"\s*(split_reduce|block_reduce|split|interchange|collapse|unflatten"
+        m = re.fullmatch(r"\s*(split_reduce|chunk_reduce|block_reduce|split|interchange"
+                         r"|collapse|unflatten"
                          r"|stash)\s*\(([^)]*)\)\s*", text)
         name = m.group(1) if m else ""
         args = [a.strip() for a in m.group(2).split(",")] if m else []
@@ -301,7 +308,7 @@ class Action:
                 return Action("split", int(args[0]), int(args[1]), RangeKind(args[2]))
             if name in ("interchange", "collapse", "stash") and len(args) == 1:
                 return Action(name, int(args[0]))
-            if name in ("split_reduce", "unflatten") and len(args) == 2:
+            if name in ("split_reduce", "chunk_reduce", "unflatten") and len(args) == 2:
                 return Action(name, int(args[0]), int(args[1]))
             if name == "block_reduce" and len(args) == 3:
                 return Action(name, int(args[0]), int(args[1]), at=int(args[2]))
@@ -311,7 +318,8 @@ class Action:
         raise ScheduleError(f"malformed action {text.strip()!r}: write split(axis, factor, "
                             f"kind) with kind one of {kinds}, interchange(axis), "
                             f"collapse(axis), unflatten(axis, size), "
-                            f"split_reduce(reduce, factor), block_reduce(reduce, size, axis) "
+                            f"split_reduce(reduce, factor), chunk_reduce(reduce, size), "
+                            f"block_reduce(reduce, size, axis) "
                             f"or stash(reduce)")
 
 
@@ -347,7 +355,8 @@ def record_schedule(kernel: L.KernelOp, actions: Sequence[Action]) -> None:
 # The actions and what they share (`loop_nest`, `reduce_actions`), from one place.
 __all__ = [
     "INDEPENDENT", "ORDERED", "PURE", "Action", "ScheduleError", "apply_schedule", "axes",
-    "block_reduce", "block_reduce_problem", "collapse", "collapse_problem", "collapse_range",
+    "block_reduce", "block_reduce_problem", "chunk_reduce", "chunk_reduce_problem",
+    "collapse", "collapse_problem", "collapse_range",
     "format_schedule", "interchange", "interchange_problem", "parse_schedule",
     "record_schedule", "recorded_schedule", "reduces", "split", "split_problem",
     "split_reduce", "split_reduce_problem", "stash", "stash_problem", "unflatten",

@@ -1,1 +1,2 @@
-"""Passes within the `pg_tensor` stage: tensor-simplify (tensor_simplify.py)."""
+"""Passes within the `pg_tensor` stage: tensor-simplify (tensor_simplify.py), matmul-layout
+(matmul_layout.py), tensor-split-reduce (tensor_split_reduce.py)."""

@@ -10,6 +10,7 @@
 // CHECK:        ----Wall Time----  ----Name----
 // CHECK-NEXT:   {{ *[0-9]+\.[0-9]+ \( *[0-9]+\.[0-9]%\)}}  tensor-simplify
 // CHECK-NEXT:   {{.*}}  matmul-layout
+// CHECK-NEXT:   {{.*}}  tensor-split-reduce
 // CHECK-NEXT:   {{.*}}  convert-tensor-to-sched
 // CHECK-NEXT:   {{.*}}  sched-dedup
 // CHECK-NEXT:   {{.*}}  convert-sched-to-loop

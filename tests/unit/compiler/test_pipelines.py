@@ -70,7 +70,8 @@ def test_registry_is_lazy() -> None:
 
 
 def test_default_pipelines_are_the_documented_strings() -> None:
-    common = ("tensor-simplify,matmul-layout,convert-tensor-to-sched,sched-dedup,"
+    common = ("tensor-simplify,matmul-layout,tensor-split-reduce,convert-tensor-to-sched,"
+              "sched-dedup,"
               "convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
     vector_bytes, registers = host_vector_registers()  # CPU only: the host's vector unit
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
@@ -102,11 +103,11 @@ def test_default_pipelines_are_the_documented_strings() -> None:
 
 
 def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
-    assert P.stage_pipeline("tensor") == "tensor-simplify,matmul-layout"
-    assert P.stage_pipeline("sched") == ("tensor-simplify,matmul-layout,convert-tensor-to-sched,"
-                                         "sched-dedup")
+    assert P.stage_pipeline("tensor") == "tensor-simplify,matmul-layout,tensor-split-reduce"
+    assert P.stage_pipeline("sched") == ("tensor-simplify,matmul-layout,tensor-split-reduce,"
+                                         "convert-tensor-to-sched,sched-dedup")
     assert P.stage_pipeline("loop").endswith(
-        f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[6]}")
+        f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[7]}")
     assert P.stage_pipeline("loop").split(",")[-1].startswith("loop-optimize{")
     assert P.stage_pipeline("uop").endswith("convert-loop-to-uop{vectorize=true},uop-simplify,cse")
     assert P.stage_pipeline("llvm") == P.CPU_LLVM
