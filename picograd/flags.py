@@ -8,6 +8,7 @@ test keeps the two equal).
     debug_level()   DEBUG             viz_enabled()   VIZ          viz_dir()   VIZ_DIR
     dump_dir()      PG_DUMP           pipeline_override()  PG_PIPELINE
     cache_enabled() PG_CACHE          cache_dir()     PG_CACHE_DIR
+    cache_graphs()  PG_CACHE_GRAPHS
     cpu_renderer()  PG_CPU_RENDERER   threads()       PG_THREADS
     memory_plan_enabled() PG_MEMORY_PLAN             c_compiler()    CC
     pool_limit_bytes() PG_POOL_MB
@@ -49,6 +50,9 @@ FLAGS: tuple[Flag, ...] = (
          "kernels (DEBUG>=2 and VIZ do not read it either: they need the IR)"),
     Flag("PG_CACHE_DIR", "$XDG_CACHE_HOME/picograd, else ~/.cache/picograd",
          "where that cache lives (made with mode 0700)"),
+    Flag("PG_CACHE_GRAPHS", "512", "compiled graphs kept in memory (each ~0.3 MB); past it "
+         "the least recently realized is dropped and recompiled (or loaded from disk) when "
+         "next realized"),
     Flag("PG_CPU_RENDERER", "llvm", "what device CPU means: llvm (CPU:LLVM) or c (CPU:C)"),
     Flag("PG_THREADS", "the CPU count", "threads one large CPU kernel may use (its outer range "
          "runs in chunks on a thread pool, one pool thread pinned per CPU, "
@@ -153,6 +157,12 @@ def pool_limit_bytes() -> int:
     """PG_POOL_MB in bytes (1024 MB when unset; a negative number counts as 0)."""
     raw = (_raw("PG_POOL_MB") or "").strip()
     return max(env_int("PG_POOL_MB"), 0) * 2**20 if raw else 1024 * 2**20
+
+
+def cache_graphs() -> int:
+    """PG_CACHE_GRAPHS (512 when unset; at least 1)."""
+    raw = (_raw("PG_CACHE_GRAPHS") or "").strip()
+    return max(env_int("PG_CACHE_GRAPHS"), 1) if raw else 512
 
 
 def c_compiler() -> str:

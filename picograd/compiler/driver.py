@@ -10,6 +10,8 @@
 1. the pipeline: the caller's string, else `$PG_PIPELINE`, else the device's default
    (`picograd.compiler.pipelines.DEFAULT_PIPELINES`);
 2. the in-memory cache, keyed by (pipeline, the caller's structural key): a hit builds no IR;
+   it keeps the `PG_CACHE_GRAPHS` most recently realized graphs (a program that serves
+   shapes which change every call would otherwise grow it without bound);
 3. the disk cache (`picograd.compiler.disk_cache`): a hit builds no IR either, unless
    PG_DUMP, DEBUG>=2 or VIZ need it;
 4. otherwise `build()` makes the pg_tensor module, the pipeline runs on it (PG_DUMP writes the
@@ -91,11 +93,14 @@ def program_for(key: tuple, build: Callable[[], ModuleOp], device: str,
     docstring); `build()` makes its pg_tensor module when it must be compiled."""
     spec = pipeline or flags.pipeline_override() or default_pipeline(device)
     cache_key = (spec, key)
-    program = _CACHE.get(cache_key)
+    program = _CACHE.pop(cache_key, None)
     if program is not None:
         _STATS.cache_hits += 1
+        _CACHE[cache_key] = program  # the most recently used goes last
         return program
     program = _CACHE[cache_key] = _compile(key, build, device, spec, entries, outputs)
+    while len(_CACHE) > flags.cache_graphs():  # the least recently used goes
+        del _CACHE[next(iter(_CACHE))]
     _STATS.compiles += 1
     _STATS.kernels += program.num_kernels
     return program

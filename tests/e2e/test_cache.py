@@ -10,6 +10,7 @@ import pytest
 
 import picograd as pg
 import picograd.frontend.realize as realize_mod
+from picograd.compiler import driver
 
 from .helpers import assert_matches
 
@@ -80,3 +81,24 @@ def test_realize_drops_the_graph(device: str) -> None:
     assert y._node.op == "buffer" and y._node.src == ()
     gc.collect()
     assert ref() is None
+
+
+def test_the_in_memory_cache_keeps_the_most_recently_realized_graphs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """PG_CACHE_GRAPHS bounds the compiled graphs kept in memory: past it the least recently
+    realized is dropped (and compiled again when realized again), a recent one still hits."""
+    monkeypatch.setenv("PG_CACHE_GRAPHS", "3")
+    monkeypatch.setenv("PG_CACHE", "0")  # a dropped graph must compile, not load from disk
+    pg.frontend.clear_cache()
+    shapes = [(2, n) for n in range(3, 8)]
+    for shape in shapes:
+        _graph(np.ones(shape, np.float32), np.ones(shape, np.float32), "CPU").realize()
+    assert len(driver._CACHE) == 3
+    before = pg.compile_stats()
+    _graph(np.ones(shapes[-1], np.float32), np.ones(shapes[-1], np.float32), "CPU").realize()
+    assert _delta(before) == (0, 1)  # kept
+    before = pg.compile_stats()
+    y = _graph(np.ones(shapes[0], np.float32), np.full(shapes[0], 2, np.float32), "CPU")
+    assert_matches(y, np.full(2, 3.5 * 3, np.float32))
+    assert _delta(before) == (1, 0)  # dropped, compiled again
+    assert len(driver._CACHE) == 3
