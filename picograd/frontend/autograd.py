@@ -77,7 +77,9 @@ def _unary(ctx: Context, out: Tensor, g: Tensor) -> Grads:
     if kind == UnaryKind.SQRT:
         return (g / (out * 2),)
     if kind == UnaryKind.SIN:
-        return (g * (x + math.pi / 2).sin(),)  # cos x = sin(x + pi/2)
+        # Tensor.cos, 1 - 2 sin(x/2)^2: x/2 is exact, where x + pi/2 rounds (at 1e6 the
+        # gradient would be off in the third digit)
+        return (g * x.cos(),)
     if kind == UnaryKind.RECIP:
         return (-g * out * out,)
     return (None,)  # not: no gradient
@@ -124,8 +126,14 @@ def _reduce(ctx: Context, out: Tensor, g: Tensor) -> Grads:
     if kind == ReduceKind.SUM:
         return (spread,)
     if kind in (ReduceKind.MAX, ReduceKind.MIN):
-        # the gradient goes to the elements equal to the result, shared among ties
-        hit = (x == out.expand(x.shape)).cast(g.dtype)
+        # the gradient goes to the elements equal to the result, shared among ties; a
+        # reduction of every axis that found a NaN gives it to the NaNs (torch's max() does;
+        # its amax(dim), like a partial reduction here, gives NaN to the whole row)
+        result = out.expand(x.shape)
+        hit = x == result
+        if len(axes) == x.ndim:
+            hit = hit | (x.isnan() & result.isnan())
+        hit = hit.cast(g.dtype)
         return (spread * hit / hit.sum(axes, keepdim=True).expand(x.shape),)
     return (spread * out.expand(x.shape) / x,)  # prod (inputs without zeros)
 

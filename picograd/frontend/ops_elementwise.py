@@ -11,7 +11,14 @@ its range). Integer arithmetic wraps around (int8 100 + 100 is -56). A bound var
 True division and the float functions (exp, log, sqrt, sin, ...) compute in the operands'
 float dtype, float16 included, and in float32 (the default float) for integers and bools.
 On bools, `+` is `or` and `*` is `and` (as numpy); `-` and negation of bools are DTypeErrors.
-Casts follow C: float to int truncates toward zero, a nonzero to bool is True.
+Casts: a nonzero to bool is True; int to int wraps around (keeps the low bits). Float to
+int is defined for every value, the same on every device and in the interpreter (C leaves
+most of it undefined; docs/design.md, "Float to int casts"): it truncates toward zero and
+saturates at the int32 range (int64's for int64), NaN gives 0; a narrower integer type then
+takes the low bits of that int32, as an int32 -> int8 cast does. So 2.9 -> 2, -1.0 -> uint8
+is 255 (as torch and numpy), 300.0 -> int8 is 44, 3e9 -> int32 is 2147483647, inf -> int8
+is -1 (the low byte of 2147483647), NaN -> 0 everywhere. torch on x86 gives INT_MIN (0 for
+narrower types) for NaN, inf and values beyond the range; within the int32 range both agree.
 """
 
 from __future__ import annotations
@@ -180,11 +187,12 @@ class ElementwiseOps(MovementOps):
         return self._unary(UnaryKind.SIN)
 
     def relu(self) -> Self:
-        """max(x, 0), in the tensor's dtype. Its gradient is torch's (threshold_backward):
-        the output gradient where x > 0 or x is NaN, 0 where x <= 0 — not `maximum`'s rule,
+        """x where x < 0 does not hold, else 0, in the tensor's dtype: -0.0 and NaN pass
+        as they are (torch's clamp_min). Its gradient is torch's (threshold_backward): the
+        output gradient where x > 0 or x is NaN, 0 where x <= 0 — not `maximum`'s rule,
         which gives a tie at x == 0 half the gradient."""
         with no_grad():
-            y = self.maximum(self._const(0, self.shape, self.dtype))
+            y = (self < 0).where(self._const(0, self.shape, self.dtype), self)
         return y._with_gradient((self,), lambda g: ((self <= 0).where(0, g),))
 
     def logical_not(self) -> Self:
@@ -230,9 +238,16 @@ class ElementwiseOps(MovementOps):
         return a._make("where", (cond, a, b), None, shape)
 
     def cast(self, dtype: object) -> Self:
-        """Convert elements to `dtype` (C rules: float to int truncates, != 0 to bool)."""
+        """Convert elements to `dtype` (see the module docstring for float to int). A cast to
+        an integer or bool dtype cuts the gradient, as torch's: its result does not require
+        grad, so a backward from it raises; casts between float dtypes keep the gradient."""
         dt = to_dtype(dtype)
-        return self if dt is self.dtype else self._make("cast", (self,), None, self.shape, dt)
+        if dt is self.dtype:
+            return self
+        if dt.is_float:
+            return self._make("cast", (self,), None, self.shape, dt)
+        with no_grad():  # integers have no gradient
+            return self._make("cast", (self,), None, self.shape, dt)
 
     def float(self) -> Self:
         return self.cast("float32")

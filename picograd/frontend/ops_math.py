@@ -15,6 +15,9 @@ Every op is a composition of existing ops, so autograd differentiates it through
 decomposition; the compositions are chosen so the gradients are torch's, including at the
 kinks (where torch picks a side, `where` on the same comparison picks it too) and so no
 branch that `where` discards can produce an inf or NaN that would poison the gradient.
+`pow`, `lerp` and `logsumexp`, whose decompositions cannot give torch's gradients at 0, inf
+and NaN, compute their value without gradient and give torch's gradient formula
+(`_with_gradient`).
 
 Float functions return the input's float dtype (float16 stays float16) and float32 for
 integer and bool inputs. The activations (sigmoid, gelu, silu, ...) are in ops_activation.py.
@@ -26,14 +29,24 @@ Accuracy notes (float32):
   where 1 - exp(-2|x|) would cancel.
 - `round` rounds half to even, as torch. floor/ceil/trunc/round convert through int32 for
   |x| < 2**23; larger floats are already integers and are kept (so are inf and NaN).
-- `pow` with an integer-valued scalar exponent is repeated multiplication (exact; int
-  tensors keep their dtype); otherwise exp2(y * log2|x|) with torch's sign for negative bases with
-  integer exponents (NaN for a negative base with a fractional exponent), x**0 = 1 and
-  0**y = 0 / 1 / inf for y > 0 / y = 0 / y < 0. At a zero base the gradient with respect to
-  the base is 0 (torch's is inf for 0 < y < 1 and 1 for y = 1 with a tensor exponent), and
-  with respect to a tensor exponent at a negative base it is r * log|x| (torch's is NaN).
-  integer ** integer tensors compute in float32 and round, so results beyond 2**24 are not
-  exact.
+- `pow` computes what torch's kernels compute. A scalar exponent: x ** 0 = 1 (NaN too),
+  ** 0.5 and ** -0.5 are sqrt and rsqrt (so (-inf) ** 0.5 is NaN and (-0.0) ** 0.5 is -0.0,
+  as torch), integer-valued exponents repeated multiplication (exact; int tensors keep their
+  dtype; negative ones the reciprocal of the product). Every other case, tensor exponents
+  included, is C's pow: |x| ** y as exp2(y * log2|x|) (so about 1e-6 relative, not correctly
+  rounded), with C's special values spelled out: x ** ±0 = 1 and 1 ** y = 1 even for NaN,
+  (-1) ** ±inf = 1, 0 and inf bases give 0 or inf by the sign of y (-0.0 and -inf keep
+  their sign for odd integer y; (-inf) ** 0.3 is inf), infinite y gives 0 or inf by
+  |x| < 1, a finite negative base with a non-integer y gives NaN. The gradients are torch's
+  formulas, given directly (`_with_gradient`): y * x ** (y - 1) for the base (0 where
+  y == 0), result * log(x) for a tensor exponent (0 where x == 0 and y >= 0; NaN for a
+  negative base). integer ** integer tensors compute in float32 and round, so results
+  beyond 2**24 are not exact.
+- Special values (±inf, NaN, signed zeros, |x| = 1e6) give torch's results and gradients
+  (tests/e2e/test_math_edges.py): abs(±0.0) is +0.0; the rounding functions keep the sign
+  of a zero result (round(-0.4) is -0.0); tanh and erf evaluate their small-|x| polynomial
+  only where it is used; clamp passes no gradient at NaN; logsumexp and log_softmax follow
+  torch's formulas (see them).
 - `x << n`, `x >> n` (any integer dtype; `>>` is arithmetic for signed types, logical for
   uint8): n is a python int >= 0 or an integer tensor. Amounts outside [0, bit width) give 0
   for `<<` and the sign fill (0 or -1) for `>>`, as torch; the IR shift itself takes the
@@ -57,14 +70,16 @@ from typing import Self
 from picograd.dialects.pg import BinaryKind, UnaryKind
 from picograd.frontend.base import TensorBase
 from picograd.frontend.dtype import (
+    DType,
     bool_,
     dtype_of_scalar,
     float32,
+    int16,
     int32,
     result_type,
     to_dtype,
 )
-from picograd.frontend.grad_mode import is_grad_enabled
+from picograd.frontend.grad_mode import is_grad_enabled, no_grad
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_elementwise import Operand
 from picograd.frontend.ops_reduce import ReduceOps
@@ -106,6 +121,15 @@ class MathOps(ReduceOps):
         never = self._const(False, value.shape, bool_)
         return never.where(self._broadcast_to(value.shape), value)
 
+    def _signbit(self) -> Self:
+        """Whether each float's sign bit is set (true for -0.0, unlike `x < 0`); no gradient."""
+        x = self._detached()
+        return x.bitcast(int16 if x.dtype.itemsize == 2 else int32) < 0
+
+    def _signed_zero(self) -> Self:
+        """0.0 with each element's sign (C's copysign(0, x)); no gradient."""
+        return self._signbit().where(-0.0, 0.0).cast(self.dtype)
+
     def _poly(self, coeffs: tuple[float, ...]) -> Self:
         """sum(coeffs[i] * self**i) by Horner's rule, in this (float) tensor's dtype."""
         r = self._const(coeffs[-1], self.shape, self.dtype)
@@ -122,10 +146,13 @@ class MathOps(ReduceOps):
     # ── simple functions ────────────────────────────────────────────────────
 
     def abs(self) -> Self:
-        """|x|; the gradient at 0 is 0 (max(x, -x) shares it between +x and -x)."""
+        """|x|, +0.0 for both zeros; the gradient at 0 is 0 (max(x, -x) shares it between +x
+        and -x, and the zero is a constant)."""
         if self.dtype.is_bool:
             return self
-        return self.maximum(-self)
+        m = self.maximum(-self)
+        # max(0.0, -0.0) may be either zero; a select, as `+ 0.0` is folded away on WEBGPU
+        return (m == 0).where(0.0, m) if self.dtype.is_float else m
 
     def sign(self) -> Self:
         """-1, 0 or 1 (0 for NaN, as torch); zero gradient."""
@@ -162,22 +189,28 @@ class MathOps(ReduceOps):
         pos = x >= 0
         return pos, pos.where(-x, x)
 
+    def _near_zero(self, na: Self, split: float) -> tuple[Self, Self]:
+        """(|x| < split, x there and 0 elsewhere): a polynomial in x is only evaluated where it
+        is used, so large inputs (1e6**9 overflows) give no inf whose zero-weighted
+        gradient would be NaN."""
+        near = na > -split
+        return near, near.where(self._f(), 0.0)
+
     def tanh(self) -> Self:
         pos, na = self._neg_abs()
         t = (na * 2.0).exp()  # in (0, 1]: never overflows
         big = (1.0 - t) / (1.0 + t)
-        x = self._f()
+        near, x = self._near_zero(na, 0.25)
         small = x * (x * x)._poly(_TANH_SMALL)
-        return (na > -0.25).where(small, pos.where(big, -big))
+        return near.where(small, pos.where(big, -big))
 
     def erf(self) -> Self:
-        x = self._f()
-        pos, na = x._neg_abs()
-        s = x * x
-        small = x + x * s._poly(_ERF_SMALL)
+        pos, na = self._neg_abs()
+        near, x = self._near_zero(na, _ERF_SPLIT)
+        small = x + x * (x * x)._poly(_ERF_SMALL)
         t = (-na).minimum(4.0)
         large = 1.0 - t._poly(_ERF_LARGE).exp()
-        return (na > -_ERF_SPLIT).where(small, pos.where(large, -large))
+        return near.where(small, pos.where(large, -large))
 
     # ── rounding (zero gradient) ────────────────────────────────────────────
 
@@ -200,7 +233,9 @@ class MathOps(ReduceOps):
             odd = (f.bitwise_and(1)) == 1
             up = (d > 0.5) | ((d == 0.5) & odd)
             i = f + up.cast(int32)
-        return self._zero_grad(exact.where(i.cast(ft), x))
+        r = i.cast(ft)
+        r = (r == 0).where(x._signed_zero(), r)  # -0.5 rounds to -0.0, as torch
+        return self._zero_grad(exact.where(r, x))
 
     def floor(self) -> Self:
         return self._rounded("floor")
@@ -235,41 +270,87 @@ class MathOps(ReduceOps):
         """self ** exponent (see the module docstring for the exponent forms)."""
         if isinstance(exponent, SymbolicInt):  # read at run time: a 0-d int32 tensor
             return self._pow_tensor(self._symbolic(exponent))
-        if not isinstance(exponent, TensorBase):
-            dtype_of_scalar(exponent)  # rejects non-scalars
-            e = float(exponent)
-            if e.is_integer() and abs(e) <= _MAX_INT_POWER:
-                n = int(e)
-                out_dtype = result_type([self.dtype], [], [dtype_of_scalar(exponent)])
-                x = self.cast(int32) if self.dtype.is_bool else self
-                x = x.cast(out_dtype) if out_dtype.is_float else x
-                if n == 0:
-                    return x._zero_grad(x._const(1, x.shape, x.dtype))
-                if n < 0 and not x.dtype.is_float:
-                    raise dtype_error("pow", "integers to negative integer powers are not "
-                                             "allowed")
-                p = x._int_power(abs(n))
-                return p if n > 0 else p.reciprocal()
-            weak = result_type([self.dtype], [], [dtype_of_scalar(exponent)])
-            exponent = self._const(exponent, self.shape, weak)
-        return self._pow_tensor(exponent)
+        if isinstance(exponent, TensorBase):
+            return self._pow_tensor(exponent)
+        out_dtype = result_type([self.dtype], [], [dtype_of_scalar(exponent)])  # scalars only
+        e = float(exponent)
+        if not out_dtype.is_float:
+            return self._int_pow(int(e), out_dtype)
+        x = self.cast(out_dtype)
+        if e == 1:
+            return x
+        with no_grad():
+            value = x._pow_scalar(e)
+        if e == 0:  # torch's gradient is 0 there, whatever flows in
+            return value._with_gradient((x,), lambda g: (x._const(0.0, x.shape, x.dtype),))
+        return value._with_gradient((x,), lambda g: (g * (x.pow(e - 1) * e),))
+
+    def _int_pow(self, n: int, dtype: DType) -> Self:
+        """An integer (or bool) tensor to the power of a python int, in `dtype`."""
+        x = self.cast(int32) if self.dtype.is_bool else self
+        if abs(n) > _MAX_INT_POWER:
+            return x._pow_tensor(x._const(n, x.shape, dtype))
+        if n == 0:
+            return x._const(1, x.shape, x.dtype)
+        if n < 0:
+            raise dtype_error("pow", "integers to negative integer powers are not allowed")
+        return x._int_power(n)
+
+    def _pow_scalar(self, e: float) -> Self:
+        """A float tensor to the power of a python float, computed as torch's kernel does:
+        1 for e == 0 (even at NaN), sqrt / rsqrt for e = 0.5 / -0.5 (so (-inf) ** 0.5 is NaN
+        and (-0.0) ** 0.5 is -0.0, not C's inf and +0.0), products for integer e (their
+        reciprocal for e < 0), C's pow otherwise."""
+        if e == 0:
+            return self._const(1.0, self.shape, self.dtype)
+        if e == 0.5:
+            return self.sqrt()
+        if e == -0.5:
+            return self.rsqrt()
+        if e.is_integer() and abs(e) <= _MAX_INT_POWER:
+            p = self._int_power(abs(int(e)))
+            return p if e > 0 else p.reciprocal()
+        return self._c_pow(self._const(e, self.shape, self.dtype))
 
     def _pow_tensor(self, exponent: TensorBase) -> Self:
+        """self ** exponent elementwise (C's pow), with torch's gradients: exponent *
+        self ** (exponent - 1) for the base (0 where the exponent is 0) and result * log(self)
+        for the exponent (0 where the base is 0 and the exponent >= 0)."""
         x, y = self._operands("pow", exponent)
-        int_dtype = None if x.dtype.is_float else int32 if x.dtype.is_bool else x.dtype
-        x, y = x._f(), y._f()
-        zero = x == 0
-        mag = zero.where(1.0, x.abs())  # safe: log2 of it is finite
-        r = (y * mag.log2()).exp2()
-        y_int = y._detached().round() == y._detached()
-        y_odd = y_int & ((y._detached() * 0.5).round() != y._detached() * 0.5)
-        neg = x < 0
-        r = neg.where(y_int.where(y_odd.where(-r, r), math.nan), r)
-        at_zero = (y > 0).where(0.0, (y == 0).where(1.0, math.inf))
-        r = zero.where(x._zero_grad(at_zero), r)
-        # x ** 0 = 1 and 1 ** y = 1 also for inf / NaN (the formula gives NaN there)
-        r = (((y == 0) & ~x.isfinite()) | ((x == 1) & y.isnan())).where(1.0, r)
-        return r if int_dtype is None else r.round().cast(int_dtype)
+        if not x.dtype.is_float:  # integer powers: computed in float32 and rounded
+            int_dtype = int32 if x.dtype.is_bool else x.dtype
+            return x._f()._c_pow(y._f()).round().cast(int_dtype)
+        with no_grad():
+            r = x._c_pow(y)
+
+        def rule(g: Self) -> tuple[Self | None, Self | None]:
+            dx = (y == 0).where(0.0, g * (y * x.pow(y - 1))) if x.requires_grad else None
+            dy = g * ((x == 0) & (y >= 0)).where(0.0, r * x.log()) if y.requires_grad else None
+            return dx, dy
+
+        return r._with_gradient((x, y), rule)
+
+    def _c_pow(self, y: Self) -> Self:
+        """C's pow(x, y) for float tensors of one shape and dtype (no gradient):
+        |x| ** y as exp2(y * log2|x|), with every special case spelled out rather than left
+        to log2 and exp2 of 0 and inf (which WGSL does not define): x ** ±0 = 1 and
+        1 ** y = 1 (NaN included), (-1) ** ±inf = 1; 0 and inf bases give 0 or inf by the
+        sign of y; infinite y gives 0 or inf by |x| < 1; the sign of a negative base (-0.0
+        and -inf too) for odd integer y; NaN for a finite negative base and a non-integer y."""
+        x = self
+        ax = x.abs()
+        edge = (ax == 0) | (ax == math.inf)  # log2 is not used there
+        r = (y * edge.where(1.0, ax).log2()).exp2()
+        r = edge.where(((ax == math.inf) == (y > 0)).where(math.inf, 0.0), r)
+        y_inf = y.abs() == math.inf
+        r = y_inf.where(((ax > 1) == (y > 0)).where(math.inf, 0.0), r)
+        y_int = y.round() == y  # false for NaN, true for ±inf
+        y_odd = y_int & ((y * 0.5).round() != y * 0.5)
+        r = (x._signbit() & y_odd).where(-r, r)
+        # NaN spelled out too: WEBGPU's exp2/log2 need not keep it (Mesa's give 0, 1)
+        undefined = ((x < 0) & (ax < math.inf) & ~y_int) | x.isnan() | y.isnan()
+        r = undefined.where(math.nan, r)
+        return ((y == 0) | (x == 1) | ((ax == 1) & y_inf)).where(1.0, r)
 
     def __pow__(self, exponent: Operand) -> Self:
         return self.pow(exponent)
@@ -282,16 +363,21 @@ class MathOps(ReduceOps):
     # ── clamp, lerp ─────────────────────────────────────────────────────────
 
     def clamp(self, min: Operand | None = None, max: Operand | None = None) -> Self:
-        """min(max(x, min), max); the gradient flows where min <= x <= max (torch's rule,
-        inclusive at the bounds); where min > max the result is max."""
+        """min(max(x, min), max); where min > max the result is max. The gradient flows to x
+        where min <= x <= max (torch's rule: inclusive at the bounds, none at NaN), to a
+        tensor bound where the result is that bound."""
         if min is None and max is None:
             raise shape_error("clamp", "at least one of min and max must be given")
-        r = self
+        r = self._detached()
+        inside = None
         if min is not None:
             r = (r < min).where(min, r)
+            inside = self >= min
         if max is not None:
             r = (r > max).where(max, r)
-        return r
+            inside = self <= max if inside is None else inside & (self <= max)
+        assert inside is not None
+        return inside.where(self, r)
 
     def clip(self, min: Operand | None = None, max: Operand | None = None) -> Self:
         return self.clamp(min, max)
@@ -303,12 +389,18 @@ class MathOps(ReduceOps):
         return self.clamp(None, max)
 
     def lerp(self, end: Operand, weight: Operand) -> Self:
-        """self + weight * (end - self), computed as torch does for precision at both ends."""
+        """self + weight * (end - self), computed as torch's kernel does for precision at both
+        ends (end + (weight - 1) * (end - self) from |weight| >= 0.5, which also gives its
+        signed zeros), with torch's gradients: 1 - weight, weight and end - self (no NaN
+        from inf * 0 at an infinite weight)."""
         if not self.dtype.is_float:
             raise dtype_error("lerp", f"needs a float tensor, got {self.dtype.name}")
         start, e, w = self._operands("lerp", end, weight)
-        diff = e - start
-        return (w.abs() < 0.5).where(start + w * diff, e - diff * (1.0 - w))
+        with no_grad():
+            diff = e - start
+            value = (w.abs() < 0.5).where(start + w * diff, e + (w - 1.0) * diff)
+        return value._with_gradient((start, e, w), lambda g: (g * (1.0 - w), g * w,
+                                                              g * (e - start)))
 
     # ── classification ──────────────────────────────────────────────────────
 
@@ -331,10 +423,15 @@ class MathOps(ReduceOps):
     # ── softmax family (picograd.nn.functional calls these) ─────────────────
 
     def logsumexp(self, dim: int = -1, keepdim: bool = False) -> Self:
-        """log(sum(exp(x))) along `dim`, shifted by the (constant) max for stability."""
+        """log(sum(exp(x))) along `dim`, as torch computes it: shifted by the max, taken as 0
+        where it is infinite (so a row of -inf gives -inf and a row holding inf gives inf,
+        not NaN); torch's gradient, exp(x - result) (NaN where the result is infinite)."""
         x = self._f()
-        m = x.max(dim, keepdim=True)._detached()
-        out = (x - m).exp().sum(dim, keepdim=True).log() + m
+        with no_grad():
+            m = x.max(dim, keepdim=True)
+            m = (m.abs() == math.inf).where(0.0, m)
+            value = (x - m).exp().sum(dim, keepdim=True).log() + m
+        out = value._with_gradient((x,), lambda g: (g.expand(x.shape) * (x - value).exp(),))
         return out if keepdim else out.squeeze(dim)
 
     def softmax(self, dim: int = -1) -> Self:
@@ -343,8 +440,12 @@ class MathOps(ReduceOps):
         return e / e.sum(dim, keepdim=True)
 
     def log_softmax(self, dim: int = -1) -> Self:
+        """(x - max) - log(sum(exp(x - max))), as torch: NaN for a whole row holding inf or
+        only -inf, and accurate at large |x| (x - logsumexp(x) would round logsumexp to the
+        spacing of x: -1.125 for three equal 1e6, not -1.0986)."""
         x = self._f()
-        return x - x.logsumexp(dim, keepdim=True)
+        shifted = x - x.max(dim, keepdim=True)._detached()
+        return shifted - shifted.exp().sum(dim, keepdim=True).log()
 
     # ── bitwise (int32 / bool) ──────────────────────────────────────────────
 

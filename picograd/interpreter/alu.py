@@ -13,7 +13,9 @@ Semantics are C's, as the CPU targets compute them (docs/design.md, "Kernel ABI"
   take the amount modulo the bit width, `shr` is arithmetic on signed types, logical on ui8;
 * `bitcast` reinterprets the bits (numpy's `.view`);
 * float `max`/`min` propagate NaN like `np.maximum`/`np.minimum`;
-* casts: float to int truncates toward zero, anything to bool is `x != 0`.
+* casts: anything to bool is `x != 0`; int to int wraps; float to int truncates toward zero
+  and saturates at the int32 range (int64's for 64-bit types), NaN -> 0, narrower types
+  taking the low bits of that int32 (docs/design.md, "Float to int casts").
 
 Values of type `index` are Python ints, wrapped to 64 bits like the CPU's `i64`. Callers
 run under `np.errstate(all="ignore")` (see `picograd.interpreter.run`): overflow, inf and
@@ -199,16 +201,30 @@ def select(cond: Value, a: Value, b: Value) -> Value:
 
 
 def cast(x: Value, src: Attribute, dst: Attribute) -> Value:
-    """C conversion of `x` from `src` to `dst`."""
+    """C conversion of `x` from `src` to `dst`; float to int saturates (see the module
+    docstring)."""
     if is_bool(dst):
         return np.not_equal(x, 0)
+    if is_float(src) and not is_float(dst):
+        x = _saturated(x, 64 if is_index(dst) or to_numpy_dtype(dst).itemsize == 8 else 32)
     if is_index(dst):
-        # Truncates floats toward zero, as the conversion to int64 does.
         return int(np.asarray(x).astype(np.int64))
     dtype = to_numpy_dtype(dst)
     if is_index(src):
         return np.asarray(x, dtype=np.int64).astype(dtype)[()]
-    return x.astype(dtype)  # numpy arrays and numpy scalars alike; float->int truncates
+    return x.astype(dtype)  # numpy arrays and numpy scalars alike; int->int wraps
+
+
+def _saturated(x: Value, bits: int) -> Value:
+    """Floats `x` truncated toward zero into int32 (`bits` 32) or int64, saturating at the
+    ends, NaN -> 0 (numpy's own conversion gives INT_MIN for all three on x86)."""
+    wide = np.dtype(f"int{bits}")
+    info = np.iinfo(wide)
+    limit = 2.0 ** (bits - 1)  # exact as a float64; info.max is not
+    x = np.asarray(x, dtype=np.float64)  # every float16/32 value, exactly
+    above, below = x >= limit, x < -limit
+    inside = np.where(above | below | np.isnan(x), 0, x).astype(wide)
+    return np.where(above, info.max, np.where(below, info.min, inside)).astype(wide)[()]
 
 
 def bitcast(x: Value, dst: Attribute) -> Value:

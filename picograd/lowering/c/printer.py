@@ -24,8 +24,10 @@ kernel, for `picograd/runtimes/cpu_c.py`); other functions ignore `start`/`end`.
   divisor (as numpy, and the LLVM target, do) instead of trapping; a signed `MIN / -1` wraps
   to MIN and `MIN % -1` is 0 (numpy's results; C leaves both undefined and x86 traps).
 * Float `max`/`min` propagate NaN like numpy's maximum/minimum.
-* Float -> integer casts narrower than 32 bits go through `int32_t`, as on the LLVM target
-  (`-1.0 -> ui8` gives 255).
+* Float -> integer casts saturate, as on the LLVM target (docs/design.md, "Float to int
+  casts"): NaN is 0, values beyond the range of `int32_t` (`int64_t` for 64-bit targets)
+  give its ends; narrower targets take the low bits of the `int32_t` (`-1.0 -> ui8` gives
+  255).
 * A vector is a GCC/Clang vector extension type, `typedef float pg_f32x16
   __attribute__((vector_size(64)))`, printed once per unit with its unaligned twin
   `pg_f32x16_u` that loads and stores go through; `+ - * /`, `-`, `max` and `min` (a bit
@@ -230,9 +232,21 @@ def _cast_expr(op: pg_c.CastOp, x: str) -> str:
     ct = c_type(target)
     if is_bool(target):
         return f"{x} != 0"
-    if is_float(source) and isinstance(target, IntegerType) and target.width.data < 32:
-        return f"({ct})(int32_t){x}"
+    if is_float(source) and not is_float(target):
+        return _float_to_int_expr(x, target)
     return f"({ct}){x}"
+
+
+def _float_to_int_expr(x: str, target: Attribute) -> str:
+    """`x` (a float) as the integer type `target`, saturating: NaN is 0, values beyond the
+    int32 range (int64's for a 64-bit target) its ends; narrower targets take the low bits
+    of the int32 (C's conversion is undefined outside the target's range)."""
+    ct = c_type(target)
+    bits = 64 if ct == "int64_t" else 32  # index is int64_t too
+    limit = f"0x1p{bits - 1}f"  # 2^31 or 2^63, exact in every float type
+    value = (f"({x} != {x} ? 0 : {x} >= {limit} ? INT{bits}_MAX : {x} < -{limit} ? "
+             f"INT{bits}_MIN : (int{bits}_t){x})")
+    return value if ct == f"int{bits}_t" else f"({ct}){value}"
 
 
 def _load_expr(op: pg_c.LoadOp, names: Names) -> str:

@@ -14,11 +14,13 @@ Used by `convert-uop-to-llvm`. The semantics are the CPU ones of docs/design.md:
   would kill the Python process (C leaves both undefined).
 * float `max`/`min` propagate NaN (compare + select, see `_nan_propagating`); `ne` on floats is
   unordered (`NaN != x` holds, as in C).
-* float -> int casts truncate toward zero with `llvm.fptosi.sat` (xDSL 0.74's llvm dialect has
-  no `fptosi`/`fptoui`/`uitofp`; the saturating intrinsic agrees with `fptosi` wherever C
-  defines the result). Targets narrower than 32 bits convert to i32 then truncate, as C
-  compilers do on x86, so `-1.0 -> ui8` gives 255 like numpy. Unsigned -> float goes
-  through `zext` to i64 and `sitofp` (exact); bool -> float is a select of 1.0 / 0.0.
+* float -> int casts truncate toward zero with `llvm.fptosi.sat`, which is picograd's rule
+  for every value (docs/design.md, "Float to int casts"): NaN -> 0, values beyond the
+  range give its ends (`fptosi` is poison there; xDSL 0.74's llvm dialect has no
+  `fptosi`/`fptoui`/`uitofp` anyway). Targets narrower than 32 bits convert to i32 then
+  truncate, as C compilers do on x86, so `-1.0 -> ui8` gives 255 like numpy. Unsigned ->
+  float goes through `zext` to i64 and `sitofp` (exact); bool -> float is a select of
+  1.0 / 0.0.
 * f64 -> f16 goes through f32 (see `_float_to_float`).
 * shifts mask the amount to the bit width first (`shl`/`ashr`/`lshr` give poison beyond it);
   `bitcast` is LLVM's (nothing at all for ui8 <-> i8, one LLVM type).

@@ -43,8 +43,10 @@ Values and semantics (those of `picograd/interpreter/alu.py`):
 * f16 values are computed in f32: loads convert with `cvt.f32.f16`, and every f16 result
   (arithmetic, math, casts, constants) is rounded to f16 (`cvt.rn.f16.*` and back), so
   f16 `+ - * /` and sqrt give numpy's bits; stores then convert exactly.
-* Casts are C's: float -> int truncates (`cvt.rzi`; narrower than 32 bits through s32, as
-  on the CPU targets), anything -> bool is `!= 0` (NaN gives true). A bitcast is `mov.b32`
+* Casts are C's where C defines them: float -> int truncates (`cvt.rzi`, which also
+  saturates at the s32/s64 range and gives 0 for NaN: picograd's rule, docs/design.md,
+  "Float to int casts"; narrower than 32 bits through s32, as on the CPU targets),
+  anything -> bool is `!= 0` (NaN gives true). A bitcast is `mov.b32`
   / `mov.b64` between register classes; f16 <-> i16 rounds the f32-held f16 to its 16 bits
   (`cvt.rn.f16.f32`, `cvt.s32.s16`) and back (`cvt.u16.u32`, `cvt.f32.f16`).
 * Shifts mask the amount to the bit width (`and.b32`; PTX itself clamps), a narrow `shl`

@@ -26,9 +26,11 @@ holds all the kernels of a graph and the runtime picks them by name:
   ui8 or i16 value an i32, each within the narrow type's values, and so is each element
   of their buffers: one element per 32-bit word. Packing two f16 or four i8 per word would
   save memory, but storing one element would then need an atomic read-modify-write of
-  the word; widening keeps every store a plain store. A cast into a narrow integer wraps
-  (`(x << 24u) >> 24u` for i8, `x & 255i` for ui8); a cast into f16 rounds to nearest
-  even with integer operations on the bits (`pg_f16`), since WGSL leaves the rounding of
+  the word; widening keeps every store a plain store. A float -> int cast saturates at the
+  i32 range with NaN -> 0 (`pg_i32`, as on the CPU: docs/design.md, "Float to int casts"),
+  then a cast into a narrow integer wraps (`(x << 24u) >> 24u` for i8, `x & 255i` for
+  ui8); a cast into f16 rounds to nearest even with integer operations on the bits
+  (`pg_f16`), since WGSL leaves the rounding of
   `pack2x16float` to the implementation and its overflow indeterminate. A bitcast between
   f16 and i16 builds or reads the f16 bits the same way (`pg_f16_bits`, `pg_f16_from_bits`).
 * f32 literals are exact (`%.9g` round-trips); inf and NaN, which WGSL cannot spell (a
@@ -121,6 +123,12 @@ HELPERS: dict[str, tuple[tuple[str, ...], str]] = {
     "pg_min": (("pg_isnan",), "fn pg_min(a: f32, b: f32) -> f32 {\n"
                               "  return select(select(select(b, a, a < b), b, pg_isnan(b)), a, "
                               "pg_isnan(a));\n}"),
+    # f32 -> i32 saturating, NaN -> 0 (docs/design.md, "Float to int casts"): WGSL's i32(x)
+    # stops at 2147483520 (the f32 below 2^31) and leaves NaN to the implementation (Mesa
+    # gives INT_MIN)
+    "pg_i32": (("pg_isnan",), "fn pg_i32(x: f32) -> i32 {\n"
+                              "  return select(select(i32(x), 2147483647i, x >= 2147483648.0f), "
+                              "0i, pg_isnan(x));\n}"),
     "pg_div": ((), "fn pg_div(a: i32, b: i32) -> i32 {\n"
                    "  let q = a / select(b, 1i, b == 0i || b == -1i);\n"
                    "  return select(select(q, -a, b == -1i), 0i, b == 0i);\n}"),
@@ -236,6 +244,9 @@ def _cast_expr(op: pg_wgsl.CastOp, x: str, helpers: set[str]) -> str:
     # Convert between the types that hold the values, then into the narrow type's values.
     wide = pg_wgsl.held_as(target)
     value = x if pg_wgsl.held_as(source) == wide else f"{wgsl_type(wide)}({x})"
+    if is_float(source) and wide == i32:
+        helpers.add("pg_i32")
+        value = f"pg_i32({x})"
     if wide == target or _exact(source, target):
         return value
     if is_float(target):

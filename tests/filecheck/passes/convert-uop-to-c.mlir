@@ -1,7 +1,7 @@
 // convert-uop-to-c: each pg_uop op becomes one pg_c statement (checked in the IR), and
 // module_to_c prints it as C (checked with -t c, prefix C). Covers every ALU kind on floats,
 // integers and bools, the six comparisons, where, casts among f32 / i32 / i1 (float -> int
-// truncates, -> bool is != 0), bool buffers as bytes (loaded != 0, stored as uint8_t),
+// saturates, NaN -> 0; -> bool is != 0), bool buffers as bytes (loaded != 0, stored as uint8_t),
 // masked loads, `restrict` from the launches in @main, and a value used after its loop.
 // A kernel that is one top-level global range may run in chunks on several threads: it
 // gets `pg.outer` (trip count) / `pg.work` (ops) attributes, exports them as
@@ -199,7 +199,7 @@ pg_uop.kernel @bool_alu(%a: !pg.buffer<4xi1>, %b: !pg.buffer<4xf32>, %out: !pg.b
 // CHECK:         %b2i = pg_c.cast %p : i1 to i32
 
 // C-LABEL: void casts(
-// C:         int32_t {{v[0-9]+_f2i}} = (int32_t)[[F:v[0-9]+_f]];
+// C:         int32_t {{v[0-9]+_f2i}} = ([[F:v[0-9]+_f]] != [[F]] ? 0 : [[F]] >= 0x1p31f ? INT32_MAX : [[F]] < -0x1p31f ? INT32_MIN : (int32_t)[[F]]);
 // C:         bool [[F2B:v[0-9]+_f2b]] = [[F]] != 0;
 // C-NEXT:    p4[{{.*}}] = (uint8_t)[[F2B]];
 // C:         float {{v[0-9]+_i2f}} = (float)[[N:v[0-9]+_n]];

@@ -359,7 +359,7 @@ pg_uop.kernel @f64_buffer(%a: !pg.buffer<4xf64>) {
 // WGSL-NEXT:     emulated_p1[v0_l] = v11_n;
 // WGSL-NEXT:     let v12_o = (v11_n & 255i);
 // WGSL-NEXT:     emulated_p2[v0_l] = v12_o;
-// WGSL-NEXT:     let v13_p = ((i32(v1_x) << 16u) >> 16u);
+// WGSL-NEXT:     let v13_p = ((pg_i32(v1_x) << 16u) >> 16u);
 // WGSL-NEXT:     let v14_q = v12_o;
 // WGSL-NEXT:     var acc15_acc: i32 = 0i;
 pg_uop.kernel @emulated(%h: !pg.buffer<4xf16>, %b: !pg.buffer<4xi8>, %u: !pg.buffer<4xui8>,
