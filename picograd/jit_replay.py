@@ -23,11 +23,16 @@ realized inside the capture). Calls 3+ replay: the function is not called, no gr
 and no cache key computed; the recorded programs run on the new arguments' buffers, the
 assigns are redone and the returned arrays come back as new realized tensors.
 
+A replay is never made from stale state: a call after `load_state_dict`, `fill_` or
+`x[i] = v` replaced a tensor the capture read, or after `model.train()` / `model.eval()`,
+runs the function again under a new capture (so does a call in the other grad mode: it is
+part of the capture key, and `no_grad()` replays no optimiser step captured with grads).
+
 What a replay does NOT redo (the function's Python does not run):
   - Python side effects: prints, counters, appends, `.numpy()` / `.item()` reads;
   - host values baked into the capture: python scalars and tensors made from host data
     inside the function (`Tensor(np_array)`, `.to(device)`) keep their call-2 values;
-  - rebinding a tensor's node (`t._node = ...`, BatchNorm's running statistics today,
+  - rebinding a tensor's node other than by the ops above (`t._node = ...`,
     `load_checkpoint` replacing an optimiser's state): only `Tensor.assign` writes are
     replayed, so make a new jit after such a change (or after changing momentum, betas,
     weight decay: they are constants of the captured programs).
@@ -63,7 +68,9 @@ import numpy as np
 from picograd.debug.settings import SETTINGS
 from picograd.debug.trace import report_variables
 from picograd.errors import JitError
+from picograd.frontend import capture
 from picograd.frontend.capture import capturing
+from picograd.frontend.grad_mode import is_grad_enabled
 from picograd.frontend.lazy import LazyOp
 from picograd.frontend.realize import linearize, realize
 from picograd.frontend.tensor import Tensor
@@ -189,14 +196,31 @@ class _Plan:
     """A finished capture: the argument specs, the steps, how to build the return value, and
     after each step the slots no later step nor the return value reads (`drops`): a replay
     lets go of an intermediate at its last use, as the eager call does, so its memory is
-    free for the rest of the replay."""
+    free for the rest of the replay. `leaves` are the nodes (not arguments) whose current
+    buffers it reads, `epoch` the frontend's `capture.state_epoch()` when it was last
+    checked (`stale`)."""
 
-    __slots__ = ("drops", "num_slots", "rebuild", "specs", "steps")
+    __slots__ = ("drops", "epoch", "leaves", "num_slots", "rebuild", "specs", "steps")
 
     def __init__(self, specs: list[tuple], steps: list, num_slots: int,
                  rebuild: Callable[[list[Any]], Any], returned: set[int]):
         self.specs, self.steps, self.num_slots, self.rebuild = specs, steps, num_slots, rebuild
         self.drops = _last_uses(steps, returned)
+        self.leaves = [r for step in steps if isinstance(step, _Run) for r in step.inputs
+                       if isinstance(r, LazyOp)]
+        self.epoch = capture.state_epoch()
+
+    def stale(self) -> bool:
+        """Whether, since the capture, a module changed between train and eval or a node
+        it reads was taken from its tensor (`load_state_dict`, `fill_`, `x[i] = v`): the
+        captured programs would compute with the old mode or the old values."""
+        now = capture.state_epoch()
+        if now == self.epoch:
+            return False
+        if now[1] != self.epoch[1] or any(capture.was_replaced(n) for n in self.leaves):
+            return True
+        self.epoch = now  # replaced nodes, none of them ours
+        return False
 
 
 def _last_uses(steps: list, keep: set[int]) -> list[tuple[int, ...]]:
@@ -270,7 +294,7 @@ class Jit:
                 shape.append(("var", a.variable, a.offset))
             else:
                 shape.append(a)
-        key = (tuple(kwargs), tuple(shape))
+        key = (tuple(kwargs), tuple(shape), is_grad_enabled())
         try:
             plan = self._plans.get(key)
         except TypeError:
@@ -284,6 +308,9 @@ class Jit:
             if t._node.buffer is None:  # pending arguments: realize them, together
                 realize(*tensors)
                 break
+        if plan is not None and plan.stale():  # capture again, from the current state
+            del self._plans[key]
+            plan = None
         if plan is not None:
             return self._replay(plan, tensors, positions, key[0], len(args),
                                 list(bound.values()))

@@ -8,9 +8,11 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self
 
+from picograd.frontend import capture
 from picograd.frontend.dtype import DType
 from picograd.frontend.grad_mode import Context, is_grad_enabled
 from picograd.frontend.lazy import LazyOp, shape_error
+from picograd.frontend.realize import realize
 
 Scalar = float | int | bool
 
@@ -29,6 +31,16 @@ def shape_arg(op: str, args: Sequence[Any]) -> tuple[int, ...]:
     if not all(isinstance(d, int) and not isinstance(d, bool) for d in args):
         raise shape_error(op, f"a shape must be ints, got {tuple(args)}")
     return tuple(args)
+
+
+def size_arg(op: str, args: Sequence[Any]) -> tuple[int, ...]:
+    """A new tensor's shape (as `shape_arg`); ShapeError naming a negative size."""
+    shape = shape_arg(op, args)
+    for dim, size in enumerate(shape):
+        if size < 0:
+            raise shape_error(op, f"negative dimension in shape {shape} (size {size} at dim "
+                                  f"{dim})")
+    return shape
 
 
 def normalize_axis(op: str, axis: int, ndim: int, shape: tuple[int, ...]) -> int:
@@ -81,6 +93,24 @@ class TensorBase:
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
             node.traced = weakref.ref(out)
         return out
+
+    def _take_node(self, new: LazyOp) -> None:
+        """Point this tensor at `new` (a user's in-place op: `x[i] = v`, `fill_`,
+        `load_state_dict`); a jit replay that read the old node captures again
+        (`capture.note_replaced`). Inside a capture, a tensor that holds realized values (a
+        KV cache, a parameter) is written in place instead, as `Tensor.assign` writes: a
+        replay runs no Python, so it could not point the tensor at a new node, but it redoes
+        recorded writes."""
+        old = self._node
+        recorder = capture.recorder()
+        if recorder is not None and old.op == "buffer" and new.shape == old.shape:
+            realize(type(self)._from_node(new))
+            recorder.on_assign(old, new)
+            assert new.buffer is not None
+            old.become_buffer(new.buffer)
+            return
+        capture.note_replaced(old)
+        self._node = new
 
     def _with_gradient(self, src: tuple[TensorBase | None, ...],
                        rule: Callable[[Any], tuple[Any, ...]]) -> Self:

@@ -18,11 +18,21 @@ The frontend calls the active recorder at four points and knows nothing else abo
 
 Outside `capturing`, every report is dropped: `on_host_state(fn)` and friends cost one check.
 Captures do not nest (`picograd.jit` refuses a jit inside a jit before it gets here).
+
+What a finished capture cannot see, the frontend notes here for it to check at replay:
+
+    note_replaced(node)     a tensor was pointed away from `node` by a user's in-place op
+                            (`load_state_dict`, `fill_`, `x[i] = v`): a replay that reads
+                            `node` would read the old values
+    note_mode_change()      a module switched between train and eval (dropout, BatchNorm)
+    state_epoch() -> (int, int)   the counts of both, cheap to compare per call
+    was_replaced(node)      whether `node` was noted replaced
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
@@ -79,3 +89,26 @@ def on_host_state(refresh: Callable[[], None]) -> None:
     programs realized after it); outside a capture, do nothing."""
     if _active:
         _active[0].on_host_state(refresh)
+
+
+_replaced: weakref.WeakSet[LazyOp] = weakref.WeakSet()
+_epoch = [0, 0]  # [nodes replaced, mode changes] so far
+
+
+def note_replaced(node: LazyOp) -> None:
+    """A tensor no longer holds `node`: the user replaced its values in place."""
+    _replaced.add(node)
+    _epoch[0] += 1
+
+
+def note_mode_change() -> None:
+    """A module changed between training and evaluation."""
+    _epoch[1] += 1
+
+
+def state_epoch() -> tuple[int, int]:
+    return _epoch[0], _epoch[1]
+
+
+def was_replaced(node: LazyOp) -> bool:
+    return node in _replaced

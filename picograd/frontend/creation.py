@@ -4,7 +4,8 @@
     Tensor.empty(*shape)                        zero-filled (picograd never hands out
                                                 uninitialised memory)
     Tensor.linspace(start, end, steps)          torch's values, bit for bit
-    Tensor.randint(low, high, size)             uniform ints in [low, high)
+    Tensor.randint(low, high, size)             uniform ints in [low, high) (int32, or
+                                                int64 for bounds beyond int32)
     Tensor.uniform(*shape, low, high)  Tensor.normal(*shape, mean, std)
     t.zeros_like() ones_like() empty_like() full_like(v) rand_like() randn_like()
     t.randint_like(low, high)                   (as torch.zeros_like(t): same shape, and
@@ -16,6 +17,10 @@ reproducible. The in-place ops point the tensor at a new node (as `x[i] = v` and
 `Optimizer.step` do); tensors built from it earlier keep the old values. On a leaf that
 requires grad they need `no_grad()` (as torch: an in-place op on such a leaf would change
 what its gradient means).
+
+`data_dtype` is the dtype rule of python data that every creation function applies (dtype.py
+has the rule; this adds the user's source line and the device): `Tensor([2**31])` is int64,
+`full(2, 300, dtype=int8)` a DTypeError naming the value.
 """
 
 from __future__ import annotations
@@ -25,19 +30,51 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from picograd.errors import ShapeError
-from picograd.frontend.base import Scalar, shape_arg
-from picograd.frontend.dtype import DType, float32, int32, to_dtype
+from picograd.dialects.capabilities import capabilities
+from picograd.errors import DTypeError, PicogradError, ShapeError
+from picograd.frontend.base import Scalar, size_arg
+from picograd.frontend.dtype import (
+    DType,
+    dtype_of_list,
+    first_overflow,
+    float32,
+    int32,
+    int64,
+    to_dtype,
+)
 from picograd.frontend.grad_mode import AutogradError, is_grad_enabled
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_math import MathOps
+from picograd.runtimes.registry import get_device
 
 
-def _shape(op: str, args: Sequence[Any]) -> tuple[int, ...]:
-    shape = shape_arg(op, args)
-    if any(d < 0 for d in shape):
-        raise shape_error(op, f"negative dimension in shape {shape}")
-    return shape
+def _holds_int64(device: str) -> bool:
+    """Whether `device`'s compile target has int64 (True for a device that is not present
+    here: using it fails later with the reason, as LazyOp's check)."""
+    try:
+        renderer = get_device(device).renderer
+    except (PicogradError, ImportError, OSError):
+        return True
+    return capabilities(renderer).supports(int64.ir)
+
+
+def data_dtype(op: str, array: np.ndarray, dtype: DType | None, device: str) -> DType:
+    """The dtype of a tensor of python data on `device`, `array` being numpy's array of the
+    data: `dtype` if given, else the data's own (`dtype_of_list`: int32, or int64 for ints
+    beyond int32). A DTypeError names a value that overflows it, or a value that made the
+    tensor int64 on a device without int64 (WEBGPU)."""
+    try:
+        dt = dtype if dtype is not None else dtype_of_list(array)
+    except DTypeError as e:  # elements of no dtype (strings, None): say where
+        raise dtype_error(op, str(e)) from None
+    bad = first_overflow(array, dt)
+    if bad is not None:
+        raise dtype_error(op, f"value {bad} cannot be converted to {dt.name} without overflow "
+                              f"({dt.name} holds {dt.min} to {dt.max})")
+    if dtype is None and dt is int64 and not _holds_int64(device):
+        raise dtype_error(op, f"value {first_overflow(array, int32)} does not fit int32, and "
+                              f"device {device} cannot hold the int64 tensor it needs")
+    return dt
 
 
 def _float_dtype(op: str, dtype: object) -> DType:
@@ -89,13 +126,17 @@ class CreationOps(MathOps):
         @classmethod
         def _leaf(cls, array: np.ndarray, dtype: DType, device: str) -> Any: ...
 
+        @classmethod
+        def _filled(cls, op: str, shape: tuple[int, ...], value: Scalar, dtype: object,
+                    device: str) -> Any: ...
+
     # ── classmethods ────────────────────────────────────────────────────────
 
     @classmethod
     def empty(cls, *shape: int | Sequence[int], dtype: object = float32,
               device: str = "CPU") -> Self:
         """torch.empty; picograd's is zero-filled (a lazy constant, so it costs nothing)."""
-        return cls.full(_shape("empty", shape), 0, to_dtype(dtype), device)
+        return cls.full(size_arg("empty", shape), 0, to_dtype(dtype), device)
 
     @classmethod
     def linspace(cls, start: Scalar, end: Scalar, steps: int, dtype: object = float32,
@@ -113,7 +154,7 @@ class CreationOps(MathOps):
     def uniform(cls, *shape: int | Sequence[int], low: float = 0.0, high: float = 1.0,
                 dtype: object = float32, device: str = "CPU") -> Self:
         """Samples from U(low, high) (tinygrad's signature: shape first, bounds by keyword)."""
-        s, dt = _shape("uniform", shape), _float_dtype("uniform", dtype)
+        s, dt = size_arg("uniform", shape), _float_dtype("uniform", dtype)
         if not low <= high:
             raise shape_error("uniform", f"needs low <= high, got low={low}, high={high}")
         return (cls.rand(s, device=device) * (high - low) + low).cast(dt)
@@ -123,26 +164,32 @@ class CreationOps(MathOps):
                dtype: object = float32, device: str = "CPU") -> Self:
         """Samples from N(mean, std^2) (shape first, as `uniform`; torch.normal takes
         the mean and std first)."""
-        s, dt = _shape("normal", shape), _float_dtype("normal", dtype)
+        s, dt = size_arg("normal", shape), _float_dtype("normal", dtype)
         if not std >= 0:
             raise shape_error("normal", f"needs std >= 0, got std={std}")
         return (cls.randn(s, device=device) * std + mean).cast(dt)
 
     @classmethod
     def randint(cls, low: int, high: int | Sequence[int] | None = None,
-                size: int | Sequence[int] = (), dtype: object = int32,
+                size: int | Sequence[int] = (), dtype: object = None,
                 device: str = "CPU") -> Self:
         """Uniform integers in [low, high); `randint(high, size)` starts at 0, as torch.
-        Drawn as floor(rand * (high - low)) in float32, so ranges wider than 2**24 do not
-        reach every integer."""
+        int32 unless `dtype` is given or a bound does not fit int32 (then int64). Drawn as
+        floor(rand * (high - low)) in float32, so ranges wider than 2**24 do not reach
+        every integer."""
         if high is None or isinstance(high, tuple | list):
             low, high, size = 0, low, size if high is None else high
-        s = _shape("randint", (size,))
-        if not isinstance(high, int) or not low < high:
+        s = size_arg("randint", (size,))
+        if (isinstance(low, bool) or isinstance(high, bool) or not isinstance(low, int)
+                or not isinstance(high, int)):
+            raise shape_error("randint", f"needs int bounds, got low={low!r}, high={high!r}")
+        if not low < high:
             raise shape_error("randint", f"needs low < high, got low={low}, high={high}")
+        dt = to_dtype(dtype) if dtype is not None else data_dtype(
+            "randint", np.array([low, high - 1]), None, device)
         n = high - low
         draw = (cls.rand(s, device=device) * float(n)).floor().minimum(float(n - 1))
-        return (draw + float(low)).cast(to_dtype(dtype))
+        return (draw + float(low)).cast(dt)
 
     # ── like another tensor ─────────────────────────────────────────────────
 
@@ -153,7 +200,7 @@ class CreationOps(MathOps):
     def full_like(self, fill_value: Scalar, dtype: object = None,
                   device: str | None = None) -> Self:
         dt, dev = self._like_args(dtype, device)
-        return type(self).full(self.shape, fill_value, dt, dev)
+        return type(self)._filled("full_like", self.shape, fill_value, dt, dev)
 
     def zeros_like(self, dtype: object = None, device: str | None = None) -> Self:
         return self.full_like(0, dtype, device)
@@ -191,7 +238,7 @@ class CreationOps(MathOps):
                                 f"in-place operation (wrap it in no_grad())\n  at "
                                 f"{user_location()}")
         node: LazyOp = new.cast(self.dtype)._node
-        self._node = node
+        self._take_node(node)
         if self._ctx is not None:  # a non-leaf: its old graph no longer reaches its values
             self._ctx, self.requires_grad = None, False
         return self
@@ -210,8 +257,8 @@ class CreationOps(MathOps):
         return self._replace("copy_", type(self)._from_node(src._node))  # values only
 
     def fill_(self, value: Scalar) -> Self:
-        return self._replace("fill_", type(self).full(self.shape, value, self.dtype,
-                                                      self.device))
+        return self._replace("fill_", type(self)._filled("fill_", self.shape, value,
+                                                         self.dtype, self.device))
 
     def zero_(self) -> Self:
         return self.fill_(0)

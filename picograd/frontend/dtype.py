@@ -6,6 +6,7 @@
     promote_types(a, b) -> DType       the lattice below (torch.promote_types)
     result_type(dims, zero_dims, scalars) -> DType          torch.result_type's tiers
     dtype_of_array(a) / dtype_of_list(a) / dtype_of_scalar(v)
+    first_overflow(a, dtype) -> the first value of python data `dtype` cannot hold, or None
 
 Promotion. Categories are ordered bool < integer < float. `promote_types` of two dtypes is
 the one of the higher category; within floats the wider; within integers the narrowest
@@ -22,8 +23,14 @@ python float a float32 (torch's default float), a python bool a bool. So `bool t
 is int32 here and int64 in torch: the one departure from `torch.result_type`.
 
 Numpy input keeps its dtype where picograd has it; float64 becomes float32, uint16 int32,
-uint32 and uint64 int64 (uint64 values above 2**63 wrap). Python lists of ints are int32,
-of floats float32.
+uint32 and uint64 int64 (uint64 values above 2**63 wrap). Python data (a scalar, nested
+lists) of floats is float32; of ints int32, or int64 where a value does not fit int32
+(torch's default int for all python ints), and an int beyond int64 fits no dtype.
+
+Python data converted to an integer dtype must fit it, as in torch (`first_overflow`): an
+int within the dtype's range (for an unsigned dtype also a negative int down to -max, which
+wraps: uint8 -1 is 255), a float within the range before truncation (uint8 -0.5 and int8
+127.5 overflow, NaN always). Float and bool dtypes take any value (70000 is float16 inf).
 """
 
 from __future__ import annotations
@@ -164,17 +171,39 @@ def dtype_of_array(a: np.ndarray) -> DType:
     raise DTypeError(f"cannot make a tensor of numpy dtype {a.dtype}; valid dtypes: {_valid()}")
 
 
+def _python_ints(a: np.ndarray) -> bool:
+    """Whether an object array holds only python ints (ints numpy could not hold in 64 bits:
+    `np.array([2**64])`)."""
+    return a.dtype.kind == "O" and all(isinstance(v, int) for v in a.reshape(-1).tolist())
+
+
 def dtype_of_list(a: np.ndarray) -> DType:
     """The DType of python data numpy made `a` of: the defaults, whatever width numpy
-    picked (python ints are int32, floats float32)."""
+    picked (floats are float32; ints int32 where every value fits it, else int64, whose
+    `first_overflow` then names any value beyond int64)."""
     kind = a.dtype.kind
     if kind == "b":
         return bool_
-    if kind in "iu":
-        return DEFAULT_INT
+    if kind in "iu" or _python_ints(a):
+        return DEFAULT_INT if first_overflow(a, DEFAULT_INT) is None else int64
     if kind == "f":
         return DEFAULT_FLOAT
     raise DTypeError(f"cannot make a tensor of {a.dtype} elements; valid dtypes: {_valid()}")
+
+
+def first_overflow(a: np.ndarray, dtype: DType) -> int | float | None:
+    """The first value of python data `a` (numpy's array of it) that converting to `dtype`
+    overflows, by torch's rule (module docstring), or None. Only integer dtypes overflow."""
+    if not dtype.is_int or a.size == 0 or a.dtype.kind == "b":
+        return None
+    lo, hi = _int_range(dtype)
+    if a.dtype.kind != "f" and not dtype.is_signed:
+        lo = -hi  # negative ints wrap into an unsigned type, as torch's two's complement
+    flat = a.reshape(-1)
+    if a.dtype.kind == "O":  # python ints beyond 64 bits: compared exactly, one by one
+        return next((v for v in flat.tolist() if not lo <= v <= hi), None)
+    bad = flat[~((flat >= lo) & (flat <= hi))]  # NaN fails both comparisons
+    return bad[0].item() if bad.size else None
 
 
 def dtype_of_scalar(v: object) -> DType:

@@ -4,7 +4,7 @@
                                           basic indexing, placed as torch places them
     x[basic] = value                      a functional update, recorded for autograd
     gather(dim, index), take_along_dim(indices, dim), index_select(dim, index)
-    scatter_add(dim, index, src), scatter(dim, index, src)
+    scatter_add(dim, index, src), scatter(dim, index, src), index_copy(dim, index, source)
     masked_fill(mask, value), one_hot(num_classes)
 
 Selecting by index tensor (`gather`, `index_select`, `take_along_dim`, `x[int_tensor]`,
@@ -13,15 +13,20 @@ and `nn.functional.embedding` built on them) is one primitive, the lazy op "gath
 the work is O(output) whatever the table's size; several tensor indices index the indexed
 dims flattened. Negative indices count from the end where torch allows them
 (`x[int_tensor]`, `take_along_dim`) and raise where it does not (`gather`, `index_select`,
-`embedding`, `scatter_add`). An index tensor that is already realized is checked on the host
-and a value outside the dim raises `IndexRangeError` at the op, as torch does; one that is
-still lazy cannot be read without running it, so an out-of-range value there selects 0 (the
-kernel's loads are masked, never out of bounds). Their gradient is the lazy op "scatter_add"
-(`pg_tensor.scatter_add`), which adds the output gradient back at the indexed positions in one
-pass over the index; `scatter_add` is also public. `scatter` and `one_hot` compare an index
-with an arange (a one-hot mask): (index size) x (dim size) work, fine for the small sizes they
-are meant for. Basic indexing (ints, slices, None, '...') is `MovementOps.__getitem__`
-(ops_movement.py); the shape ops this builds on are in ops_shape.py.
+`embedding`, `scatter_add`, `scatter`, `index_copy`, `one_hot`). An index tensor that is
+already realized is checked on the host and a value outside the dim raises
+`IndexRangeError` at the op, as torch does; one that is still lazy cannot be read without
+running it, so an out-of-range value there selects 0 and writes nowhere (the kernel's loads
+are masked, never out of bounds). The class-index losses of picograd.nn (`cross_entropy`,
+`nll_loss`) check a realized target through the same host check, their `ignore_index`
+exempt. The gradient of a selection is the lazy op "scatter_add" (`pg_tensor.scatter_add`),
+which adds the output gradient back at the indexed positions in one pass over the index;
+`scatter_add` is also public. `scatter`, `index_copy` and `one_hot` compare an index with an
+arange (a one-hot mask): (index size) x (dim size) work, fine for the small sizes they are
+meant for. `scatter` and `index_copy` write, never add: where an index repeats, the value
+last in the index's order wins (torch's CPU outcome). Basic indexing (ints, slices, None,
+'...') is `MovementOps.__getitem__` (ops_movement.py); the shape ops this builds on are in
+ops_shape.py.
 """
 
 from __future__ import annotations
@@ -56,18 +61,6 @@ def _held_values(node: LazyOp) -> np.ndarray | None:
 class IndexOps(ShapeOps):
     __slots__ = ()
 
-    # ── helpers ─────────────────────────────────────────────────────────────
-
-    def _index_mask(self, op: str, index: TensorBase, n: int) -> Self:
-        """index.shape + (n,): True where the last coordinate equals the index (negative
-        indices count from the end, as torch)."""
-        if index.dtype.is_float or index.dtype.is_bool:
-            raise dtype_error(op, f"indices must be an int tensor, got {index.dtype.name}")
-        self._check_device(op, index)
-        idx: Any = index
-        idx = (idx < 0).where(idx + n, idx)
-        return idx.unsqueeze(-1) == self._arange(n)
-
     # ── masks ───────────────────────────────────────────────────────────────
 
     def masked_fill(self, mask: TensorBase, value: Scalar | TensorBase) -> Self:
@@ -92,7 +85,9 @@ class IndexOps(ShapeOps):
 
     def one_hot(self, num_classes: int = -1) -> Self:
         """int32 one-hot of an int tensor: shape + (num_classes,), as torch's F.one_hot.
-        num_classes=-1 takes max + 1, which realizes this tensor to read it."""
+        num_classes=-1 takes max + 1, which realizes this tensor to read it. A realized
+        tensor holding a class outside [0, num_classes) raises IndexRangeError (torch raises
+        too); a lazy one's stray classes get a row of zeros."""
         if self.dtype.is_float or self.dtype.is_bool:
             raise dtype_error("one_hot", f"class indices must be an int tensor, got "
                                          f"{self.dtype.name}")
@@ -103,7 +98,9 @@ class IndexOps(ShapeOps):
             num_classes = int(top.item()) + 1
         if num_classes < 0:
             raise shape_error("one_hot", f"num_classes must be positive, got {num_classes}")
-        return (self.unsqueeze(-1) == self._arange(num_classes)).cast(int32)
+        classes = self._checked_index("one_hot", self, num_classes, negative=False,
+                                      noun="class")
+        return (classes.unsqueeze(-1) == self._arange(num_classes)).cast(int32)
 
     # ── gather / scatter / tensor indexing ──────────────────────────────────
 
@@ -121,20 +118,23 @@ class IndexOps(ShapeOps):
         rank and shape off `axis` (pg_tensor.gather)."""
         return self._make("gather", (self, index), axis, index.shape)
 
-    def _checked_index(self, op: str, index: TensorBase, n: int, negative: bool = True
-                       ) -> Any:
+    def _checked_index(self, op: str, index: TensorBase, n: int, negative: bool = True, *,
+                       ignore: int | None = None, noun: str = "index") -> Any:
         """`index` for a dim of size `n`, negative values counted from its end when
         `negative` (as torch's op does). A realized index holding a value outside the dim
-        raises IndexRangeError here; a lazy one's out-of-range values select 0."""
+        raises IndexRangeError here, naming the value as `noun` ("target" for a loss's
+        classes); values equal to `ignore` (a loss's ignore_index) are exempt. A lazy
+        index's out-of-range values select 0."""
         if index.dtype.is_float or index.dtype.is_bool:
             raise dtype_error(op, f"indices must be an int tensor, got {index.dtype.name}")
         self._check_device(op, index)
         low = -n if negative else 0
         held = _held_values(index._node)
-        if held is not None and held.size and (held.min() < low or held.max() >= n):
-            bad = held[(held < low) | (held >= n)].ravel()[0]
-            raise index_error(op, f"index {bad} is out of bounds for a dim of size {n} "
-                                  f"(indices hold values in [{held.min()}, {held.max()}])")
+        checked = held if held is None or ignore is None else held[held != ignore]
+        if checked is not None and checked.size and (checked.min() < low or checked.max() >= n):
+            bad = checked[(checked < low) | (checked >= n)].ravel()[0]
+            raise index_error(op, f"{noun} {bad} is out of bounds for a dim of size {n} "
+                                  f"({noun} values lie in [{checked.min()}, {checked.max()}])")
         idx: Any = index
         if not negative or (held is not None and (not held.size or held.min() >= 0)):
             return idx  # nothing to count from the end
@@ -261,28 +261,61 @@ class IndexOps(ShapeOps):
 
     def scatter(self, dim: int, index: TensorBase, src: TensorBase | Scalar) -> Self:
         """A copy of self with self[..., index[..., i, ...], ...] = src[..., i, ...] along
-        `dim` (out of place). Where an index repeats, the src values written there add up
-        (torch keeps one of them)."""
-        d = self._check_index("scatter", dim, index)
-        n = self.shape[d]
-        hit = self._index_mask("scatter", index, n)  # (*index.shape, n)
+        `dim` (torch's out-of-place scatter); a scalar src writes that value. Where an index
+        repeats, the src value last in the index's order along `dim` wins (torch's CPU
+        outcome; torch allows any). The index may be smaller than src, and than self off
+        `dim`; its values must lie in [0, self.shape[dim]). The gradient is torch's: self's
+        is zero where a value was written, and every src element the index covers gets the
+        output's gradient at its index, overwritten ones included (the rest get zero)."""
+        op = "scatter"
+        d = self._check_index(op, dim, index)
         if isinstance(src, TensorBase):
             if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape,
                                                                    strict=True)):
-                raise shape_error("scatter", f"index of shape {index.shape} is larger than src "
-                                             f"of shape {src.shape}")
-            self._check_device("scatter", src)
-            s: Any = src
-            s = s._slice((0,) * s.ndim, (1,) * s.ndim, index.shape).cast(self.dtype)
-        else:
-            s = self._const(src, index.shape, self.dtype)
-        vals = hit.where(s.unsqueeze(-1).expand(hit.shape), self._const(0, hit.shape,
-                                                                         self.dtype))
-        total = vals.sum(d).movedim(-1, d).cast(self.dtype)  # index.shape, dim d -> n
-        written = hit.sum(d).movedim(-1, d) > 0
-        pads = tuple((0, full - part) for full, part in zip(self.shape, total.shape,
-                                                             strict=True))
-        return written.pad(pads, False).where(total.pad(pads), self)
+                raise shape_error(op, f"index of shape {index.shape} is larger than src of "
+                                      f"shape {src.shape}")
+            self._check_device(op, src)
+        n = self.shape[d]
+        idx = self._checked_index(op, index, n, negative=False)
+        # off `dim`, positions past the index's extent keep self's values
+        pads = tuple((0, 0) if k == d else (0, full - part) for k, (full, part) in
+                     enumerate(zip(self.shape, index.shape, strict=True)))
+        with no_grad():
+            written, out = self._scatter_last(d, idx, src)
+            written = written.pad(pads, False)
+            out = written.where(out.pad(pads), self)
+
+        def gradient(g: Any) -> tuple[Any, Any]:
+            dx = written.where(0.0, g).cast(g.dtype)
+            if not isinstance(src, TensorBase):
+                return dx, None
+            part = g._slice((0,) * g.ndim, (1,) * g.ndim, tuple(
+                g.shape[d] if k == d else i for k, i in enumerate(index.shape)))
+            dsrc = part._gather_along(d, idx).cast(src.dtype)
+            return dx, dsrc.pad(tuple((0, full - i) for full, i in
+                                      zip(src.shape, index.shape, strict=True)))
+
+        return out._with_gradient((self, src if isinstance(src, TensorBase) else None),
+                                  gradient)
+
+    def _scatter_last(self, d: int, idx: Any, src: TensorBase | Scalar) -> tuple[Any, Any]:
+        """`scatter`'s writes over the index's extent (idx.shape with this tensor's size
+        along `d`): where a value is written, and the value, which is the src element last
+        in idx's order along `d` among those whose index names the position (`index_copy`'s
+        rule). An idx value outside the dim names no position."""
+        n, k = self.shape[d], idx.shape[d]
+        shape = tuple(n if a == d else s for a, s in enumerate(idx.shape))
+        if idx.numel() == 0:  # nothing to write
+            return self._const(False, shape, bool_), self._const(0, shape, self.dtype)
+        hit = idx.unsqueeze(-1) == self._arange(n)  # (*idx.shape, n)
+        order = self._arange(k).reshape(tuple(k if a == d else 1 for a in range(hit.ndim)))
+        last = hit.where(order.expand(hit.shape), self._const(-1, hit.shape, int32))
+        last = last.max(d).movedim(-1, d)  # the position along `d` written last, or -1
+        if not isinstance(src, TensorBase):
+            return last >= 0, self._const(src, shape, self.dtype)
+        s: Any = src
+        s = s._slice((0,) * s.ndim, (1,) * s.ndim, idx.shape).cast(self.dtype)
+        return last >= 0, s._gather_along(d, last.maximum(0))
 
     def _take(self, dim: int, index: TensorBase, negative: bool = True,
               op: str = "getitem") -> Self:
@@ -455,7 +488,7 @@ class IndexOps(ShapeOps):
         mask = self._const(True, target_shape, bool_)._placed(index, self.shape)
         placed = v._placed(index, self.shape)
         result = mask.where(placed, old)
-        self._node = result._node
+        self._take_node(result._node)
         if is_grad_enabled():
             self._ctx, self.requires_grad = result._ctx, result.requires_grad
 
@@ -496,7 +529,7 @@ class IndexOps(ShapeOps):
         # stored in a buffer of its own: a realize that computes it hands this tensor the
         # buffer, so a cache written at every decode step never grows a graph
         result = old.index_copy(d, positions, v).contiguous()
-        self._node = result._node
+        self._take_node(result._node)
         if is_grad_enabled():
             self._ctx, self.requires_grad = result._ctx, result.requires_grad
 

@@ -1,8 +1,12 @@
 """Movement ops: views that only rearrange elements (pg_tensor reshape, permute, expand, pad,
-slice, flip), plus indexing built from them. No-op moves return `self` (no node)."""
+slice, flip), plus indexing built from them. No-op moves return `self` (no node).
+
+Dims are ints (anything with `__index__` but bool); as in torch, a dim named twice in
+`permute` or `flip` is a ShapeError, and `pad` takes one (before, after) pair per dim."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -10,10 +14,52 @@ from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, sha
 from picograd.frontend.lazy import shape_error
 
 
-def _axes_arg(args: Sequence[Any]) -> tuple[int, ...]:
-    if len(args) == 1 and isinstance(args[0], tuple | list):
-        return tuple(args[0])
-    return tuple(args)
+def _index(value: Any) -> int | None:
+    """`value` as an int, or None if it is not one (bools are not)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _axes_arg(op: str, args: Sequence[Any]) -> tuple[int, ...]:
+    """`f(0, 1)` and `f((0, 1))` both mean the dims (0, 1); ShapeError unless they are ints."""
+    raw = tuple(args[0]) if len(args) == 1 and isinstance(args[0], tuple | list) else tuple(args)
+    dims = []
+    for d in raw:
+        i = _index(d)
+        if i is None:
+            raise shape_error(op, f"dims must be ints, got {raw}")
+        dims.append(i)
+    return tuple(dims)
+
+
+def unique_axes(op: str, dims: tuple[int, ...], ndim: int, shape: tuple[int, ...]
+                ) -> tuple[int, ...]:
+    """`dims` normalised to 0..ndim-1, in order; ShapeError naming a dim given twice
+    (0 and -ndim are the same dim), as torch's "dim 0 appears multiple times"."""
+    axes = tuple(normalize_axis(op, d, ndim, shape) for d in dims)
+    for i, a in enumerate(axes):
+        if a in axes[:i]:
+            raise shape_error(op, f"dim {a} appears more than once in {dims} (shape {shape})")
+    return axes
+
+
+def _pad_pairs(pads: Any) -> tuple[tuple[int, int], ...] | None:
+    """`pads` as (before, after) int pairs, or None if it is not a sequence of them."""
+    if not isinstance(pads, Sequence):
+        return None
+    pairs = []
+    for p in pads:
+        if not isinstance(p, Sequence) or len(p) != 2:
+            return None
+        lo, hi = _index(p[0]), _index(p[1])
+        if lo is None or hi is None:
+            return None
+        pairs.append((lo, hi))
+    return tuple(pairs)
 
 
 class MovementOps(TensorBase):
@@ -37,12 +83,12 @@ class MovementOps(TensorBase):
 
     def permute(self, *dims: int | Sequence[int]) -> Self:
         """Reorder dimensions: result dim i is dim `dims[i]` of this tensor."""
-        order = _axes_arg(dims)
+        order = _axes_arg("permute", dims)
         n = self.ndim
-        if len(order) != n or sorted(d % n if n else d for d in order) != list(range(n)):
+        if len(order) != n:
             raise shape_error("permute", f"{order} is not a permutation of the dims of shape "
-                                         f"{self.shape}")
-        perm = tuple(d % n for d in order)
+                                         f"{self.shape}: it names {len(order)} dims, not {n}")
+        perm = unique_axes("permute", order, n, self.shape)
         if perm == tuple(range(n)):
             return self
         return self._make("permute", (self,), perm, tuple(self.shape[p] for p in perm))
@@ -96,11 +142,16 @@ class MovementOps(TensorBase):
 
     def pad(self, pads: Sequence[tuple[int, int]], value: Scalar = 0) -> Self:
         """numpy-style padding: `pads[i] = (before, after)` for every dimension i, filled
-        with `value`. E.g. `x.pad(((1, 0), (0, 2)))` on a 4x8 tensor gives 5x10."""
-        pairs = tuple(tuple(p) for p in pads)
-        if len(pairs) != self.ndim or any(len(p) != 2 or min(p) < 0 for p in pairs):
-            raise shape_error("pad", f"needs one (before, after) pair of non-negative sizes per "
-                                     f"dim of shape {self.shape}, got {pairs}")
+        with `value`. E.g. `x.pad(((1, 0), (0, 2)))` on a 4x8 tensor gives 5x10. Sizes are
+        non-negative ints (ShapeError otherwise): torch's flat form with negative sizes
+        that crop is `picograd.nn.functional.pad`."""
+        pairs = _pad_pairs(pads)
+        if pairs is None or len(pairs) != self.ndim or any(min(p) < 0 for p in pairs):
+            example = ((1, 1),) * self.ndim
+            raise shape_error("pad", f"needs one (before, after) pair of non-negative ints per "
+                                     f"dim of shape {self.shape}, e.g. {example}; got {pads!r}"
+                                     " (torch's flat (left, right, ...) form is "
+                                     "picograd.nn.functional.pad)")
         if all(p == (0, 0) for p in pairs):
             return self
         low = tuple(p[0] for p in pairs)
@@ -111,8 +162,9 @@ class MovementOps(TensorBase):
         return self._make("pad", (self,), (low, high, v), new)
 
     def flip(self, *axis: int | Sequence[int]) -> Self:
-        """Reverse the order of elements along `axis` (an int or a tuple of ints)."""
-        axes = sorted({normalize_axis("flip", a, self.ndim, self.shape) for a in _axes_arg(axis)})
+        """Reverse the order of elements along `axis` (an int or a tuple of ints, each dim
+        at most once)."""
+        axes = sorted(unique_axes("flip", _axes_arg("flip", axis), self.ndim, self.shape))
         if not axes:
             return self
         return self._make("flip", (self,), tuple(axes), self.shape)

@@ -20,6 +20,7 @@ import numpy as np
 from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
 from picograd.frontend.dtype import bool_, int32, promote
 from picograd.frontend.lazy import LazyOp, shape_error
+from picograd.frontend.ops_movement import unique_axes
 from picograd.frontend.ops_reduce import ReduceOps
 
 T = TypeVar("T", bound="ShapeOps")
@@ -86,14 +87,15 @@ class ShapeOps(ReduceOps):
         return self.reshape((*self.shape[:d], *sizes, *self.shape[d + 1:]))
 
     def squeeze(self, dim: Dims | None = None) -> Self:
-        """Remove size-1 dims: all of them, or those of `dim` (an int or a tuple) that are 1."""
+        """Remove size-1 dims: all of them, or those of `dim` (an int or a tuple, each dim
+        at most once, as torch) that are 1."""
         if dim is None:
             return self.reshape(tuple(d for d in self.shape if d != 1))
         if self.ndim == 0:
             for d in _dims(dim):
                 normalize_axis("squeeze", d, 1, self.shape)
             return self
-        axes = {normalize_axis("squeeze", d, self.ndim, self.shape) for d in _dims(dim)}
+        axes = unique_axes("squeeze", _dims(dim), self.ndim, self.shape)
         return self.reshape(tuple(n for i, n in enumerate(self.shape)
                                   if not (i in axes and n == 1)))
 

@@ -2,7 +2,7 @@
 
     Tensor(data, dtype=None, device="CPU")    data: numpy array, nested list, scalar, Tensor
     Tensor.zeros/ones/full/arange/eye/rand/randn(...)
-    t.realize() -> t;  t.numpy(), t.tolist(), t.item()
+    t.realize() -> t;  t.numpy(), t.tolist(), t.item();  float(t), int(t), bool(t)
 
 Nothing computes until a result is asked for. Creating a tensor from data copies it into a
 buffer leaf; `zeros`/`ones`/`full` are lazy constants; `arange` and `eye` are filled on the
@@ -11,10 +11,19 @@ host. `rand`/`randn` are lazy too: a counter-based generator that runs on the de
 program's random tensors reproducible and the same on every device. The creation functions
 of torch that build on these (`linspace`, `randint`, the `_like` family, in-place fills) are
 in creation.py.
+
+Python data follows torch, with picograd's default int (dtype.py): ints are int32 unless a
+value does not fit it, then int64 (`Tensor([2**31])`, `full(2, 2**31)`, `arange(2**31,
+2**31 + 3)`), a DTypeError naming the value on a device without int64 (WEBGPU); converted
+to an integer dtype a value must fit it (`Tensor([300], dtype=int8)` is a DTypeError),
+while a numpy array is cast as numpy casts. Sizes must be non-negative ints (ShapeError),
+`arange`'s bounds finite and its step non-zero, a device a known name (DeviceError).
+`float(t)`, `int(t)`, `bool(t)` and `item()` take a tensor of one element.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -22,18 +31,9 @@ import numpy as np
 
 from picograd.errors import DeviceError
 from picograd.frontend import autograd, capture, random
-from picograd.frontend.base import Scalar, TensorBase, shape_arg
-from picograd.frontend.creation import CreationOps
-from picograd.frontend.dtype import (
-    DType,
-    cast_scalar,
-    dtype_of_array,
-    dtype_of_list,
-    dtype_of_scalar,
-    float32,
-    int32,
-    to_dtype,
-)
+from picograd.frontend.base import Scalar, TensorBase, size_arg
+from picograd.frontend.creation import CreationOps, data_dtype
+from picograd.frontend.dtype import DType, dtype_of_array, float32, to_dtype
 from picograd.frontend.grad_mode import AutogradError
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_activation import ActivationOps
@@ -45,35 +45,52 @@ from picograd.frontend.realize import realize
 from picograd.runtimes.registry import canonical_device_name
 
 
-def _device(device: str) -> str:
+def _device(device: object) -> str:
     try:
         return canonical_device_name(device)
     except DeviceError as e:
         raise DeviceError(f"{e}\n  at {user_location()}") from None
 
 
-def _to_array(data: Any, dtype: DType | None) -> tuple[np.ndarray, DType]:
-    """A fresh C-contiguous array of `data`, and its DType: numpy data keeps its dtype
-    (float64 becomes float32, see dtype.py), python data takes the defaults (int32,
-    float32, bool)."""
+def _python_array(data: Any) -> np.ndarray:
+    """numpy's array of python data (a scalar or nested lists)."""
+    try:
+        array = np.array(data)
+    except ValueError as e:  # ragged nested lists
+        raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}: {e}"
+                          ) from None
+    if array.dtype.kind == "O":  # ints beyond 64 bits: numpy keeps them, with floats too
+        values = array.reshape(-1).tolist()
+        if all(isinstance(v, int | float) for v in values) and any(
+                isinstance(v, float) for v in values):
+            return array.astype(np.float64)
+    return array
+
+
+def _to_array(data: Any, dtype: DType | None, device: str) -> tuple[np.ndarray, DType]:
+    """A fresh C-contiguous array of `data`, and its DType: a numpy array keeps its dtype
+    (float64 becomes float32, see dtype.py) or is cast to `dtype` as numpy casts (as
+    torch.tensor(array, dtype=...)); python data takes the defaults and must fit `dtype`
+    (`data_dtype`), and so does a numpy scalar given a dtype (as in torch)."""
+    if isinstance(data, np.generic) and dtype is not None:
+        data = data.item()
     if isinstance(data, np.ndarray | np.generic):
         array = np.asarray(data)
         dt = dtype if dtype is not None else dtype_of_array(array)
         return np.array(array, dtype=dt.np, order="C", copy=True), dt
-    if isinstance(data, bool | int | float):
-        dt = dtype if dtype is not None else dtype_of_scalar(data)
-        return np.array(cast_scalar(data, dt), dtype=dt.np), dt
-    if isinstance(data, list | tuple):
-        try:
-            array = np.array(data)
-        except ValueError as e:  # ragged nested lists
-            raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}: {e}"
-                              ) from None
-        if array.size == 0 and dtype is None:
-            array = array.astype(np.float32)
-        dt = dtype if dtype is not None else dtype_of_list(array)
+    if not isinstance(data, bool | int | float | list | tuple):
+        raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}")
+    array = _python_array(data)
+    if array.size == 0 and dtype is None:
+        array = array.astype(np.float32)
+    dt = data_dtype("Tensor", array, dtype, device)
+    with np.errstate(over="ignore"):  # a float beyond float16 is inf, as in torch
         return np.array(array, dtype=dt.np, order="C"), dt
-    raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}")
+
+
+def _check_bound(name: str, value: Scalar) -> None:
+    if isinstance(value, float | np.floating) and not math.isfinite(value):
+        raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
 class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
@@ -89,8 +106,8 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
             dev = _device(device) if device is not None else src.device
             array = np.array(src._node.buffer, dtype=dt.np, copy=True)
         else:
-            array, dt = _to_array(data, None if dtype is None else to_dtype(dtype))
             dev = _device("CPU" if device is None else device)
+            array, dt = _to_array(data, None if dtype is None else to_dtype(dtype), dev)
         self._node, self._ctx, self.grad = LazyOp.leaf(array, dt, dev), None, None
         self.requires_grad = False
         if requires_grad:
@@ -104,41 +121,62 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
                                           _device(device)))
 
     @classmethod
+    def _filled(cls, op: str, shape: tuple[int, ...], value: Scalar, dtype: object,
+                device: str) -> Tensor:
+        """A lazy constant of `shape` (checked): `value`, which must fit `dtype` (when given;
+        else the value's dtype, as python data)."""
+        dev = _device(device)
+        if not isinstance(value, bool | int | float | np.generic):
+            raise dtype_error(op, f"the fill value must be a python scalar, got "
+                                  f"{type(value).__name__}")
+        dt = data_dtype(op, np.array(value), None if dtype is None else to_dtype(dtype), dev)
+        v = float(value) if dt.is_float else bool(value) if dt.is_bool else int(value)
+        return cls._from_node(LazyOp("const", (), v, shape, dt, dev))
+
+    @classmethod
     def full(cls, shape: int | Sequence[int], value: Scalar, dtype: object = None,
              device: str = "CPU") -> Tensor:
         """A lazy constant: `shape` filled with `value` (dtype from the value if not given)."""
-        dt = to_dtype(dtype) if dtype is not None else dtype_of_scalar(value)
-        s = shape_arg("full", (shape,))
-        if min(s, default=0) < 0:
-            raise shape_error("full", f"negative dimension in shape {s}")
-        v = float(value) if dt.is_float else bool(value) if dt.is_bool else int(value)
-        return cls._from_node(LazyOp("const", (), v, s, dt, _device(device)))
+        return cls._filled("full", size_arg("full", (shape,)), value, dtype, device)
 
     @classmethod
     def zeros(cls, *shape: int | Sequence[int], dtype: object = float32,
               device: str = "CPU") -> Tensor:
-        return cls.full(shape_arg("zeros", shape), 0, dtype, device)
+        return cls._filled("zeros", size_arg("zeros", shape), 0, dtype, device)
 
     @classmethod
     def ones(cls, *shape: int | Sequence[int], dtype: object = float32,
              device: str = "CPU") -> Tensor:
-        return cls.full(shape_arg("ones", shape), 1, dtype, device)
+        return cls._filled("ones", size_arg("ones", shape), 1, dtype, device)
 
     @classmethod
     def arange(cls, start: Scalar, stop: Scalar | None = None, step: Scalar = 1,
                dtype: object = None, device: str = "CPU") -> Tensor:
-        """numpy's arange; int32 if start, stop and step are ints, else float32."""
+        """numpy's arange; int32 if start, stop and step are ints (int64 if one of them does
+        not fit int32), else float32. The bounds must be finite and the step non-zero."""
         if stop is None:
             start, stop = 0, start
+        for name, value in (("start", start), ("end", stop), ("step", step)):
+            _check_bound(name, value)
         if step == 0:
             raise shape_error("arange", "step must not be zero")
-        ints = all(isinstance(v, int) for v in (start, stop, step))
-        dt = to_dtype(dtype) if dtype is not None else (int32 if ints else float32)
-        return cls._leaf(np.arange(start, stop, step).astype(dt.np), dt, device)
+        dev = _device(device)
+        if dtype is not None:
+            dt = to_dtype(dtype)
+        elif all(isinstance(v, int) for v in (start, stop, step)):
+            dt = data_dtype("arange", np.array([start, stop, step]), None, dev)
+        else:
+            dt = float32
+        return cls._leaf(np.arange(start, stop, step).astype(dt.np), dt, dev)
 
     @classmethod
     def eye(cls, n: int, m: int | None = None, dtype: object = float32,
             device: str = "CPU") -> Tensor:
+        """The identity matrix, n x m (n x n if `m` is None)."""
+        for name, size in (("n", n), ("m", m)):
+            if size is not None and (isinstance(size, bool) or not isinstance(size, int)
+                                     or size < 0):
+                raise shape_error("eye", f"{name} must be a non-negative int, got {size!r}")
         dt = to_dtype(dtype)
         return cls._leaf(np.eye(n, m, dtype=dt.np), dt, device)
 
@@ -146,13 +184,13 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
     def rand(cls, *shape: int | Sequence[int], device: str = "CPU",
              dtype: object = float32) -> Tensor:
         """Uniform samples in [0, 1), computed on the device."""
-        return random.rand(cls, shape_arg("rand", shape), _device(device), dtype)
+        return random.rand(cls, size_arg("rand", shape), _device(device), dtype)
 
     @classmethod
     def randn(cls, *shape: int | Sequence[int], device: str = "CPU",
               dtype: object = float32) -> Tensor:
         """Standard normal samples, computed on the device."""
-        return random.randn(cls, shape_arg("randn", shape), _device(device), dtype)
+        return random.randn(cls, size_arg("randn", shape), _device(device), dtype)
 
     # ── realization and conversion ─────────────────────────────────────────
 
@@ -181,10 +219,21 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
     def tolist(self) -> Any:
         return self._data().tolist()
 
-    def item(self) -> Scalar:
+    def _scalar(self, op: str) -> Scalar:
+        """The value of a tensor of one element, as a python scalar."""
         if self.numel() != 1:
-            raise shape_error("item", f"needs a tensor of one element, got shape {self.shape}")
+            raise shape_error(op, f"needs a tensor of one element, got shape {self.shape}")
         return self._data().reshape(-1)[0].item()
+
+    def item(self) -> Scalar:
+        return self._scalar("item")
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        """The value truncated towards zero, as `int(t.item())` (torch's `int(t)`)."""
+        return int(self._scalar("int"))
 
     def __bool__(self) -> bool:
         if self.numel() != 1:

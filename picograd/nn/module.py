@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from picograd.errors import ShapeError
+from picograd.frontend import capture
 from picograd.frontend.lazy import user_location
 from picograd.frontend.tensor import Tensor
 
@@ -98,6 +99,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         for m in self.modules():
             m.training = mode
+        capture.note_mode_change()  # a jit captured in the other mode captures again
         return self
 
     def eval(self) -> Module:
@@ -140,7 +142,7 @@ class Module:
                 array = value._data() if isinstance(value, Tensor) else value
                 # one copy, cast on the way (a mapped file's array is read from the page cache)
                 loaded = Tensor(np.asarray(array), dtype=tensor.dtype, device=tensor.device)
-                tensor._node = loaded._node
+                tensor._take_node(loaded._node)  # a jit that read the old captures again
                 tensor.grad = None
         return missing, unexpected
 

@@ -1,7 +1,7 @@
 """2-D pooling (NCHW, torch's semantics), as compositions of Tensor ops, so autograd, fusion
 and every device apply to them unchanged.
 
-    max_pool2d(x, kernel_size, stride=None, padding=0)     pads with -inf
+    max_pool2d(x, kernel_size, stride=None, padding=0)     pads with the dtype's lowest value
     avg_pool2d(x, kernel_size, stride=None, padding=0)     counts the padding (torch's default)
     MaxPool2d / AvgPool2d                                   the layers
 
@@ -10,8 +10,6 @@ kernel size.
 """
 
 from __future__ import annotations
-
-import math
 
 from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import shape_error
@@ -22,7 +20,7 @@ from picograd.nn.module import Module
 
 
 def _pool_windows(op: str, x: Tensor, kernel_size: Size, stride: Size | None, padding: Size,
-                  fill: float) -> list[Tensor]:
+                  fill: float | int) -> list[Tensor]:
     """The kernel's taps: per (i, j), the (N, C, OH, OW) elements window (oh, ow) holds
     there, from the input padded with `fill`."""
     _check_4d(op, x)
@@ -40,8 +38,9 @@ def _pool_windows(op: str, x: Tensor, kernel_size: Size, stride: Size | None, pa
 
 def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
                padding: Size = 0) -> Tensor:
-    """The maximum of each window (padding is -inf; a NaN in a window is its maximum): an
-    elementwise `maximum` of the kh*kw taps, fused into one kernel.
+    """The maximum of each window (padding is the dtype's lowest value, -inf for floats, as
+    torch pads; a NaN in a window is its maximum): an elementwise `maximum` of the kh*kw
+    taps, fused into one kernel.
 
     Its gradient: for windows that tile the input (stride = kernel, no padding: the usual
     pool), torch's rule, all of it to one element of each window, the last NaN if there is
@@ -55,7 +54,8 @@ def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
             op, "padding", padding, 0) == (0, 0):
         _out_size(op, x, k, k, (0, 0), (1, 1))  # the input holds a window
         return _tiled_max_pool(x, k)
-    taps = _pool_windows(op, x, kernel_size, stride, padding, -math.inf)
+    # an int tensor cannot hold -inf: its lowest value never wins over a real element either
+    taps = _pool_windows(op, x, kernel_size, stride, padding, x.dtype.min)
     out = taps[0]
     for tap in taps[1:]:
         out = out.maximum(tap)

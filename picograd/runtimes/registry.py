@@ -4,7 +4,7 @@
     canonical_device_name("cpu") -> "CPU:LLVM"         register_device(name, factory)
     device_for_target("ptx") -> "CUDA"                 available_devices()
 
-Device names (case-insensitive):
+Device names (case-insensitive strings; anything else is a DeviceError):
 
     CPU        the CPU with the renderer chosen by PG_CPU_RENDERER (llvm, the default, or c)
     CPU:LLVM   the CPU through LLVM IR and llvmlite's MCJIT        (renderer "llvm")
@@ -70,8 +70,12 @@ def available_devices() -> list[str]:
     return sorted({"CPU", *_FACTORIES})
 
 
-def canonical_device_name(name: str) -> str:
-    """`cpu` -> `CPU:LLVM` (or `CPU:C` under PG_CPU_RENDERER=c), `cpu:c` -> `CPU:C`, ..."""
+def canonical_device_name(name: object) -> str:
+    """`cpu` -> `CPU:LLVM` (or `CPU:C` under PG_CPU_RENDERER=c), `cpu:c` -> `CPU:C`, ...;
+    `DeviceError` for a name that is not a string or not a device's."""
+    if not isinstance(name, str):  # a torch habit (`device=0` for cuda:0): say what a name is
+        raise DeviceError(f"a device is named by a string, got {name!r} "
+                          f"({type(name).__name__}); available: {', '.join(available_devices())}")
     key = name.strip().upper()
     if key == "CPU":
         key = f"CPU:{flags.cpu_renderer()}"

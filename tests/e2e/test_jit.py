@@ -258,3 +258,92 @@ def test_replay_updates_batchnorm_statistics_and_draws_new_dropout_masks() -> No
     np.testing.assert_allclose(jitted[0], eager[0], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(jitted[2], eager[2], rtol=1e-6, atol=1e-6)
     assert len(set(np.round(jitted[2], 6))) == 5  # the replays saw new data and new masks
+
+
+def _linear_jit() -> tuple[nn.Linear, pg.Tensor, Jit]:
+    pg.manual_seed(0)
+    model = nn.Linear(3, 2)
+    x = pg.Tensor(np.arange(3, dtype=np.float32).reshape(1, 3))
+    step = pg.jit(lambda t: model(t))
+    for _ in range(3):  # run, capture, replay
+        step(x)
+    return model, x, step
+
+
+def _replaced_by_load(model: nn.Linear) -> None:
+    model.load_state_dict({"weight": np.full((2, 3), 0.5, np.float32),
+                           "bias": np.ones(2, np.float32)})
+
+
+def _replaced_by_fill(model: nn.Linear) -> None:
+    with pg.no_grad():
+        model.weight.fill_(2.0)
+
+
+def _replaced_by_setitem(model: nn.Linear) -> None:
+    with pg.no_grad():
+        model.weight[0] = 5.0
+
+
+@pytest.mark.parametrize("replace", [_replaced_by_load, _replaced_by_fill,
+                                     _replaced_by_setitem])
+def test_a_replay_after_a_tensor_was_replaced_captures_again(replace) -> None:
+    """A replay reads the nodes it captured; `load_state_dict`, `fill_` and `x[i] = v` point
+    the tensor at a new one, so the jit captures again instead of using the old values."""
+    model, x, step = _linear_jit()
+    replace(model)
+    with pg.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(step(x).numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(step(x).numpy(), want, rtol=1e-6)  # the new capture replays
+
+
+def test_a_replay_after_train_or_eval_captures_again() -> None:
+    pg.manual_seed(1)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+    x = pg.Tensor(np.ones((4, 8), np.float32))
+    step = pg.jit(lambda t: model(t))
+    for _ in range(3):
+        step(x)
+    model.eval()
+    with pg.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(step(x).numpy(), want, rtol=1e-6)  # no dropout now
+
+
+def test_grad_mode_is_part_of_the_capture() -> None:
+    """A step captured with gradients (an optimiser step) is not replayed under no_grad."""
+    model, x, _ = _linear_jit()
+    opt = pg.optim.SGD(model.parameters(), lr=0.1)
+
+    def train(t: pg.Tensor) -> pg.Tensor:
+        opt.zero_grad()
+        loss = model(t).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    jitted = pg.jit(train)
+    for _ in range(3):
+        jitted(x)
+    before = model.weight.numpy()
+    with pg.no_grad(), pytest.raises(PicogradError):  # eager: backward has no graph
+        jitted(x)
+    np.testing.assert_array_equal(model.weight.numpy(), before)
+
+
+def test_an_assignment_inside_a_jitted_step_is_replayed() -> None:
+    """`cache[:, p] = v` inside a jit writes the realized cache in place (recorded like
+    `assign`), so replays keep writing it at the new positions."""
+    cache = pg.Tensor.zeros(1, 6).realize()
+    pos = pg.Variable("pos", 0, 5)
+
+    def step(v: pg.Tensor, p: pg.SymbolicInt) -> pg.Tensor:
+        cache[:, p] = v
+        return cache.sum()
+
+    jitted = pg.jit(step)
+    for t in range(6):
+        total = jitted(pg.Tensor([float(t + 1)]), pos.bind(t))
+        assert total.item() == sum(range(1, t + 2)), t
+    np.testing.assert_array_equal(cache.numpy(), [[1, 2, 3, 4, 5, 6]])
