@@ -475,22 +475,26 @@ class IndexOps(ShapeOps):
         old = self._from_node(self._node)
         old._ctx, old.requires_grad = self._ctx, self.requires_grad
         target_shape = super().__getitem__(index).shape  # checks the index
-        if isinstance(value, TensorBase):
-            self._check_device("setitem", value)
-            v: Any = value
-            try:
-                v = v.expand(target_shape).cast(self.dtype)
-            except ShapeError:
-                raise shape_error("setitem", f"value of shape {value.shape} does not broadcast "
-                                             f"to the indexed shape {target_shape}") from None
-        else:
-            v = self._const(value, target_shape, self.dtype)
+        v = self._assigned_value(value, target_shape)
         mask = self._const(True, target_shape, bool_)._placed(index, self.shape)
         placed = v._placed(index, self.shape)
         result = mask.where(placed, old)
         self._take_node(result._node)
         if is_grad_enabled():
             self._ctx, self.requires_grad = result._ctx, result.requires_grad
+
+    def _assigned_value(self, value: TensorBase | Scalar, shape: tuple[int, ...]) -> Any:
+        """`value` (a tensor or a scalar) as this tensor's dtype, broadcast to the indexed
+        `shape` of an assignment."""
+        if not isinstance(value, TensorBase):
+            return self._const(value, shape, self.dtype)
+        self._check_device("setitem", value)
+        v: Any = value
+        try:
+            return v.expand(shape).cast(self.dtype)
+        except ShapeError:
+            raise shape_error("setitem", f"value of shape {value.shape} does not broadcast "
+                                         f"to the indexed shape {shape}") from None
 
     def _set_symbolic(self, items: list[Any], value: TensorBase | Scalar) -> None:
         """x[..., p, ...] = value or x[..., p:p + k, ...] = value, every other item whole
@@ -509,16 +513,7 @@ class IndexOps(ShapeOps):
         positions = self._positions("setitem", items[where[0]], self.shape[d])
         scalar = positions.ndim == 0
         shape = (*self.shape[:d], *(() if scalar else positions.shape), *self.shape[d + 1:])
-        if isinstance(value, TensorBase):
-            self._check_device("setitem", value)
-            v: Any = value
-            try:
-                v = v.expand(shape).cast(self.dtype)
-            except ShapeError:
-                raise shape_error("setitem", f"value of shape {value.shape} does not broadcast "
-                                             f"to the indexed shape {shape}") from None
-        else:
-            v = self._const(value, shape, self.dtype)
+        v = self._assigned_value(value, shape)
         if scalar:
             positions, v = positions.reshape((1,)), v.unsqueeze(d)
         if is_grad_enabled() and self.requires_grad and self._ctx is None:

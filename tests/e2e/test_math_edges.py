@@ -103,6 +103,23 @@ def _inputs(left_out: tuple[float, ...]) -> np.ndarray:
     return np.array([v for v in EDGES if not any(v == x for x in left_out)], np.float32)
 
 
+def _check_as_one_graph(ours: list[pg.Tensor], outs: list[pg.Tensor],
+                        refs: list[tuple[np.ndarray, np.ndarray]],
+                        labels: list[tuple[str, str]]) -> None:
+    """Backward through the sum of every output, realize values and gradients as one
+    graph, and compare each with torch's (value, gradient)."""
+    loss = outs[0].sum()
+    for out in outs[1:]:
+        loss = loss + out.sum()
+    loss.backward()
+    pg.realize(*outs, *(x.grad for x in ours))
+    for x, out, (value, grad), (what, what_grad) in zip(ours, outs, refs, labels,
+                                                        strict=True):
+        assert x.grad is not None
+        _assert_same(out.numpy(), value, what)
+        _assert_same(x.grad.numpy(), grad, what_grad)
+
+
 def test_tanh_of_a_large_input_has_a_zero_gradient(device: str) -> None:
     """The reported case: tanh's small-|x| polynomial overflowed at 1e6 and its
     zero-weighted gradient was NaN."""
@@ -131,15 +148,8 @@ def test_functions_at_special_values_match_torch(device: str, names: list[str]) 
         ref = tfn(tx)
         ref.sum().backward()
         refs.append((ref.detach().numpy(), tx.grad.numpy()))
-    loss = outs[0].sum()
-    for out in outs[1:]:
-        loss = loss + out.sum()
-    loss.backward()
-    pg.realize(*outs, *(x.grad for x in ours))
-    for name, x, out, (value, grad) in zip(names, ours, outs, refs, strict=True):
-        assert x.grad is not None
-        _assert_same(out.numpy(), value, f"{name} on {device}")
-        _assert_same(x.grad.numpy(), grad, f"{name}'s gradient on {device}")
+    _check_as_one_graph(ours, outs, refs, [(f"{n} on {device}", f"{n}'s gradient on "
+                                            f"{device}") for n in names])
 
 
 def test_lerp_at_special_values_matches_torch(device: str) -> None:
@@ -187,15 +197,8 @@ def test_pow_with_a_scalar_exponent_matches_torch(device: str) -> None:
         ref = tx ** e
         ref.sum().backward()
         refs.append((ref.detach().numpy(), tx.grad.numpy()))
-    loss = outs[0].sum()
-    for out in outs[1:]:
-        loss = loss + out.sum()
-    loss.backward()
-    pg.realize(*outs, *(x.grad for x in ours))
-    for e, x, out, (value, grad) in zip(EXPONENTS, ours, outs, refs, strict=True):
-        assert x.grad is not None
-        _assert_same(out.numpy(), value, f"x ** {e} on {device}")
-        _assert_same(x.grad.numpy(), grad, f"the gradient of x ** {e} on {device}")
+    _check_as_one_graph(ours, outs, refs, [(f"x ** {e} on {device}", f"the gradient of "
+                                            f"x ** {e} on {device}") for e in EXPONENTS])
 
 
 def test_pow_with_a_tensor_exponent_matches_torch(device: str) -> None:
