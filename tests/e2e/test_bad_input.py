@@ -340,7 +340,9 @@ def test_pad_matches_torch(device: str) -> None:
     ("squeeze", lambda x: x.squeeze((0, 0)), lambda x: x.squeeze((0, 0))),
     ("sum", lambda x: x.sum((0, 0)), lambda x: x.sum((0, 0))),
     ("mean", lambda x: x.mean((1, -1)), lambda x: x.mean((1, -1))),
-    ("max", lambda x: x.max((0, 0)), lambda x: x.amax((0, 0)))], ids=str)
+    ("max", lambda x: x.max((0, 0)), lambda x: x.amax((0, 0)))],
+    ids=["flip-0-0", "flip-1-minus-1", "permute-0-0", "permute-1-minus-1", "squeeze-0-0",
+         "sum-0-0", "mean-1-minus-1", "max-0-0"])
 def test_a_dim_named_twice_is_a_shape_error(device: str, op: str, call: Callable[[Any], Any],
                                             torch_call: Callable[[Any], Any]) -> None:
     with pytest.raises(RuntimeError, match=r"multiple times|duplicate"):
