@@ -187,12 +187,13 @@ class ElementwiseOps(MovementOps):
         return self._unary(UnaryKind.SIN)
 
     def relu(self) -> Self:
-        """x where x < 0 does not hold, else 0, in the tensor's dtype: -0.0 and NaN pass
-        as they are (torch's clamp_min). Its gradient is torch's (threshold_backward): the
+        """max(0, x), in the tensor's dtype: -0.0 and NaN pass as they are (torch's
+        clamp_min; `maximum` keeps the second of two equal zeros, and NaN wins), and the
+        kernels keep their vector max. Its gradient is torch's (threshold_backward): the
         output gradient where x > 0 or x is NaN, 0 where x <= 0 — not `maximum`'s rule,
         which gives a tie at x == 0 half the gradient."""
         with no_grad():
-            y = (self < 0).where(self._const(0, self.shape, self.dtype), self)
+            y = self._const(0, self.shape, self.dtype).maximum(self)
         return y._with_gradient((self,), lambda g: ((self <= 0).where(0, g),))
 
     def logical_not(self) -> Self:

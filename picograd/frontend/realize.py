@@ -34,7 +34,7 @@ import math
 import sys
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from xdsl.dialects import func
@@ -52,11 +52,15 @@ from picograd.frontend.dtype import cast_scalar
 from picograd.frontend.lazy import LazyOp, user_location
 from picograd.runtimes import Program
 
-if TYPE_CHECKING:
-    from picograd.frontend.base import TensorBase
-
 __all__ = ["CompileStats", "build_module", "clear_cache", "compile_stats", "compiled",
            "linearize", "realize", "realize_later"]
+
+
+class HasNode(Protocol):
+    """What a realize needs of a tensor: its node (as `picograd.frontend.base.TensorBase`
+    has; base.py imports this module, so this one does not import it back)."""
+
+    _node: LazyOp
 
 
 # ── the key ──────────────────────────────────────────────────────────────────
@@ -249,7 +253,7 @@ _initial: weakref.WeakValueDictionary[int, LazyOp] = weakref.WeakValueDictionary
 _numbers = itertools.count()
 
 
-def realize_later(*tensors: TensorBase) -> None:
+def realize_later(*tensors: HasNode) -> None:
     """Compute `tensors` (pending) at the next realize or compile of anything, in one graph
     with every other tensor given here since, unless a tensor's node is replaced before
     (as `load_state_dict` does): a module's initial parameters cost nothing when a
@@ -286,7 +290,7 @@ def _realize_all(nodes: Sequence[LazyOp], pipeline: str | None) -> None:
         _realize_nodes(outputs, device, pipeline)
 
 
-def compiled(*tensors: TensorBase, pipeline: str | None = None
+def compiled(*tensors: HasNode, pipeline: str | None = None
              ) -> tuple[Program, list[np.ndarray]]:
     """The compiled `Program` that realizing `tensors` (pending, all on one device) runs, and
     the input arrays it runs on; nothing is executed and the tensors stay pending."""
@@ -299,7 +303,7 @@ def compiled(*tensors: TensorBase, pipeline: str | None = None
     return _program(nodes, devices.pop(), pipeline)[:2]
 
 
-def realize(*tensors: TensorBase, pipeline: str | None = None) -> None:
+def realize(*tensors: HasNode, pipeline: str | None = None) -> None:
     """Compute every pending tensor of `tensors`, together (one graph per device), through
     `pipeline` (a pass pipeline string; default: `$PG_PIPELINE`, else the device's default
     pipeline). The pipeline is part of the compile cache key."""
