@@ -70,9 +70,11 @@ def _warn_once(message: str) -> None:
 
 
 def _private_dir(path: str) -> bool:
-    """Make `path` (mode 0700) or check that an existing one is ours and private."""
+    """Make `path` (mode 0700) or check that an existing one is ours and private. A
+    symbolic link the user named is followed: the directory it leads to is checked."""
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
+        path = os.path.realpath(path)
         info = os.lstat(path)
     except OSError as e:
         _warn_once(f"picograd: disk cache off, cannot create {path}: {e}")

@@ -190,3 +190,21 @@ def _is_whole(path: str) -> bool:
     payload = entry[disk_store.HEADER.size:]
     return magic == disk_store.MAGIC and len(payload) == size and (
         hashlib.sha256(payload).digest() == digest)
+
+
+def test_a_cache_dir_that_is_a_symbolic_link_is_used(tmp_path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """PG_CACHE_DIR naming a link to a private directory: the cache lives there (it used to
+    be "not a directory" and off)."""
+    target = tmp_path / "real"
+    target.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    monkeypatch.setenv("PG_CACHE_DIR", str(link))
+    monkeypatch.delenv("PG_CACHE", raising=False)
+    monkeypatch.delenv("PG_DUMP", raising=False)
+    realize_mod.clear_cache()
+    a = rng.standard_normal((3, 5)).astype(np.float32)
+    assert_matches(_graph(a, "CPU"), _expected(a), rtol=1e-4, atol=1e-5)
+    assert _entries(str(target), "graphs")
+    realize_mod.clear_cache()
