@@ -53,13 +53,15 @@ Non-tensor arguments (hashable) are part of the capture key: a call with new val
 new warm-up / capture for them (so a value that changes on every call never replays — pass
 it as a tensor instead). Tensor arguments must keep the capture's shape, dtype and device, and
 no two may share a node or buffer; otherwise `JitError` names the argument. A jit called while
-another jit runs, and a function that realized nothing during the capture, are JitErrors.
+another jit runs (in the same thread), and a function that realized nothing during the
+capture, are JitErrors; calls of one jit from several threads take turns.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -78,7 +80,14 @@ from picograd.frontend.variable import SymbolicInt, Variable
 from picograd.runtimes import Program
 
 _TENSOR = object()  # stands for a tensor argument in a capture key
-_active: list[str] = []  # the name of the jitted function being run (nesting is refused)
+class _Running(threading.local):
+    """Per thread, the names of the jitted functions running (nesting is refused)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+
+_running = _Running()
 
 
 # ── replay steps ─────────────────────────────────────────────────────────────
@@ -258,6 +267,7 @@ class Jit:
                              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._warm: set[tuple] = set()  # keys whose warm-up call ran
         self._plans: dict[tuple, _Plan] = {}
+        self._lock = threading.Lock()
 
     # ── naming arguments in errors ──────────────────────────────────────────
 
@@ -274,9 +284,14 @@ class Jit:
     # ── calling ─────────────────────────────────────────────────────────────
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _active:
-            raise self._error(f"called while jit {_active[0]} runs; nested jit is not "
+        active = _running.names
+        if active:
+            raise self._error(f"called while jit {active[0]} runs; nested jit is not "
                               "supported (call the inner function undecorated)")
+        with self._lock:  # calls from several threads take turns
+            return self._call(active, args, kwargs)
+
+    def _call(self, active: list[str], args: tuple, kwargs: dict) -> Any:
         flat = (*args, *kwargs.values()) if kwargs else args
         tensors: list[Tensor] = []
         positions: list[int] = []
@@ -315,7 +330,7 @@ class Jit:
             return self._replay(plan, tensors, positions, key[0], len(args),
                                 list(bound.values()))
         self._check_aliasing(tensors, positions, key[0], len(args))
-        _active.append(self._name)
+        active.append(self._name)
         try:
             if key not in self._warm:
                 out = self.fn(*args, **kwargs)
@@ -323,7 +338,7 @@ class Jit:
                 return out
             return self._capture(key, args, kwargs, tensors, list(bound))
         finally:
-            _active.pop()
+            active.pop()
 
     def _check_aliasing(self, tensors: list[Tensor], positions: list[int],
                         keys: tuple[str, ...], num_positional: int) -> None:
@@ -367,14 +382,15 @@ class Jit:
             slots[i] = node.buffer
         if len({id(b) for b in slots[:len(tensors)]}) != len(tensors):
             self._check_aliasing(tensors, positions, keys, num_positional)
-        _active.append(self._name)
+        active = _running.names
+        active.append(self._name)
         try:
             for step, drop in zip(plan.steps, plan.drops, strict=True):
                 step.replay(slots, tensors)
                 for slot in drop:
                     slots[slot] = None
         finally:
-            _active.pop()
+            active.pop()
         return plan.rebuild(slots)
 
     def _mismatch(self, label: str, node: LazyOp, spec: tuple) -> JitError:

@@ -32,6 +32,7 @@ What a finished capture cannot see, the frontend notes here for it to check at r
 from __future__ import annotations
 
 import contextlib
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
@@ -53,42 +54,54 @@ class Recorder(Protocol):
     def on_host_state(self, refresh: Callable[[], None]) -> None: ...
 
 
-_active: list[Recorder] = []  # the recorder of the capture in progress, if any
+class _Recording(threading.local):
+    """Per thread, the recorder of the capture in progress, if any (a capture records the
+    realizes of its own thread only)."""
+
+    def __init__(self) -> None:
+        self.recorders: list[Recorder] = []
+
+
+_recording = _Recording()
 
 
 @contextlib.contextmanager
 def capturing(recorder: Recorder) -> Iterator[Recorder]:
     """Report every realize, assign and random draw inside the block to `recorder`."""
-    assert not _active, "captures do not nest"
-    _active.append(recorder)
+    active = _recording.recorders
+    assert not active, "captures do not nest"
+    active.append(recorder)
     try:
         yield recorder
     finally:
-        _active.pop()
+        active.pop()
 
 
 @contextlib.contextmanager
 def paused() -> Iterator[None]:
     """Report nothing inside the block: work that a replay must not repeat (the initial
     values `picograd.frontend.realize` computes on the first realize)."""
-    saved = _active[:]
-    _active.clear()
+    active = _recording.recorders
+    saved = active[:]
+    active.clear()
     try:
         yield
     finally:
-        _active[:] = saved
+        active[:] = saved
 
 
 def recorder() -> Recorder | None:
     """The recorder of the capture in progress, or None."""
-    return _active[0] if _active else None
+    active = _recording.recorders
+    return active[0] if active else None
 
 
 def on_host_state(refresh: Callable[[], None]) -> None:
     """During a capture, run `refresh` at this point of every later replay (before the
     programs realized after it); outside a capture, do nothing."""
-    if _active:
-        _active[0].on_host_state(refresh)
+    active = _recording.recorders
+    if active:
+        active[0].on_host_state(refresh)
 
 
 _replaced: weakref.WeakSet[LazyOp] = weakref.WeakSet()

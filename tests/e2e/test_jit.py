@@ -6,6 +6,7 @@ name the argument."""
 
 from __future__ import annotations
 
+import threading
 import tracemalloc
 
 import numpy as np
@@ -347,3 +348,28 @@ def test_an_assignment_inside_a_jitted_step_is_replayed() -> None:
         total = jitted(pg.Tensor([float(t + 1)]), pos.bind(t))
         assert total.item() == sum(range(1, t + 2)), t
     np.testing.assert_array_equal(cache.numpy(), [[1, 2, 3, 4, 5, 6]])
+
+
+def test_one_jit_called_from_two_threads_takes_turns() -> None:
+    """Two threads replaying one jit: no 'nested jit' error (the running jit is per
+    thread), each gets its own result."""
+    step = pg.jit(lambda t: (t * 2 + 1).sum())
+    for _ in range(3):
+        step(pg.Tensor(np.ones(8, np.float32)))
+    results: dict[int, float] = {}
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        try:
+            for _ in range(20):
+                results[k] = step(pg.Tensor(np.full(8, k, np.float32))).item()
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert results == {1: 24.0, 2: 40.0}
