@@ -46,6 +46,12 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        old = self.__dict__.get(name)
+        if isinstance(old, Tensor) and old is not value:
+            capture.note_replaced(old._node)  # a jit that read the old tensor captures again
+        object.__setattr__(self, name, value)
+
     def register_buffer(self, name: str, tensor: Tensor) -> None:
         """A tensor saved in the state dict that is not trained (e.g. running mean)."""
         self.__dict__.setdefault("_buffers", {})[name] = True

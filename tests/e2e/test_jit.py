@@ -286,11 +286,22 @@ def _replaced_by_setitem(model: nn.Linear) -> None:
         model.weight[0] = 5.0
 
 
+def _replaced_by_another_tensor(model: nn.Linear) -> None:
+    model.weight = pg.Tensor(np.full((2, 3), -1.0, np.float32))
+
+
+def _replaced_by_another_shape(model: nn.Linear) -> None:
+    model.weight = pg.Tensor(np.full((4, 3), 0.25, np.float32))
+    model.bias = pg.Tensor(np.zeros(4, np.float32))
+
+
 @pytest.mark.parametrize("replace", [_replaced_by_load, _replaced_by_fill,
-                                     _replaced_by_setitem])
+                                     _replaced_by_setitem, _replaced_by_another_tensor,
+                                     _replaced_by_another_shape])
 def test_a_replay_after_a_tensor_was_replaced_captures_again(replace) -> None:
-    """A replay reads the nodes it captured; `load_state_dict`, `fill_` and `x[i] = v` point
-    the tensor at a new one, so the jit captures again instead of using the old values."""
+    """A replay reads the nodes it captured; `load_state_dict`, `fill_`, `x[i] = v` and a new
+    tensor in the module's attribute replace them, so the jit captures again instead of
+    using the old values (or shapes)."""
     model, x, step = _linear_jit()
     replace(model)
     with pg.no_grad():
