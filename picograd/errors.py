@@ -36,6 +36,11 @@ class DeviceError(PicogradError):
     """A device cannot be found, or cannot do what was asked of it."""
 
 
+class OutOfMemoryError(DeviceError, MemoryError):
+    """A device could not allocate the buffers a realize needs (also a MemoryError, as
+    numpy's and torch's are)."""
+
+
 class CompileError(DeviceError):
     """A device compiler failed; carries its message and where the source was written."""
 

@@ -47,6 +47,7 @@ from picograd.debug.settings import SETTINGS
 from picograd.debug.trace import report_variables
 from picograd.dialects import pg_tensor as pt
 from picograd.dialects.pg_sched import node_hint
+from picograd.errors import OutOfMemoryError
 from picograd.frontend import capture
 from picograd.frontend.dtype import cast_scalar
 from picograd.frontend.lazy import LazyOp, user_location
@@ -239,7 +240,10 @@ def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> 
                                    for n in nodes if n.op == "var"])
     shared, export = _referenced_elsewhere(program, nodes, outputs)
     del nodes
-    results = program.run(buffers, export)
+    try:
+        results = program.run(buffers, export)
+    except OutOfMemoryError as e:  # the runtime cannot know the user's line
+        raise OutOfMemoryError(f"{e}\n  at {user_location()}") from None
     recorder = capture.recorder()
     if recorder is not None:  # before the outputs become leaves: it reads their graph
         recorder.on_realize(program, outputs, shared, export)

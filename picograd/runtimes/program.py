@@ -45,7 +45,7 @@ from xdsl.ir import Attribute, SSAValue
 from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.dialects.pg_sched import AllocOp, LaunchOp, hinted_node
-from picograd.errors import DeviceError
+from picograd.errors import DeviceError, OutOfMemoryError
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, Runtime
 from picograd.runtimes.memory_plan import MemoryPlan, distinct
 from picograd.runtimes.pool import pool_of
@@ -259,9 +259,15 @@ class Program:
         if not isinstance(self.runtime, HostRuntime):
             return self._run_on_device(buffers, memory, wanted)
         pool = pool_of(self.runtime)
-        arena = pool.take(memory.arena_request, _BYTES) if memory.arena_request else None
         try:
-            buffers.extend(memory.host_buffers(arena))
+            arena = pool.take(memory.arena_request, _BYTES) if memory.arena_request else None
+        except MemoryError:
+            raise _out_of_memory(self.runtime, memory) from None
+        try:
+            try:
+                buffers.extend(memory.host_buffers(arena))
+            except MemoryError:
+                raise _out_of_memory(self.runtime, memory) from None
             skip, made = self._reuse_kept(inputs, buffers) if self._keep else ((), {})
             addresses = [_address(b) for b in buffers]
             for i, (kernel, slots) in enumerate(self._launches):
@@ -334,6 +340,16 @@ class Program:
         finally:
             for buffer in distinct(buffers):
                 pool.give(buffer)
+
+
+def _out_of_memory(runtime: Runtime, memory: MemoryPlan) -> OutOfMemoryError:
+    """The typed error for a host allocation numpy could not make."""
+    sizes = [size * dtype.itemsize for size, dtype in memory.allocs]
+    count = f"{len(sizes)} buffer{'s' if len(sizes) != 1 else ''}"
+    return OutOfMemoryError(
+        f"{type(runtime).__name__}: out of memory: a realize needs {count} of "
+        f"{sum(sizes):,} bytes in all (the largest {max(sizes, default=0):,} bytes; "
+        f"{memory.arena_request:,} bytes of them in one arena shared by lifetime)")
 
 
 def _as_launch(value: Any) -> Launch:

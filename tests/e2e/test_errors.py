@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import picograd as pg
+from picograd.errors import OutOfMemoryError
+from picograd.runtimes.memory_plan import MemoryPlan
 
 
 def _next_line() -> str:
@@ -124,3 +126,24 @@ def test_cpu_follows_the_renderer_variable(monkeypatch: pytest.MonkeyPatch) -> N
     assert pg.Tensor([1.0], device="cpu").device == "CPU:C"
     monkeypatch.setenv("PG_CPU_RENDERER", "llvm")
     assert pg.Tensor([1.0]).device == "CPU:LLVM"
+
+
+@pytest.mark.parametrize("device", ["CPU:LLVM", "CPU:C"])
+def test_an_allocation_that_fails_is_a_typed_out_of_memory_error(
+        device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy's MemoryError while a run allocates its buffers comes back as picograd's
+    OutOfMemoryError (still a MemoryError), naming the sizes, at the user's line. (A real
+    4 PiB tensor cannot be compiled here: the suite also takes every graph through PTX,
+    whose indices are 32-bit.)"""
+
+    def refuse(*args: object) -> None:
+        raise MemoryError("Unable to allocate")
+
+    monkeypatch.setattr(MemoryPlan, "host_buffers", refuse)
+    with pytest.raises(OutOfMemoryError, match=r"out of memory: a realize needs 1 buffer of "
+                                               r"4,000 bytes") as e:
+        line = _next_line()
+        (pg.Tensor.ones(1000, device=device) * 2).realize()
+    assert line in str(e.value)
+    assert issubclass(OutOfMemoryError, MemoryError) and issubclass(OutOfMemoryError,
+                                                                   pg.PicogradError)
