@@ -82,10 +82,7 @@ def split_reduce(kernel: L.KernelOp, n: int, factor: int) -> None:
     blocks = L.ReduceOp(kind, 0, (red.end.data - start) // factor, t)
     name = red.index.name_hint or "r"
     lanes.index.name_hint, blocks.index.name_hint = f"{name}_lane", f"{name}_o"
-    _move_body(red, blocks)
-    rebuild_index(red.index, blocks.index, lanes.index, factor, start, blocks.body.block)
-    lanes.body.block.add_ops([blocks, L.YieldOp(blocks.result)])
-    _replace(red, lanes)
+    _nest(red, lanes, blocks, blocks.index, lanes.index, factor)
 
 
 # ── chunk_reduce ───────────────────────────────────────────────────────────
@@ -116,10 +113,17 @@ def chunk_reduce(kernel: L.KernelOp, n: int, size: int) -> None:
     part = L.ReduceOp(kind, 0, size, t)
     name = red.index.name_hint or "r"
     chunks.index.name_hint, part.index.name_hint = f"{name}_c", f"{name}_in"
-    _move_body(red, part)
-    rebuild_index(red.index, chunks.index, part.index, size, start, part.body.block)
-    chunks.body.block.add_ops([part, L.YieldOp(part.result)])
-    _replace(red, chunks)
+    _nest(red, chunks, part, chunks.index, part.index, size)
+
+
+def _nest(red: L.ReduceOp, outer: L.ReduceOp, inner: L.ReduceOp, block: SSAValue,
+          lane: SSAValue, factor: int) -> None:
+    """Put `outer` in `red`'s place holding `inner`, which takes `red`'s body, its index
+    rebuilt as `start + block * factor + lane` (`block`, `lane`: the two new indices)."""
+    _move_body(red, inner)
+    rebuild_index(red.index, block, lane, factor, red.start.data, inner.body.block)
+    outer.body.block.add_ops([inner, L.YieldOp(inner.result)])
+    _replace(red, outer)
 
 
 def _move_body(red: L.ReduceOp, into: L.ReduceOp) -> None:
