@@ -73,7 +73,7 @@ from picograd.errors import JitError
 from picograd.frontend import capture
 from picograd.frontend.capture import capturing
 from picograd.frontend.grad_mode import is_grad_enabled
-from picograd.frontend.lazy import LazyOp
+from picograd.frontend.lazy import Guard, LazyOp
 from picograd.frontend.realize import linearize, realize
 from picograd.frontend.tensor import Tensor
 from picograd.frontend.variable import SymbolicInt, Variable
@@ -138,6 +138,21 @@ class _Assign:
             slots[self.slot] = array
 
 
+class _Check:
+    """A computed index's range check (`lazy.Guard`) whose (min, max) a recorded run wrote
+    into `slot`: a replay raises IndexRangeError where the eager call would."""
+
+    __slots__ = ("guard", "slot")
+
+    def __init__(self, guard: Guard, slot: int):
+        self.guard, self.slot = guard, slot
+
+    def replay(self, slots: list[Any], args: list[Tensor]) -> None:
+        error = self.guard.failure(slots[self.slot])
+        if error is not None:
+            raise error
+
+
 class _Hook:
     __slots__ = ("callback",)
 
@@ -163,7 +178,8 @@ class _Capture:
         # a bound variable argument's value: a slot after the tensors', filled per replay
         self.var_slot = {v: len(args) + j for j, v in enumerate(variables)}
         self.num_slots = len(args) + len(variables)
-        self.steps: list[_Run | _Assign | _Hook] = []
+        self.steps: list[_Run | _Assign | _Hook | _Check] = []
+        self.checked: set[int] = set()  # the slots of the range checks recorded
         self.launched = False
 
     def _ref(self, node: LazyOp) -> int | LazyOp:
@@ -196,6 +212,12 @@ class _Capture:
 
     def on_host_state(self, refresh: Callable[[], None]) -> None:
         self.steps.append(_Hook(refresh))
+
+    def on_guard(self, guard: Guard) -> None:
+        slot = self.slot_of.get(guard.node)
+        if slot is not None and slot not in self.checked:  # else computed before the capture
+            self.checked.add(slot)
+            self.steps.append(_Check(guard, slot))
 
 
 # ── the decorator ────────────────────────────────────────────────────────────
@@ -241,6 +263,8 @@ def _last_uses(steps: list, keep: set[int]) -> list[tuple[int, ...]]:
         elif isinstance(step, _Assign):
             used = [step.source] if step.source.__class__ is int else []
             used += [step.slot] if step.slot >= 0 else []
+        elif isinstance(step, _Check):
+            used = [step.slot]
         else:
             used = []
         for slot in used:

@@ -3,7 +3,7 @@
     with capturing(recorder):          # recorder: a `Recorder`
         ...                            # realizes, assigns and random draws are reported
 
-The frontend calls the active recorder at four points and knows nothing else about it:
+The frontend calls the active recorder at five points and knows nothing else about it:
 
     on_realize(program, outputs, shared, export)
                                    `realize()` ran `program`; `outputs` are the nodes it
@@ -15,6 +15,9 @@ The frontend calls the active recorder at four points and knows nothing else abo
                                    next keys into their buffers (a replay must draw anew)
     on_host_state(refresh)         host state a replay must refresh before the programs after
                                    this point run (an optimiser's step count, learning rate)
+    on_guard(guard)                a realize checked `guard` (`lazy.Guard`: a computed index's
+                                   range), whose node an earlier report computed: a replay
+                                   must check it again
 
 Outside `capturing`, every report is dropped: `on_host_state(fn)` and friends cost one check.
 Captures do not nest (`picograd.jit` refuses a jit inside a jit before it gets here).
@@ -37,7 +40,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
-from picograd.frontend.lazy import LazyOp
+from picograd.frontend.lazy import Guard, LazyOp
 
 if TYPE_CHECKING:
     from picograd.runtimes import Program
@@ -52,6 +55,8 @@ class Recorder(Protocol):
     def on_random_key(self, refresh: Callable[[], None]) -> None: ...
 
     def on_host_state(self, refresh: Callable[[], None]) -> None: ...
+
+    def on_guard(self, guard: Guard) -> None: ...
 
 
 class _Recording(threading.local):

@@ -22,6 +22,11 @@ whose `arg` (the Variable, not the value) is what the cache key sees.
 `sig` is the node's part of the realize cache key, computed once at construction: the op,
 `arg` made exact (floats by their hex form, so -0.0 and NaN key correctly), shape, dtype.
 
+`guards` are the range checks of computed indices the node's value depends on (`Guard`):
+a node inherits its sources' guards, and realizing it computes them too and raises
+`IndexRangeError` if one fails (`picograd.frontend.realize`). A node whose guard failed
+keeps it, so reading it again raises again; a node whose guards passed drops them.
+
 Every node checks, at construction, that its device can hold its dtype (the device's
 capability table, looked up once per (device, dtype)): a tensor of a dtype the device lacks
 (int64 on WEBGPU) is a DTypeError at the line that creates, moves or computes it.
@@ -60,8 +65,8 @@ def _exact(value: Any) -> Any:
 class LazyOp:
     """A node of the lazy graph (see the module docstring)."""
 
-    __slots__ = ("__weakref__", "arg", "buffer", "device", "dtype", "op", "shape", "sig", "src",
-                 "traced")
+    __slots__ = ("__weakref__", "arg", "buffer", "device", "dtype", "guards", "op", "shape",
+                 "sig", "src", "traced")
 
     def __init__(self, op: str, src: tuple[LazyOp, ...], arg: Any, shape: tuple[int, ...],
                  dtype: DType, device: str, buffer: np.ndarray | None = None):
@@ -76,6 +81,11 @@ class LazyOp:
         # realize tells references from that graph apart from a user's (realize.py)
         self.traced: Any = None
         self.sig: tuple = (op, _exact(self.arg), shape, dtype.name)
+        guards: tuple[Guard, ...] = ()
+        for s in src:
+            if s.guards:
+                guards = s.guards if not guards else tuple(dict.fromkeys(guards + s.guards))
+        self.guards = guards
         if not _holds(device, dtype):
             raise _unsupported(op, device, dtype)
 
@@ -102,6 +112,35 @@ class LazyOp:
 
     def __repr__(self) -> str:
         return f"LazyOp({self.op}, {self.arg!r}, shape={self.shape}, {self.dtype.name})"
+
+
+class Guard:
+    """The range check of an index computed on the device: `node` (pending until realized)
+    holds the index's (min, max); a value outside `[low, size)` is an error of `op` at
+    `where`, the user's line that indexed. It is checked when a value that depends on the
+    indexing is realized, since a lazy index cannot be read before it is computed."""
+
+    __slots__ = ("low", "node", "noun", "op", "size", "where")
+
+    def __init__(self, node: LazyOp, op: str, noun: str, low: int, size: int):
+        self.node, self.op, self.noun, self.low, self.size = node, op, noun, low, size
+        self.where = user_location()
+
+    def failure(self, bounds: np.ndarray | None = None) -> IndexRangeError | None:
+        """The error when the index's realized (min, max) (`bounds`, by default the node's
+        buffer) lie outside the range, else None."""
+        if bounds is None:
+            bounds = self.node.buffer
+        assert bounds is not None
+        low, high = (int(v) for v in bounds)
+        if self.low <= low and high < self.size:
+            return None
+        bad = high if high >= self.size else low
+        return IndexRangeError(
+            f"{self.op}: {self.noun} {bad} is out of bounds for a dim of size {self.size} "
+            f"({self.noun} values lie in [{low}, {high}]; the {self.noun} was computed on the "
+            f"device, so it was checked when a result that depends on it was read)\n"
+            f"  at {self.where}")
 
 
 @functools.cache

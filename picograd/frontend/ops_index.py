@@ -7,25 +7,28 @@
     scatter_add(dim, index, src), scatter(dim, index, src), index_copy(dim, index, source)
     masked_fill(mask, value), one_hot(num_classes)
 
-Selecting by index tensor (`gather`, `index_select`, `take_along_dim`, `x[int_tensor]`,
-and `nn.functional.embedding` built on them) is one primitive, the lazy op "gather"
+Selecting by index tensor (`gather`, `index_select`, `take_along_dim`, `x[int_tensor]`, and
+`nn.functional.embedding` built on them) is one primitive, the lazy op "gather"
 (`pg_tensor.gather`): every output element loads the one table element its index names, so
 the work is O(output) whatever the table's size; several tensor indices index the indexed
 dims flattened. Negative indices count from the end where torch allows them
 (`x[int_tensor]`, `take_along_dim`) and raise where it does not (`gather`, `index_select`,
 `embedding`, `scatter_add`, `scatter`, `index_copy`, `one_hot`). An index tensor that is
-already realized is checked on the host and a value outside the dim raises
-`IndexRangeError` at the op, as torch does; one that is still lazy cannot be read without
-running it, so an out-of-range value there selects 0 and writes nowhere (the kernel's loads
-are masked, never out of bounds). The class-index losses of picograd.nn (`cross_entropy`,
-`nll_loss`) check a realized target through the same host check, their `ignore_index`
-exempt. The gradient of a selection is the lazy op "scatter_add" (`pg_tensor.scatter_add`),
-which adds the output gradient back at the indexed positions in one pass over the index;
-`scatter_add` is also public. `scatter`, `index_copy` and `one_hot` compare an index with an
-arange (a one-hot mask): (index size) x (dim size) work, fine for the small sizes they are
-meant for. `scatter` and `index_copy` write, never add: where an index repeats, the value
-last in the index's order wins (torch's CPU outcome). Basic indexing (ints, slices, None,
-'...') is `MovementOps.__getitem__` (ops_movement.py); the shape ops this builds on are in
+already realized is checked on the host and a value outside the dim raises `IndexRangeError`
+at the op, as torch does; one that is still lazy cannot be read without running it, so the
+op's result carries a range check (`lazy.Guard`: the index's min and max, computed with the
+result) and reading anything that depends on it raises `IndexRangeError` naming the op, the
+value and the line that indexed (inside a jit capture every index gets one, since a replay's
+arguments are not seen on the host). The kernels' loads are masked, so a bad index never
+reads or writes outside a buffer. The class-index losses of picograd.nn (`cross_entropy`,
+`nll_loss`) check their targets the same way, their `ignore_index` exempt. The gradient of a
+selection is the lazy op "scatter_add" (`pg_tensor.scatter_add`), which adds the output
+gradient back at the indexed positions in one pass over the index; `scatter_add` is also
+public. `scatter`, `index_copy` and `one_hot` compare an index with an arange (a one-hot
+mask): (index size) x (dim size) work, fine for the small sizes they are meant for.
+`scatter` and `index_copy` write, never add: where an index repeats, the value last in the
+index's order wins (torch's CPU outcome). Basic indexing (ints, slices, None, '...') is
+`MovementOps.__getitem__` (ops_movement.py); the shape ops this builds on are in
 ops_shape.py.
 """
 
@@ -36,17 +39,19 @@ from typing import Any, Self
 import numpy as np
 
 from picograd.errors import ShapeError
+from picograd.frontend import capture
 from picograd.frontend.base import Scalar, TensorBase, broadcast_shape, normalize_axis
 from picograd.frontend.dtype import bool_, int32
 from picograd.frontend.grad_mode import AutogradError, is_grad_enabled, no_grad
 from picograd.frontend.lazy import (
+    Guard,
     LazyOp,
     dtype_error,
     index_error,
     shape_error,
     user_location,
 )
-from picograd.frontend.ops_shape import ShapeOps
+from picograd.frontend.ops_shape import ShapeOps, cat
 from picograd.frontend.variable import SymbolicInt
 
 
@@ -56,6 +61,20 @@ def _held_values(node: LazyOp) -> np.ndarray | None:
     while node.op in ("reshape", "expand", "permute", "flip"):
         node = node.src[0]
     return node.buffer
+
+
+def _guarded(op: str, index: Any, idx: Any, low: int, n: int, ignore: int | None,
+             noun: str) -> Any:
+    """`idx` (the index as the op uses it) as a new node that carries the range check of
+    `index`'s values (a `Guard` whose node is their min and max; `ignore` values count as
+    `low`), so that results computed from it check it when realized."""
+    with no_grad():
+        values = index if ignore is None else (index == ignore).where(low, index)
+        bounds = cat([values.min().reshape((1,)), values.max().reshape((1,))])
+        checked = idx._make("reshape", (idx,), None, idx.shape)
+    node = checked._node
+    node.guards = (*node.guards, Guard(bounds._node, op, noun, low, n))
+    return checked
 
 
 class IndexOps(ShapeOps):
@@ -85,9 +104,9 @@ class IndexOps(ShapeOps):
 
     def one_hot(self, num_classes: int = -1) -> Self:
         """int32 one-hot of an int tensor: shape + (num_classes,), as torch's F.one_hot.
-        num_classes=-1 takes max + 1, which realizes this tensor to read it. A realized
-        tensor holding a class outside [0, num_classes) raises IndexRangeError (torch raises
-        too); a lazy one's stray classes get a row of zeros."""
+        num_classes=-1 takes max + 1, which realizes this tensor to read it. A class outside
+        [0, num_classes) raises IndexRangeError (torch raises too): at the call for a
+        realized tensor, when the result is read for a computed one."""
         if self.dtype.is_float or self.dtype.is_bool:
             raise dtype_error("one_hot", f"class indices must be an int tensor, got "
                                          f"{self.dtype.name}")
@@ -124,7 +143,8 @@ class IndexOps(ShapeOps):
         `negative` (as torch's op does). A realized index holding a value outside the dim
         raises IndexRangeError here, naming the value as `noun` ("target" for a loss's
         classes); values equal to `ignore` (a loss's ignore_index) are exempt. A lazy
-        index's out-of-range values select 0."""
+        index's (or, inside a jit capture, any index's) range is checked on the device: the
+        returned index carries a `Guard`, which every result computed from it inherits."""
         if index.dtype.is_float or index.dtype.is_bool:
             raise dtype_error(op, f"indices must be an int tensor, got {index.dtype.name}")
         self._check_device(op, index)
@@ -136,9 +156,11 @@ class IndexOps(ShapeOps):
             raise index_error(op, f"{noun} {bad} is out of bounds for a dim of size {n} "
                                   f"({noun} values lie in [{checked.min()}, {checked.max()}])")
         idx: Any = index
-        if not negative or (held is not None and (not held.size or held.min() >= 0)):
-            return idx  # nothing to count from the end
-        return (idx < 0).where(idx + n, idx)
+        if negative and (held is None or (held.size and held.min() < 0)):
+            idx = (idx < 0).where(idx + n, idx)  # count from the end
+        if index.numel() and (held is None or capture.recorder() is not None):
+            idx = _guarded(op, index, idx, low, n, ignore, noun)
+        return idx
 
     def gather(self, dim: int, index: TensorBase) -> Self:
         """out[..., i, ...] = self[..., index[..., i, ...], ...] along `dim`; out has the

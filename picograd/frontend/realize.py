@@ -279,10 +279,12 @@ def _compute_initial_values() -> None:
 
 
 def _realize_all(nodes: Sequence[LazyOp], pipeline: str | None) -> None:
-    """Realize the pending `nodes`: one graph per device, no kernel for an empty one."""
+    """Realize the pending `nodes`: one graph per device, no kernel for an empty one. The
+    pending range checks they depend on (`LazyOp.guards`) are computed in the same graphs."""
     by_device: dict[str, list[LazyOp]] = {}
     seen: set[LazyOp] = set()
-    for node in nodes:
+    checks = [g.node for n in nodes for g in n.guards if g.node.buffer is None]
+    for node in [*nodes, *checks]:
         if node.buffer is not None or node in seen:
             continue
         seen.add(node)
@@ -313,4 +315,29 @@ def realize(*tensors: HasNode, pipeline: str | None = None) -> None:
     pipeline). The pipeline is part of the compile cache key."""
     if _initial:
         _compute_initial_values()
-    _realize_all([t._node for t in tensors], pipeline)
+    nodes = [t._node for t in tensors]
+    _realize_all(nodes, pipeline)
+    _check_guards(nodes)
+
+
+def _check_guards(nodes: Sequence[LazyOp]) -> None:
+    """Raise the first failed range check that realized `nodes` depend on (a computed
+    index out of range); nodes whose checks all passed forget them, nodes with a failed
+    one keep it, so that a later read raises too. A capture in progress is told of every
+    check, for its replays to repeat."""
+    recorder = capture.recorder()
+    failure = None
+    for node in nodes:
+        if not node.guards:
+            continue
+        failed = []
+        for guard in node.guards:
+            if recorder is not None:
+                recorder.on_guard(guard)
+            error = guard.failure()
+            if error is not None:
+                failed.append(guard)
+                failure = failure or error
+        node.guards = tuple(failed)
+    if failure is not None:
+        raise failure

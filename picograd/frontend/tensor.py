@@ -197,13 +197,13 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
     def realize(self, pipeline: str | None = None) -> Self:
         """Compute this tensor now (compiling its graph unless a cached one fits), through
         `pipeline` when given (a pass pipeline string, as `picograd.realize` takes)."""
-        if self._node.buffer is None:
+        if self._node.buffer is None or self._node.guards:
             realize(self, pipeline=pipeline)
         return self
 
     def _data(self) -> np.ndarray:
         node = self._node
-        if node.buffer is None:
+        if node.buffer is None or node.guards:  # (a failed range check raises again)
             realize(self)
         assert node.buffer is not None
         return node.buffer

@@ -90,12 +90,13 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
 
 def one_hot(target: Tensor, num_classes: int) -> Tensor:
     """Bool tensor of shape target.shape + (num_classes,): True at each target class. A
-    realized target holding a class outside [0, num_classes) raises IndexRangeError (torch
-    raises too); a lazy one's stray classes get a row of False."""
+    target holding a class outside [0, num_classes) raises IndexRangeError (torch raises
+    too): a realized one here, a lazy one when the result is read."""
     if target.dtype.is_float:
         raise dtype_error("one_hot", f"class indices must be integers, got {target.dtype.name}")
-    target._checked_index("one_hot", target, num_classes, negative=False, noun="class")
-    return _class_mask(target, num_classes)
+    checked = target._checked_index("one_hot", target, num_classes, negative=False,
+                                    noun="class")
+    return _class_mask(checked, num_classes)
 
 
 def _class_mask(target: Tensor, num_classes: int) -> Tensor:
@@ -121,22 +122,23 @@ def _reduce_loss(op: str, losses: Tensor, weight: Tensor | None, reduction: str)
     return losses.sum() / weight.sum() if weight is not None else losses.mean()
 
 
-def _check_classes(op: str, scores: Tensor, target: Tensor, ignore_index: int) -> None:
-    """Scores (N, C) and int targets (N,); a realized target holding a class outside
-    [0, C) other than `ignore_index` raises IndexRangeError (torch's "Target 7 is out of
-    bounds"). A lazy target cannot be read: its stray classes pick no log-probability."""
+def _check_classes(op: str, scores: Tensor, target: Tensor, ignore_index: int) -> Tensor:
+    """Scores (N, C) and int targets (N,): the targets as the loss uses them. A target
+    holding a class outside [0, C) other than `ignore_index` raises IndexRangeError
+    (torch's "Target 7 is out of bounds"): a realized one here, a lazy one when the loss
+    is read (the returned targets carry the check)."""
     if scores.ndim != 2 or target.shape != scores.shape[:1]:
         raise shape_error(op, f"needs scores (N, C) and class targets (N,), got {scores.shape} "
                               f"and {target.shape}")
-    scores._checked_index(op, target, scores.shape[1], negative=False, ignore=ignore_index,
-                          noun="target")
+    return scores._checked_index(op, target, scores.shape[1], negative=False,
+                                 ignore=ignore_index, noun="target")
 
 
 def nll_loss(log_probs: Tensor, target: Tensor, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-log_probs[i, target[i]], reduced over the samples whose target is not
     `ignore_index` (torch's `nll_loss` without class weights)."""
-    _check_classes("nll_loss", log_probs, target, ignore_index)
+    target = _check_classes("nll_loss", log_probs, target, ignore_index)
     picked = _class_mask(target, log_probs.shape[1]).where(log_probs, 0.0).sum(1)
     return _reduce_loss("nll_loss", -picked, (target != ignore_index).float(), reduction)
 
@@ -146,7 +148,7 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
     """torch's `cross_entropy` for class indices: the target distribution puts
     1 - label_smoothing on the class and spreads label_smoothing evenly over all classes;
     samples whose target is `ignore_index` count for nothing."""
-    _check_classes("cross_entropy", logits, target, ignore_index)
+    target = _check_classes("cross_entropy", logits, target, ignore_index)
     if not 0.0 <= label_smoothing <= 1.0:
         raise shape_error("cross_entropy", f"label_smoothing must be in [0, 1], got "
                                            f"{label_smoothing}")

@@ -21,7 +21,7 @@ torch; loading torch's converts it).
 
 `Embedding` loads the rows its indices name (a gather: O(indices x dim) work, whatever the
 vocabulary); its gradient adds each row's gradient back at its index. Realized indices out of
-range raise IndexRangeError, as torch's IndexError; lazy ones give zero rows.
+range raise IndexRangeError, as torch's IndexError (computed ones when the result is read).
 """
 
 from __future__ import annotations

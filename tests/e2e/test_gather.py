@@ -130,11 +130,12 @@ def test_negative_indices_follow_torch(device: str) -> None:
             op(minus_one)
 
 
-def test_a_lazy_index_out_of_range_selects_zero(device: str) -> None:
-    x = _randn(4, 3)
+def test_a_lazy_index_out_of_range_raises_when_read(device: str) -> None:
+    # the full set of lazy-index checks is in test_lazy_index_checks.py
     lazy = pg.Tensor(np.array([1, 5, 2], np.int32), device=device) * 1  # not realized
-    got = pg.Tensor(x, device=device).index_select(0, lazy).numpy()
-    np.testing.assert_array_equal(got, np.stack([x[1], np.zeros(3, np.float32), x[2]]))
+    out = pg.Tensor(_randn(4, 3), device=device).index_select(0, lazy)
+    with pytest.raises(IndexRangeError, match="index 5 is out of bounds for a dim of size 4"):
+        out.numpy()
 
 
 def test_empty_index(device: str) -> None:
@@ -221,13 +222,14 @@ def test_advanced_indexing_with_several_tensors(device: str, where: Any) -> None
     np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
 
 
-def test_a_lazy_index_out_of_range_in_one_dim_selects_zero(device: str) -> None:
-    # the flattened position of (1, 7) in a 4 x 5 tensor would be a valid element (12)
+def test_a_lazy_index_out_of_range_in_one_dim_raises(device: str) -> None:
+    # the flattened position of (1, 7) in a 4 x 5 tensor would be a valid element (12):
+    # each dim's index is checked against its own size
     x = _randn(4, 5)
     rows = pg.Tensor(np.array([0, 1], np.int32), device=device)
     cols = pg.Tensor(np.array([2, 7], np.int32), device=device) * 1  # lazy
-    np.testing.assert_array_equal(pg.Tensor(x, device=device)[rows, cols].numpy(),
-                                  [x[0, 2], 0.0])
+    with pytest.raises(IndexRangeError, match="index 7 is out of bounds for a dim of size 5"):
+        pg.Tensor(x, device=device)[rows, cols].numpy()
 
 
 @pytest.mark.parametrize(("dim", "index"), [(1, [4, 0, 2]), (0, [1, 1]), (-1, [5, 0])])
