@@ -4,15 +4,37 @@
       ShapeError       shapes that do not fit an op (broadcast, matmul, reshape, axes, index)
       IndexRangeError  an index tensor's value outside the dim it indexes (also an IndexError)
       DTypeError       an unknown dtype, or an op that is not defined on a dtype
-      DeviceError      unknown device / renderer, bad buffers handed to a compiled program
+      DeviceError      unknown device / renderer, bad buffers handed to a compiled program,
+                       a tensor too large for a target's 32-bit index (PTX, WGSL)
+        OutOfMemoryError  a tensor or buffer larger than the device's memory or limits
         CompileError   a device compiler rejected the generated source
       JitError         a `picograd.jit` function called with arguments its capture cannot take
+      CheckpointError  a file that is not a readable safetensors file or a checkpoint that does
+                       not fit the model / optimizer (also a ValueError); names file and entry
 
 The frontend raises ShapeError and DTypeError at the op call (not at realize), and ends
-their message with the user's source line (`\n  at file.py:12`).
+their message with the user's source line (`\n  at file.py:12`); `user_location()` finds
+it for layers below the frontend.
 """
 
 from __future__ import annotations
+
+import os
+import sys
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_location() -> str:
+    """`file:line` of the innermost stack frame outside the picograd package: the user's
+    line that an error points at."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
 
 
 class PicogradError(Exception):
@@ -58,3 +80,10 @@ class CompileError(DeviceError):
 class JitError(PicogradError):
     """A `picograd.jit` call that cannot capture or replay: arguments that differ from the
     capture (shape, dtype, device), arguments that alias, nothing captured, nested jits."""
+
+
+class CheckpointError(PicogradError, ValueError):
+    """A file that is not a (matching) safetensors file or picograd checkpoint: not a regular
+    file, a broken layout, a dtype with no float32 reading, or entries and metadata (optimizer
+    hyper-parameters, steps, state, extra values) that do not fit; names the file and entry.
+    `picograd.nn.state` re-exports it. (Missing or mis-shaped tensors are `StateDictError`.)"""

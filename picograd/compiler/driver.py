@@ -14,9 +14,11 @@
    shapes which change every call would otherwise grow it without bound);
 3. the disk cache (`picograd.compiler.disk_cache`): a hit builds no IR either, unless
    PG_DUMP, DEBUG>=2 or VIZ need it;
-4. otherwise `build()` makes the pg_tensor module, the pipeline runs on it (PG_DUMP writes the
-   input, the pipeline and the IR after every pass; `picograd.debug` records the compile
-   through its hooks), `lowering.render` prints it and the device's runtime compiles it.
+4. otherwise `build()` makes the pg_tensor module (a tensor of more elements than the
+   target's index reaches, 2**31 - 1 on PTX and WGSL, is a DeviceError at the user's line),
+   the pipeline runs on it (PG_DUMP writes the input, the pipeline and the IR after every
+   pass; `picograd.debug` records the compile through its hooks), `lowering.render` prints
+   it and the device's runtime compiles it.
 
 The structural key is the caller's: `realize()` keys a graph by its device, its nodes'
 signatures and their sources (`picograd.frontend.realize.linearize`), so equal keys mean
@@ -28,11 +30,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd import disk_store, flags
@@ -40,6 +43,8 @@ from picograd.compiler import disk_cache
 from picograd.compiler.dump import Dump
 from picograd.compiler.pipelines import DEFAULT_PIPELINES, PipelineError, run_pipeline
 from picograd.debug import trace as debug
+from picograd.dialects.capabilities import capabilities
+from picograd.errors import DeviceError, user_location
 from picograd.lowering.render import render
 from picograd.runtimes import (
     Program,
@@ -142,6 +147,7 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
         return program
     with _no_cyclic_gc():
         module = build()
+        _check_index_width(module, device, runtime.renderer)
         after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
         try:
             run_pipeline(module, spec, after_pass=debug.watch(trace, module, after_pass))
@@ -152,6 +158,26 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
     debug.finish(trace, module, program, _cache_summary())
     disk_cache.store_program(disk_key, program)
     return program
+
+
+def _check_index_width(module: ModuleOp, device: str, target: str) -> None:
+    """A target whose kernels index with 32-bit integers (PTX, WGSL) cannot reach the
+    elements of a tensor of 2**31 or more: a DeviceError naming its shape, size and the
+    limit, at the user's line, instead of a failure deep in the lowering (PTX) or indices
+    that wrap (WGSL)."""
+    bits = capabilities(target).index_bits
+    if bits >= 64:
+        return
+    limit = 2 ** (bits - 1) - 1
+    for op in module.walk():
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for value in values:
+            t = value.type
+            if isinstance(t, TensorType) and (n := math.prod(t.get_shape())) > limit:
+                raise DeviceError(
+                    f"device {device} indexes tensors with {bits}-bit integers ({target}): a "
+                    f"tensor of shape {tuple(t.get_shape())} has {n:,} elements, more than "
+                    f"the {limit:,} it can index\n  at {user_location()}")
 
 
 # The op every kernel is after convert-uop-to-<target>.

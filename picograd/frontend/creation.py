@@ -18,6 +18,12 @@ reproducible. The in-place ops point the tensor at a new node (as `x[i] = v` and
 requires grad they need `no_grad()` (as torch: an in-place op on such a leaf would change
 what its gradient means).
 
+A tensor that would not fit its device's memory (`Runtime.total_memory`: physical RAM on the
+CPU, the GPU's memory on CUDA) is an `OutOfMemoryError` at the creation op, naming the
+shape, dtype, bytes and the device's memory (`check_fits_device`), as torch fails at the
+allocation; picograd's lazy constants would otherwise compute for hours. Views (`expand`)
+allocate nothing and stay lazy, as torch's do.
+
 `data_dtype` is the dtype rule of python data that every creation function applies (dtype.py
 has the rule; this adds the user's source line and the device): `Tensor([2**31])` is int64,
 `full(2, 300, dtype=int8)` a DTypeError naming the value.
@@ -25,13 +31,14 @@ has the rule; this adds the user's source line and the device): `Tensor([2**31])
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
 from picograd.dialects.capabilities import capabilities
-from picograd.errors import DTypeError, PicogradError, ShapeError
+from picograd.errors import DTypeError, OutOfMemoryError, PicogradError, ShapeError
 from picograd.frontend.base import Scalar, size_arg
 from picograd.frontend.dtype import (
     DType,
@@ -45,7 +52,10 @@ from picograd.frontend.dtype import (
 from picograd.frontend.grad_mode import AutogradError, is_grad_enabled
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_math import MathOps
-from picograd.runtimes.registry import get_device
+from picograd.runtimes.registry import canonical_device_name, get_device
+
+# Below this many bytes a tensor fits every device: creation skips the memory check.
+_SURELY_FITS = 1 << 24
 
 
 def _holds_int64(device: str) -> bool:
@@ -56,6 +66,38 @@ def _holds_int64(device: str) -> bool:
     except (PicogradError, ImportError, OSError):
         return True
     return capabilities(renderer).supports(int64.ir)
+
+
+def _device_memory(device: str) -> int | None:
+    """`device`'s memory in bytes, or None when it is not present here or cannot tell."""
+    try:
+        return get_device(device).total_memory()
+    except (PicogradError, ImportError, OSError):
+        return None
+
+
+def check_fits_device(op: str, shape: Sequence[int], dtype: DType, device: str) -> None:
+    """An OutOfMemoryError at the user's line if a tensor of `shape` and `dtype` needs more
+    bytes than `device` has memory (a device not present here is not checked)."""
+    nbytes = math.prod(shape) * dtype.np.itemsize
+    if nbytes < _SURELY_FITS:
+        return
+    memory = _device_memory(device)
+    if memory is None or nbytes <= memory:
+        return
+    try:
+        name = canonical_device_name(device)
+    except PicogradError:
+        name = device
+    raise OutOfMemoryError(
+        f"{op}: out of memory: a tensor of shape {tuple(shape)} and dtype {dtype.name} needs "
+        f"{nbytes:,} bytes, more than device {name}'s {memory:,} bytes of memory\n  at "
+        f"{user_location()}")
+
+
+def arange_size(start: float, stop: float, step: float) -> int:
+    """How many elements `arange(start, stop, step)` has (numpy's count)."""
+    return max(0, math.ceil((stop - start) / step))
 
 
 def data_dtype(op: str, array: np.ndarray, dtype: DType | None, device: str) -> DType:
@@ -136,7 +178,9 @@ class CreationOps(MathOps):
     def empty(cls, *shape: int | Sequence[int], dtype: object = float32,
               device: str = "CPU") -> Self:
         """torch.empty; picograd's is zero-filled (a lazy constant, so it costs nothing)."""
-        return cls.full(size_arg("empty", shape), 0, to_dtype(dtype), device)
+        s, dt = size_arg("empty", shape), to_dtype(dtype)
+        check_fits_device("empty", s, dt, device)
+        return cls.full(s, 0, dt, device)
 
     @classmethod
     def linspace(cls, start: Scalar, end: Scalar, steps: int, dtype: object = float32,
@@ -148,6 +192,7 @@ class CreationOps(MathOps):
         dt = to_dtype(dtype)
         if dt.is_bool:
             raise dtype_error("linspace", "needs a float or int dtype, got bool")
+        check_fits_device("linspace", (steps,), dt, device)
         return cls._leaf(_linspace_values(float(start), float(end), steps, dt), dt, device)
 
     @classmethod
@@ -157,6 +202,7 @@ class CreationOps(MathOps):
         s, dt = size_arg("uniform", shape), _float_dtype("uniform", dtype)
         if not low <= high:
             raise shape_error("uniform", f"needs low <= high, got low={low}, high={high}")
+        check_fits_device("uniform", s, dt, device)
         return (cls.rand(s, device=device) * (high - low) + low).cast(dt)
 
     @classmethod
@@ -167,6 +213,7 @@ class CreationOps(MathOps):
         s, dt = size_arg("normal", shape), _float_dtype("normal", dtype)
         if not std >= 0:
             raise shape_error("normal", f"needs std >= 0, got std={std}")
+        check_fits_device("normal", s, dt, device)
         return (cls.randn(s, device=device) * std + mean).cast(dt)
 
     @classmethod
@@ -187,6 +234,7 @@ class CreationOps(MathOps):
             raise shape_error("randint", f"needs low < high, got low={low}, high={high}")
         dt = to_dtype(dtype) if dtype is not None else data_dtype(
             "randint", np.array([low, high - 1]), None, device)
+        check_fits_device("randint", s, dt, device)
         n = high - low
         draw = (cls.rand(s, device=device) * float(n)).floor().minimum(float(n - 1))
         return (draw + float(low)).cast(dt)

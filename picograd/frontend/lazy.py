@@ -35,18 +35,20 @@ capability table, looked up once per (device, dtype)): a tensor of a dtype the d
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from typing import Any
 
 import numpy as np
 
 from picograd.dialects.capabilities import capabilities
-from picograd.errors import DTypeError, IndexRangeError, PicogradError, ShapeError
+from picograd.errors import (
+    DTypeError,
+    IndexRangeError,
+    PicogradError,
+    ShapeError,
+    user_location,
+)
 from picograd.frontend.dtype import DTYPES, DType, cast_scalar
 from picograd.runtimes.registry import get_device
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _exact(value: Any) -> Any:
@@ -159,17 +161,6 @@ def _unsupported(op: str, device: str, dtype: DType) -> PicogradError:
     held = ", ".join(t.name for t in DTYPES if capabilities(target).supports(t.ir))
     return dtype_error(op, f"device {device} cannot hold {dtype.name} tensors (its {target} "
                            f"target supports {held})")
-
-
-def user_location() -> str:
-    """`file:line` of the innermost stack frame outside the picograd package."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown>"
 
 
 def _located(cls: type[PicogradError], message: str) -> PicogradError:

@@ -30,6 +30,8 @@ within one call distinct elements never share a 32-bit word. It is not cryptogra
 
 Logical right shifts are the arithmetic int32 `>>` masked to the low 32 - k bits. Floats take
 the top bits (24 for float32, 11 for float16) times 2**-bits, so `rand` never gives 1.0.
+A tensor that would not fit its device's memory is an OutOfMemoryError naming its shape,
+dtype and bytes (`creation.check_fits_device`), before the limit of 2**31 - 1 words a call.
 `randn` draws 2 * numel words in one call: u1 in (0, 1] from the first half, u2 in [0, 1) from
 the second, z = sqrt(-2 ln u1) * cos(2 pi u2).
 """
@@ -42,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from picograd.frontend import capture
+from picograd.frontend.creation import check_fits_device
 from picograd.frontend.dtype import DType, float32, int32, int64, to_dtype
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error
 
@@ -127,6 +130,7 @@ def _numel(shape: tuple[int, ...]) -> int:
 def bits(cls: Any, shape: tuple[int, ...], device: str) -> Any:
     """32 random bits per element, as int32."""
     shape = tuple(shape)
+    check_fits_device("bits", shape, int32, device)
     if _numel(shape) == 0:
         return cls.full(shape, 0, int32, device)
     return _words(cls, _numel(shape), device).reshape(shape)
@@ -151,6 +155,7 @@ def _unit(words: Any, dt: DType, offset: int) -> Any:
 def rand(cls: Any, shape: tuple[int, ...], device: str, dtype: object = float32) -> Any:
     """Uniform samples in [0, 1)."""
     shape, dt = tuple(shape), _float_dtype("rand", dtype)
+    check_fits_device("rand", shape, dt, device)
     if _numel(shape) == 0:
         return cls.full(shape, 0.0, dt, device)
     return _unit(_words(cls, _numel(shape), device), dt, 0).reshape(shape)
@@ -159,6 +164,7 @@ def rand(cls: Any, shape: tuple[int, ...], device: str, dtype: object = float32)
 def randn(cls: Any, shape: tuple[int, ...], device: str, dtype: object = float32) -> Any:
     """Standard normal samples (Box-Muller on two uniforms per element, in float32)."""
     shape, dt = tuple(shape), _float_dtype("randn", dtype)
+    check_fits_device("randn", shape, dt, device)
     n = _numel(shape)
     if n == 0:
         return cls.full(shape, 0.0, dt, device)

@@ -32,7 +32,7 @@ import numpy as np
 from picograd.errors import DeviceError
 from picograd.frontend import autograd, capture, random
 from picograd.frontend.base import Scalar, TensorBase, size_arg
-from picograd.frontend.creation import CreationOps, data_dtype
+from picograd.frontend.creation import CreationOps, arange_size, check_fits_device, data_dtype
 from picograd.frontend.dtype import DType, dtype_of_array, float32, to_dtype
 from picograd.frontend.grad_mode import AutogradError
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
@@ -130,6 +130,7 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
             raise dtype_error(op, f"the fill value must be a python scalar, got "
                                   f"{type(value).__name__}")
         dt = data_dtype(op, np.array(value), None if dtype is None else to_dtype(dtype), dev)
+        check_fits_device(op, shape, dt, dev)
         v = float(value) if dt.is_float else bool(value) if dt.is_bool else int(value)
         return cls._from_node(LazyOp("const", (), v, shape, dt, dev))
 
@@ -167,6 +168,7 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
             dt = data_dtype("arange", np.array([start, stop, step]), None, dev)
         else:
             dt = float32
+        check_fits_device("arange", (arange_size(start, stop, step),), dt, dev)
         return cls._leaf(np.arange(start, stop, step).astype(dt.np), dt, dev)
 
     @classmethod
@@ -178,6 +180,7 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
                                      or size < 0):
                 raise shape_error("eye", f"{name} must be a non-negative int, got {size!r}")
         dt = to_dtype(dtype)
+        check_fits_device("eye", (n, n if m is None else m), dt, device)
         return cls._leaf(np.eye(n, m, dtype=dt.np), dt, device)
 
     @classmethod
@@ -234,6 +237,16 @@ class Tensor(CreationOps, ActivationOps, MathOps, IndexOps, ShapeOps, StatsOps):
     def __int__(self) -> int:
         """The value truncated towards zero, as `int(t.item())` (torch's `int(t)`)."""
         return int(self._scalar("int"))
+
+    def __index__(self) -> int:
+        """A tensor of one integer (or bool) element as a Python int, so `range(t)` and
+        `items[t]` work as in torch; a float or multi-element tensor is a DTypeError (a
+        TypeError, as torch's)."""
+        if self.dtype.is_float or self.numel() != 1:
+            raise dtype_error("index", f"only integer tensors of a single element can be "
+                                       f"converted to an index, got {self.dtype.name} of shape "
+                                       f"{self.shape}")
+        return int(self._scalar("index"))
 
     def __bool__(self) -> bool:
         if self.numel() != 1:

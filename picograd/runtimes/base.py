@@ -12,6 +12,7 @@ A runtime whose device or driver is missing raises `DeviceError` when it is cons
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from abc import ABC, abstractmethod
@@ -89,6 +90,11 @@ class Runtime(ABC, Generic[BufferT, BinaryT]):
     def synchronize(self) -> None:
         """Wait until every launched kernel has finished (CPU launches are synchronous)."""
 
+    def total_memory(self) -> int | None:
+        """The device's memory in bytes (what no tensor of it can exceed), or None when the
+        runtime cannot tell."""
+        return None
+
     @abstractmethod
     def toolchain_fingerprint(self) -> str:
         """The versions of the tools that turn this runtime's source into machine code and
@@ -117,6 +123,26 @@ class HostRuntime(Runtime[np.ndarray, BinaryT]):
 
     def address(self, buffer: np.ndarray) -> int:
         return buffer.ctypes.data
+
+    def total_memory(self) -> int | None:
+        return host_memory()
+
+
+@functools.cache
+def host_memory() -> int | None:
+    """The host's physical memory in bytes (sysconf, else /proc/meminfo), None if unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no such sysconf name on this system
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def write_failed_source(source: str, suffix: str) -> str:

@@ -16,14 +16,20 @@ A loaded kernel is called through `picograd/runtimes/parallel.py`: one call with
 trailing `(start, end)`, or chunks of its outer range on a thread pool when the source exports
 `{name}_pg_outer` (a splittable kernel) and its work is large.
 
-The sources go to a fresh temporary directory; on success the directory is removed once the
-libraries are loaded (the mappings outlive the files), on failure it is kept and
-`CompileError` names the source file and carries the compiler's message.
+The sources go to a fresh temporary directory (`$TMPDIR/picograd-c-*`), removed once the
+libraries are loaded (the mappings outlive the files) and on any exception
+(KeyboardInterrupt included). A failed compile keeps the unit's source in a
+`picograd-failed-*.c` file that `CompileError` names, with the compiler's message. A process
+killed mid-compile (SIGTERM, SIGKILL) cannot clean up: every compile directory is `flock`ed
+by its process while in use, and the first CPU:C runtime of a later process removes those
+that no live process holds (`sweep_stale_workdirs`; the kernel drops a dead process's locks).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import itertools
 import os
 import re
@@ -31,6 +37,8 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +47,7 @@ from picograd import disk_store, flags
 from picograd.dialects.abi import outer_symbol
 from picograd.errors import CompileError, DeviceError
 from picograd.runtimes import parallel
-from picograd.runtimes.base import HostRuntime, Kernel, Launch
+from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 from picograd.runtimes.toolchain import cpu_description, tool_version
 
 C_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-march=native")
@@ -53,6 +61,53 @@ F16_FLAGS = ("-fno-tree-slp-vectorize",)
 def unit_flags(unit: str) -> tuple[str, ...]:
     """The compiler flags for one C unit: `C_FLAGS`, plus `F16_FLAGS` if it uses float16."""
     return C_FLAGS + F16_FLAGS if "_Float16" in unit else C_FLAGS
+
+
+WORKDIR_PREFIX = "picograd-c-"
+# A compile directory is locked a moment after it is made: a sweep leaves younger ones alone.
+STALE_AFTER_S = 60.0
+
+
+@contextlib.contextmanager
+def workdir() -> Iterator[str]:
+    """A fresh directory to compile in, `flock`ed while in use and removed afterwards,
+    whatever is raised."""
+    path = tempfile.mkdtemp(prefix=WORKDIR_PREFIX)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(fd)
+
+
+def sweep_stale_workdirs(root: str | None = None, min_age_s: float = STALE_AFTER_S) -> int:
+    """Remove the compile directories under `root` (the temporary directory) that killed
+    processes left: unlocked, and unchanged for `min_age_s`. Returns how many went."""
+    root = root if root is not None else tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(WORKDIR_PREFIX)]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:  # gone already, or not a directory of ours
+            continue
+        try:
+            if os.fstat(fd).st_mtime > time.time() - min_age_s:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live compile: OSError
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 MIN_KERNELS_PER_UNIT = 4
@@ -138,6 +193,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
     def __init__(self, compiler: str | None = None, jobs: int | None = None):
         self.compiler = compiler or flags.c_compiler()
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        sweep_stale_workdirs()
 
     def _parts(self, source: str) -> int:
         """How many translation units to cut `source` into: one per idle core (at most
@@ -171,36 +227,36 @@ class CpuCRuntime(HostRuntime[CLibraries]):
         except OSError as e:
             raise CompileError(f"cannot run the C compiler {self.compiler!r}: {e}",
                                source_path=src) from e
-        if done.returncode != 0:
+        if done.returncode != 0:  # the work directory goes: keep the source elsewhere
+            kept = write_failed_source(unit, ".c")
+            command[command.index(src)] = kept
             raise CompileError(f"{' '.join(command)} failed with exit status {done.returncode}",
-                               log=done.stderr, source_path=src)
+                               log=done.stderr, source_path=kept)
         return lib
 
     def compile(self, source: str) -> CLibraries:
         """The libraries of `source`: from the disk cache (all units of one source are one
         entry, so how a cold compile split it does not matter), else compiled."""
-        workdir = tempfile.mkdtemp(prefix="picograd-c-")
         key = self._key(source)
         cached = disk_store.read(disk_store.KERNELS, key) if key else None
         libraries = unpack_libraries(cached) if cached is not None else None
-        if libraries is not None:
-            paths = [os.path.join(workdir, f"u{i}.so") for i in range(len(libraries))]
-            for path, library in zip(paths, libraries, strict=True):
-                with open(path, "wb") as f:
-                    f.write(library)
-        else:
-            units = split_units(source, self._parts(source))
-            if len(units) == 1:
-                paths = [self._build(workdir, 0, units[0])]
-            else:  # the compilers run as processes: threads only wait for them
-                with ThreadPoolExecutor(max_workers=len(units)) as pool:
-                    paths = list(pool.map(self._build, itertools.repeat(workdir),
-                                          range(len(units)), units))
-            if key:
-                disk_store.write(disk_store.KERNELS, key, pack_libraries(paths))
-        loaded = CLibraries(tuple(ctypes.CDLL(path) for path in paths))
-        shutil.rmtree(workdir, ignore_errors=True)
-        return loaded
+        with workdir() as where:
+            if libraries is not None:
+                paths = [os.path.join(where, f"u{i}.so") for i in range(len(libraries))]
+                for path, library in zip(paths, libraries, strict=True):
+                    with open(path, "wb") as f:
+                        f.write(library)
+            else:
+                units = split_units(source, self._parts(source))
+                if len(units) == 1:
+                    paths = [self._build(where, 0, units[0])]
+                else:  # the compilers run as processes: threads only wait for them
+                    with ThreadPoolExecutor(max_workers=len(units)) as pool:
+                        paths = list(pool.map(self._build, itertools.repeat(where),
+                                              range(len(units)), units))
+                if key:
+                    disk_store.write(disk_store.KERNELS, key, pack_libraries(paths))
+            return CLibraries(tuple(ctypes.CDLL(path) for path in paths))
 
     def load(self, binary: CLibraries, name: str, num_args: int, launch: Launch | None = None
              ) -> Kernel:

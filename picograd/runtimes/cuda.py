@@ -18,11 +18,13 @@ that the device's compute capability runs. The statements picograd emits are the
 every target, so that is the only difference, and the driver gets PTX tuned for the GPU it
 runs on.
 
-Errors carry the driver's error name and string. A PTX the driver refuses raises
-`CompileError` with the JIT error log, the kernel it names and the offending PTX lines
-(`ptxas.describe_ptx_failure`), and keeps the PTX in a file; a failed launch names the
-kernel and its grid and block; an asynchronous failure found by `synchronize` names the
-kernels launched since the previous one.
+Errors carry the driver's error name and string. An allocation the device has no memory for
+(CUDA_ERROR_OUT_OF_MEMORY) is an `OutOfMemoryError` naming the request and the device's
+free and total memory (`allocation_error`); `total_memory` is cuDeviceTotalMem. A PTX the
+driver refuses raises `CompileError` with the JIT error log, the kernel it names and the
+offending PTX lines (`ptxas.describe_ptx_failure`), and keeps the PTX in a file; a failed
+launch names the kernel and its grid and block; an asynchronous failure found by
+`synchronize` names the kernels launched since the previous one.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from picograd.errors import CompileError, DeviceError
+from picograd.errors import CompileError, DeviceError, OutOfMemoryError
 from picograd.lowering.ptx.printer import arch_for_capability, retarget_ptx
 from picograd.runtimes.base import Kernel, Launch, Runtime, write_failed_source
 from picograd.runtimes.ptxas import check_ptx, describe_ptx_failure, ptxas_path
@@ -164,8 +166,33 @@ class CudaRuntime(Runtime[CudaBuffer, CudaModule]):
     def allocate(self, size: int, dtype: np.dtype) -> CudaBuffer:
         dtype = np.dtype(dtype)
         nbytes = max(size * dtype.itemsize, 1)  # cuMemAlloc refuses 0 bytes
-        handle = self._call("cuMemAlloc", nbytes, context=f"{size} x {dtype}")
+        status, values = self._status("cuMemAlloc", nbytes)
+        if self._failed(status):
+            raise self.allocation_error(status, size, dtype, nbytes)
+        handle = values[0]
         return CudaBuffer(handle, int(handle), size, dtype)
+
+    def allocation_error(self, status: Any, size: int, dtype: np.dtype,
+                         nbytes: int) -> DeviceError:
+        """The error for a failed cuMemAlloc: `OutOfMemoryError` naming the request and the
+        device's free and total memory for CUDA_ERROR_OUT_OF_MEMORY, else DeviceError."""
+        what = f"cuMemAlloc of {size:,} x {dtype} ({nbytes:,} bytes)"
+        if status != getattr(self.driver.CUresult, "CUDA_ERROR_OUT_OF_MEMORY", None):
+            return DeviceError(f"{what} failed: {self._error_text(status)}")
+        try:
+            free, total = self._call("cuMemGetInfo")
+            held = f"; the device has {int(free):,} of its {int(total):,} bytes free"
+        except Exception:  # the context may be unusable after the failure: say less
+            held = ""
+        return OutOfMemoryError(f"CUDA: out of memory: {what} failed{held} "
+                                f"({self._error_text(status)})")
+
+    def total_memory(self) -> int | None:
+        """cuDeviceTotalMem: the GPU's memory in bytes (None if the driver cannot say)."""
+        try:
+            return int(self._call("cuDeviceTotalMem", self.cu_device))
+        except Exception:
+            return None
 
     def free(self, buffer: CudaBuffer) -> None:
         self._call("cuMemFree", buffer.handle)

@@ -18,7 +18,8 @@ Buffers are matched on (elements, dtype) exactly: a CPU arena is a byte array, s
 arenas of one size match; device buffers carry their element type. Idle buffers are bounded
 by `PG_POOL_MB` (default 1024) per pool: giving back past it frees the least recently given
 idle buffers first; a buffer larger than the bound is freed at once. `PG_POOL_MB=0` turns
-pooling off (every take allocates, every give frees).
+pooling off (every take allocates, every give frees). An allocation the device refuses
+for lack of memory frees the idle buffers and is tried once more before it fails.
 
 Runs on one device are in program order (see `memory_plan.py`), and a buffer is given back
 only after the run's last launch that uses it was queued, so a later run that takes it writes
@@ -94,13 +95,24 @@ class BufferPool:
                 buffer, hit = None, False
                 self._misses += 1
         if buffer is None:
-            buffer = self.runtime.allocate(size, dtype)
+            buffer = self._allocate(size, dtype)
         report = _reporter
         if report is not None:
             report(f"pool {self.runtime.name}: {'reuse' if hit else 'allocate'} "
                    f"{_size(size * dtype.itemsize)} ({self._hits} hits, {self._misses} misses, "
                    f"{_size(self._idle_bytes)} idle)")
         return buffer
+
+    def _allocate(self, size: int, dtype: np.dtype) -> Any:
+        """A new buffer; if the device is out of memory, free the idle buffers and try once
+        more (as torch's caching allocator does) before the OutOfMemoryError is the user's."""
+        try:
+            return self.runtime.allocate(size, dtype)
+        except MemoryError:  # numpy's on the host, OutOfMemoryError on a device
+            if not self._idle:
+                raise
+        self.clear()
+        return self.runtime.allocate(size, dtype)
 
     def give(self, buffer: Any) -> None:
         size, dtype = _spec(buffer)

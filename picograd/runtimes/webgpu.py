@@ -14,6 +14,8 @@ D3D12; Mesa's software Vulkan adapter, llvmpipe, where there is no GPU).
   float32 and int8, uint8, int16 as int32 (the types WGSL lacks are emulated, one element
   per 32-bit word: see `picograd/lowering/wgsl/printer.py`), so every element is 4 bytes;
   `copy_in`/`copy_out` convert (exactly: the kernels keep every element within its type).
+  A buffer larger than the adapter allows (`buffer_limit`) is an `OutOfMemoryError` naming
+  the sizes and the limit, before wgpu is asked.
 * A kernel is a compute pipeline for one entry point of the shader module, with a layout
   that binds exactly its `num_args` buffers at bindings 0..n-1 of group 0 (an explicit
   layout rather than "auto", so an argument the kernel never touches is still accepted).
@@ -36,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from picograd.errors import CompileError, DeviceError
-from picograd.runtimes.base import Kernel, Launch, Runtime, write_failed_source
+from picograd.errors import CompileError, DeviceError, OutOfMemoryError
+from picograd.runtimes.base import Kernel, Launch, Runtime, host_memory, write_failed_source
 
 # Adapter limits the device asks for (WebGPU's defaults are far lower than any adapter's).
 RAISED_LIMITS = (
@@ -195,11 +197,29 @@ class WebGpuRuntime(Runtime[WebGpuBuffer, WebGpuShader]):
             raise DeviceError(f"WEBGPU buffers hold float32, int32, bool, float16, int8, uint8 "
                               f"or int16, not {dtype} (WGSL has no 64-bit scalars)")
         nbytes = max(4, size * 4)  # WebGPU refuses empty bindings
-        if nbytes > self.gpu.device.limits["max-buffer-size"]:
-            raise DeviceError(f"WEBGPU: a buffer of {size} x {dtype} ({nbytes} bytes) exceeds "
-                              f"the adapter's max-buffer-size")
-        buffer = self.gpu.device.create_buffer(label="picograd", size=nbytes, usage=self._usage)
+        limit, name = self.buffer_limit()
+        if nbytes > limit:
+            raise OutOfMemoryError(
+                f"WEBGPU: out of memory: a buffer of {size:,} x {dtype} ({nbytes:,} bytes: 4 "
+                f"per element) exceeds the adapter's {name} of {limit:,} bytes")
+        try:
+            buffer = self.gpu.device.create_buffer(label="picograd", size=nbytes,
+                                                   usage=self._usage)
+        except self.gpu.wgpu.GPUError as e:  # the driver's own allocation failed
+            raise OutOfMemoryError(f"WEBGPU: out of memory: a buffer of {size:,} x {dtype} "
+                                   f"({nbytes:,} bytes) could not be created: {e}") from None
         return WebGpuBuffer(buffer, size, dtype)
+
+    def buffer_limit(self) -> tuple[int, str]:
+        """The most bytes one buffer may hold, and the limit's name: every buffer is bound
+        whole as a storage buffer, so the smaller of max-buffer-size and
+        max-storage-buffer-binding-size (128 MiB on llvmpipe)."""
+        limits = self.gpu.device.limits
+        return min((limits[k], k) for k in ("max-buffer-size", "max-storage-buffer-binding-size"))
+
+    def total_memory(self) -> int | None:
+        """A CPU adapter (llvmpipe) uses host memory; wgpu does not report a GPU's."""
+        return host_memory() if self.gpu.adapter.info.get("adapter_type") == "CPU" else None
 
     def free(self, buffer: WebGpuBuffer) -> None:
         buffer.buffer.destroy()

@@ -23,7 +23,7 @@ from xdsl.parser import Parser
 from picograd.compiler.driver import compile_module
 from picograd.dialects import make_context
 from picograd.dialects import pg_ptx as P
-from picograd.errors import CompileError, DeviceError
+from picograd.errors import CompileError, DeviceError, OutOfMemoryError
 from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
 from picograd.lowering.ptx.printer import arch_for_capability, module_to_ptx, retarget_ptx
 from picograd.runtimes import registry
@@ -179,6 +179,7 @@ def test_retarget_changes_only_version_and_target() -> None:
 class Result(enum.IntEnum):
     CUDA_SUCCESS = 0
     CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_OUT_OF_MEMORY = 2
     CUDA_ERROR_NO_DEVICE = 100
     CUDA_ERROR_INVALID_PTX = 218
     CUDA_ERROR_NOT_FOUND = 500
@@ -209,6 +210,7 @@ class FakeDriver:
         self.images: list[bytes] = []
         self.launches: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = []
         self.fail_sync = False
+        self.total_bytes = 1 << 40  # what cuMemAlloc refuses beyond (with what it holds)
 
     ok = (Result.CUDA_SUCCESS,)
 
@@ -237,7 +239,16 @@ class FakeDriver:
     def cuGetErrorString(self, error: Result):
         return Result.CUDA_SUCCESS, f"description of {Result(error).name}".encode()
 
+    def cuDeviceTotalMem(self, device: int):
+        return Result.CUDA_SUCCESS, self.total_bytes
+
+    def cuMemGetInfo(self):
+        held = sum(a.size for a in self.memory.values())
+        return Result.CUDA_SUCCESS, self.total_bytes - held, self.total_bytes
+
     def cuMemAlloc(self, nbytes: int):
+        if nbytes + sum(a.size for a in self.memory.values()) > self.total_bytes:
+            return Result.CUDA_ERROR_OUT_OF_MEMORY, None
         data = np.zeros(nbytes, np.uint8)
         self.memory[data.ctypes.data] = data
         return Result.CUDA_SUCCESS, data.ctypes.data
@@ -388,3 +399,40 @@ def test_program_runs_on_the_gpu() -> None:
     y = np.arange(300, dtype=np.float32)
     (got,) = program.run([x, y])
     np.testing.assert_array_equal(got, (x * 2 + y) * 2 + y)
+
+
+def test_out_of_device_memory_is_a_typed_error_naming_the_sizes(fake: FakeDriver) -> None:
+    """CUDA_ERROR_OUT_OF_MEMORY from cuMemAlloc is OutOfMemoryError (still a MemoryError)
+    naming the request and the device's free and total memory; other failures stay
+    DeviceError. cuDeviceTotalMem is the runtime's total_memory."""
+    runtime = registry.get_device("CUDA")
+    assert isinstance(runtime, CudaRuntime)
+    fake.total_bytes = 4096
+    assert runtime.total_memory() == 4096
+    held = runtime.allocate(1000, np.dtype(np.float32))
+    with pytest.raises(OutOfMemoryError, match=r"CUDA: out of memory: cuMemAlloc of 100 x "
+                                               r"float32 \(400 bytes\) failed; the device has "
+                                               r"96 of its 4,096 bytes free"):
+        runtime.allocate(100, np.dtype(np.float32))
+    runtime.free(held)
+    other = runtime.allocation_error(Result.CUDA_ERROR_INVALID_VALUE, 1, np.dtype(np.int8), 1)
+    assert type(other) is DeviceError and "CUDA_ERROR_INVALID_VALUE" in str(other)
+
+
+def test_a_run_out_of_device_memory_frees_the_idle_pool_first(fake: FakeDriver) -> None:
+    """The pool gives its idle buffers back to the driver and tries once more before the
+    allocation fails; a run that still does not fit is an OutOfMemoryError."""
+    program = compile_module(lowered_program(), "ptx")
+    x = np.linspace(-3, 3, 300, dtype=np.float32)
+    program.run([x, x])
+    held = sum(a.size for a in fake.memory.values())
+    assert held  # idle in the pool
+    runtime = registry.get_device("CUDA")
+    fake.total_bytes = held + 1200  # a new 300-element buffer fits only without the pool
+    runtime.allocate(300, np.dtype(np.float32))  # takes the spare room
+    pool = pool_of(runtime)
+    pool.take(301, np.dtype(np.float32))  # no idle buffer of that size: the pool is freed
+    assert pool.stats().idle_buffers == 0
+    fake.total_bytes = 0
+    with pytest.raises(OutOfMemoryError, match="out of memory"):
+        program.run([x, x])
