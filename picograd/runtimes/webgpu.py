@@ -26,10 +26,13 @@ D3D12; Mesa's software Vulkan adapter, llvmpipe, where there is no GPU).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import itertools
 import os
 import re
+import shutil
+import stat
 import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -78,6 +81,29 @@ class Gpu:
         return f"{info.get('device', '?')} ({info.get('backend_type', '?')})"
 
 
+def _runtime_dir() -> str:
+    """One private runtime directory per user, shared by every process (a directory per
+    process would be left behind by each). One that another user owns, or that is not a
+    private directory, is not trusted: then a fresh one, removed at exit."""
+    path = os.path.join(tempfile.gettempdir(), f"picograd-xdg-{os.getuid()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return _temporary_dir()
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return _temporary_dir()
+    return path
+
+
+def _temporary_dir() -> str:
+    path = tempfile.mkdtemp(prefix="picograd-xdg-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 @functools.cache
 def gpu() -> Gpu:
     """The WebGPU adapter and device of this process; DeviceError saying why there is none."""
@@ -87,7 +113,7 @@ def gpu() -> Gpu:
         raise DeviceError(f"WEBGPU needs the 'wgpu' package (pip install wgpu): {e}") from e
     # The Vulkan loader complains on stderr without a runtime directory; give it one.
     if not os.path.isdir(os.environ.get("XDG_RUNTIME_DIR", "")):
-        os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="picograd-xdg-")
+        os.environ["XDG_RUNTIME_DIR"] = _runtime_dir()
     try:
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     except Exception as e:  # wgpu-native reports a missing driver as a plain RuntimeError
