@@ -68,7 +68,7 @@ import math
 from typing import Self
 
 from picograd.dialects.pg import BinaryKind, UnaryKind
-from picograd.frontend.base import TensorBase
+from picograd.frontend.base import TensorBase, normalize_axis
 from picograd.frontend.dtype import (
     DType,
     bool_,
@@ -78,6 +78,7 @@ from picograd.frontend.dtype import (
     int32,
     result_type,
     to_dtype,
+    uint8,
 )
 from picograd.frontend.grad_mode import is_grad_enabled, no_grad
 from picograd.frontend.lazy import dtype_error, shape_error
@@ -98,6 +99,13 @@ _ERF_LARGE = (2.920461993e-04, -1.130122423e+00, -6.320108771e-01, -1.099105328e
 # tanh(x) = x * T(x^2) for |x| < 1/4 (the Taylor series up to x^9)
 _TANH_SMALL = (1.0, -1 / 3, 2 / 15, -17 / 315, 62 / 2835)
 _MAX_INT_POWER = 1 << 16  # larger integer scalar exponents take the exp2/log2 path
+
+
+def _is_nan(bound: Operand) -> Operand:
+    """Whether a clamp bound is NaN: a bool (python) or a bool tensor."""
+    if isinstance(bound, TensorBase):
+        return bound != bound  # type: ignore[operator]
+    return isinstance(bound, float) and math.isnan(bound)
 
 
 class MathOps(ReduceOps):
@@ -148,7 +156,7 @@ class MathOps(ReduceOps):
     def abs(self) -> Self:
         """|x|, +0.0 for both zeros; the gradient at 0 is 0 (max(x, -x) shares it between +x
         and -x, and the zero is a constant)."""
-        if self.dtype.is_bool:
+        if self.dtype.is_bool or self.dtype is uint8:  # -x of a uint8 wraps: 7 -> 249
             return self
         m = self.maximum(-self)
         # max(0.0, -0.0) may be either zero; a select, as `+ 0.0` is folded away on WEBGPU
@@ -350,7 +358,8 @@ class MathOps(ReduceOps):
         # NaN spelled out too: WEBGPU's exp2/log2 need not keep it (Mesa's give 0, 1)
         undefined = ((x < 0) & (ax < math.inf) & ~y_int) | x.isnan() | y.isnan()
         r = undefined.where(math.nan, r)
-        return ((y == 0) | (x == 1) | ((ax == 1) & y_inf)).where(1.0, r)
+        r = ((y == 0) | (x == 1) | ((ax == 1) & y_inf)).where(1.0, r)
+        return r.cast(x.dtype)  # where(cond, inf, 0.0) of two scalars is float32: float16 stays
 
     def __pow__(self, exponent: Operand) -> Self:
         return self.pow(exponent)
@@ -371,10 +380,10 @@ class MathOps(ReduceOps):
         r = self._detached()
         inside = None
         if min is not None:
-            r = (r < min).where(min, r)
+            r = ((r < min) | _is_nan(min)).where(min, r)  # a NaN bound gives NaN, as torch
             inside = self >= min
         if max is not None:
-            r = (r > max).where(max, r)
+            r = ((r > max) | _is_nan(max)).where(max, r)
             inside = self <= max if inside is None else inside & (self <= max)
         assert inside is not None
         return inside.where(self, r)
@@ -427,6 +436,8 @@ class MathOps(ReduceOps):
         where it is infinite (so a row of -inf gives -inf and a row holding inf gives inf,
         not NaN); torch's gradient, exp(x - result) (NaN where the result is infinite)."""
         x = self._f()
+        if x.shape and x.shape[normalize_axis("logsumexp", dim, x.ndim, x.shape)] == 0:
+            return x.sum(dim, keepdim=keepdim) - math.inf  # log(0), as torch (a graph on x)
         with no_grad():
             m = x.max(dim, keepdim=True)
             m = (m.abs() == math.inf).where(0.0, m)
@@ -436,6 +447,8 @@ class MathOps(ReduceOps):
 
     def softmax(self, dim: int = -1) -> Self:
         x = self._f()
+        if x.numel() == 0:  # no max to shift by: nothing to compute
+            return x
         e = (x - x.max(dim, keepdim=True)._detached()).exp()
         return e / e.sum(dim, keepdim=True)
 
@@ -444,6 +457,8 @@ class MathOps(ReduceOps):
         only -inf, and accurate at large |x| (x - logsumexp(x) would round logsumexp to the
         spacing of x: -1.125 for three equal 1e6, not -1.0986)."""
         x = self._f()
+        if x.numel() == 0:  # no max to shift by: nothing to compute
+            return x
         shifted = x - x.max(dim, keepdim=True)._detached()
         return shifted - shifted.exp().sum(dim, keepdim=True).log()
 
@@ -584,7 +599,7 @@ class MathOps(ReduceOps):
         q = (yd == 0).where(xd / yd, q)
         opposite = (xd != 0) & ((xd < 0) != (yd < 0))
         q = (yd.abs() == math.inf).where(opposite.where(-1.0, 0.0) + xd * 0.0, q)
-        return self._zero_grad(q)
+        return self._zero_grad(q.cast(x.dtype))  # where(c, -1.0, 0.0) is float32: float16 stays
 
     def __mod__(self, other: Operand) -> Self:
         return self.remainder(other)

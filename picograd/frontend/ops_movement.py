@@ -94,11 +94,13 @@ class MovementOps(TensorBase):
         return self._make("permute", (self,), perm, tuple(self.shape[p] for p in perm))
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Self:
-        """Swap two dimensions (default: the last two)."""
-        if self.ndim < 2:
-            raise shape_error("transpose", f"needs at least 2 dims, got shape {self.shape}")
-        a = normalize_axis("transpose", dim0, self.ndim, self.shape)
-        b = normalize_axis("transpose", dim1, self.ndim, self.shape)
+        """Swap two dimensions (default: the last two). As torch, a 0-d tensor has one dim
+        to name (0 or -1), so `transpose(0, 0)` of a 0-d or 1-d tensor is the tensor."""
+        n = max(self.ndim, 1)
+        a = normalize_axis("transpose", dim0, n, self.shape)
+        b = normalize_axis("transpose", dim1, n, self.shape)
+        if a == b:
+            return self
         order = list(range(self.ndim))
         order[a], order[b] = order[b], order[a]
         return self.permute(order)

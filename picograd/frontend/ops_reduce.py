@@ -45,10 +45,12 @@ class ReduceOps(ElementwiseOps):
         if axis is None:
             return tuple(range(self.ndim))
         raw = (axis,) if isinstance(axis, int) else tuple(axis)
-        axes = tuple(sorted({normalize_axis(op, a, self.ndim, self.shape) for a in raw}))
+        # as torch, a 0-d tensor has one dim to name (0 or -1), which reduces nothing
+        axes = tuple(sorted({normalize_axis(op, a, max(self.ndim, 1), self.shape)
+                             for a in raw}))
         if len(axes) != len(raw):
             raise shape_error(op, f"repeated axis in {raw} for shape {self.shape}")
-        return axes
+        return axes if self.ndim else ()
 
     def _reduce(self, kind: ReduceKind, axes: tuple[int, ...], keepdim: bool) -> Self:
         kept = tuple(1 if i in axes else d for i, d in enumerate(self.shape))
@@ -60,8 +62,17 @@ class ReduceOps(ElementwiseOps):
     def _accumulated(self, kind: ReduceKind, axes: tuple[int, ...], keepdim: bool) -> Self:
         """A SUM or PROD reduce in `accumulator_dtype`, float16 rounded back at the end."""
         acc = accumulator_dtype(self.dtype)
-        out = self.cast(acc)._reduce(kind, axes, keepdim)
+        x = self.cast(acc)
+        out = x._float_sum(axes, keepdim) if kind == ReduceKind.SUM else x._reduce(kind, axes,
+                                                                                  keepdim)
         return out.cast(float16) if self.dtype is float16 else out
+
+    def _float_sum(self, axes: tuple[int, ...], keepdim: bool) -> Self:
+        """A SUM reduce; of a 0-d float tensor over a size-1 axis, as torch's sum starts from
+        0.0 too (-0.0 sums to +0.0)."""
+        if not axes and self.ndim == 0 and self.dtype.is_float:
+            return self.reshape(1)._reduce(ReduceKind.SUM, (0,), False)
+        return self._reduce(ReduceKind.SUM, axes, keepdim)
 
     def sum(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
         return self._accumulated(ReduceKind.SUM, self._axes("sum", axis, dim), keepdim)
@@ -87,7 +98,7 @@ class ReduceOps(ElementwiseOps):
                                       "it first, e.g. .float()")
         axes = self._axes("mean", axis, dim)
         count = prod(self.shape[a] for a in axes)
-        total = self.cast(float32)._reduce(ReduceKind.SUM, axes, keepdim) / count
+        total = self.cast(float32)._float_sum(axes, keepdim) / count
         return total.cast(self.dtype)
 
     # ── matmul ──────────────────────────────────────────────────────────────
@@ -120,6 +131,8 @@ class ReduceOps(ElementwiseOps):
         xe = x.reshape(*x.shape[:-1], 1, k).expand(*batch, n, m, k)
         ye = y.transpose(-1, -2).reshape(*y.shape[:-2], 1, m, k).expand(*batch, n, m, k)
         out = (xe * ye).sum(axis=-1)
+        if not dt.is_float and out.dtype is not dt:  # int8/uint8/int16 sum in int32: wrap back
+            out = out.cast(dt)
         shape = batch + ((n,) if self.ndim > 1 else ()) + ((m,) if other.ndim > 1 else ())
         return out.reshape(shape)
 

@@ -16,10 +16,14 @@ int, a tuple of ints or None (all dims). Where torch returns int64 these return 
 float16, as torch accumulates them. `var`/`std` of integers compute in float32 (torch
 refuses them).
 
-`prod` is a PROD reduce of the input with its zeros replaced by 1, selected by the number of
-zeros: none -> that product, one -> that product times the sum of the zero elements (0, with
-the gradient torch gives: the product of the others), more -> 0. So the gradient is exact
-with zeros in the input, where the PROD reduce's own rule (out / x) would give NaN.
+`prod` is a PROD reduce with torch's gradient (`prod_backward`): where the tensor holds no
+zero, out / x (NaN at an infinite x, as torch); where it holds one, the product of the other
+elements of each slice, an exclusive scan from each side multiplied (so 0 and inf give 0 * inf
+= NaN only where that product has both); for `prod()` over all dims with two or more zeros,
+0. `var`'s gradient is torch's `var_backward` too: 2 / (n - correction) * (x - mean) (the
+mean's own term, zero in exact arithmetic, left out, so an infinite x gives ±inf, not NaN),
+and over all dims with n <= correction NaN where x equals the mean, inf elsewhere. `std`'s
+is var's of g / (2 std), 0 where std is 0 (a constant input).
 
 How the scans are built. A scan along an axis of length n <= `_SCAN_BLOCK` is one reduce:
 the row is broadcast to (n, n), the lower triangle (j <= i, from comparing two aranges, so no
@@ -39,13 +43,15 @@ torch gives it to the last of them.
 
 from __future__ import annotations
 
+import math
 from typing import Self
 
 import numpy as np
 
 from picograd.dialects.pg import ReduceKind
 from picograd.frontend.base import normalize_axis, prod
-from picograd.frontend.dtype import bool_, float16, float32, int32
+from picograd.frontend.dtype import bool_, float16, float32, int32, uint8
+from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import LazyOp, shape_error
 from picograd.frontend.ops_reduce import Axis, ReduceOps, accumulator_dtype
 
@@ -93,41 +99,94 @@ class StatsOps(ReduceOps):
             return self._accumulated(ReduceKind.PROD, axes, keepdim)
         if self.dtype is float16:
             return self.cast(float32).prod(axes, keepdim).cast(float16)
-        zero = self == 0.0
-        nonzero = zero.where(1.0, self)._reduce(ReduceKind.PROD, axes, keepdim)
-        zeros = zero.sum(axes, keepdim=keepdim)
-        one_zero = nonzero * zero.where(self, 0.0).sum(axes, keepdim=keepdim)
-        return (zeros == 0).where(nonzero, (zeros == 1).where(one_zero, 0.0))
+        x = self
+        with no_grad():
+            value = x._reduce(ReduceKind.PROD, axes, keepdim)
+        whole = axis is None and dim is None and x.ndim > 0  # torch's prod() without a dim
+        kept = self._reduced_shape(axes, True)
+
+        def rule(g: Self) -> tuple[Self]:
+            g, out = g.reshape(kept), value.reshape(kept)
+            zero = x == 0.0
+            some_zero = zero.any()
+            d = some_zero.where(g * x._prod_of_others(axes), g * (out / x))
+            if whole:  # torch's shortcut: two zeros or more make every gradient 0
+                d = (zero.sum() > 1).where(0.0, d)
+            return (d,)
+
+        return value._with_gradient((x,), rule)
+
+    def _prod_of_others(self, axes: tuple[int, ...]) -> Self:
+        """For each element, the product of the other elements of its slice over `axes`: the
+        exclusive products from the left and from the right multiplied (torch's
+        `prod_safe_zeros_backward`)."""
+        rest = [i for i in range(self.ndim) if i not in axes]
+        perm = (*rest, *axes)
+        moved = self.permute(perm)
+        lead = moved.shape[:len(rest)]
+        n = prod(self.shape[a] for a in axes)
+        if n == 0:
+            return self
+        row = moved.reshape(*lead, n)
+        keep = ((0, 0),) * len(lead)
+        left = row[..., :n - 1].pad((*keep, (1, 0)), 1.0)._scan_last(ReduceKind.PROD, 1.0)
+        right = row.flip(-1)[..., :n - 1].pad((*keep, (1, 0)), 1.0)
+        right = right._scan_last(ReduceKind.PROD, 1.0).flip(-1)
+        others = (left * right).reshape(moved.shape)
+        inverse = tuple(perm.index(i) for i in range(self.ndim))
+        return others.permute(inverse)
 
     def var(self, axis: Axis = None, correction: float = 1, keepdim: bool = False, *,
             dim: Axis = None) -> Self:
         """sum((x - mean)^2) / (n - correction) over `dim`, in float32 (torch's `var`)."""
-        axes = self._axes("var", axis, dim)
-        count = prod(self.shape[a] for a in axes)
+        return self._var("var", axis, correction, keepdim, dim)
+
+    def _var(self, op: str, axis: Axis, correction: float, keepdim: bool, dim: Axis) -> Self:
+        axes = self._axes(op, axis, dim)
+        dof = prod(self.shape[a] for a in axes) - float(correction)
         x = self.cast(float32)
-        centred = x - x.mean(axes, keepdim=True)
-        out = (centred * centred).sum(axes, keepdim=keepdim) / max(count - float(correction),
-                                                                   0.0)
+        with no_grad():
+            mean = x.mean(axes, keepdim=True)
+            centred = x - mean
+            out = (centred * centred).sum(axes, keepdim=keepdim) / max(dof, 0.0)
+        whole = (axis is None and dim is None) or x.ndim == 0  # torch's var() without a dim
+        kept = self._reduced_shape(axes, True)
+
+        def rule(g: Self) -> tuple[Self]:
+            g = g.reshape(kept)
+            if whole and dof <= 0:  # 2 / 0 times 0 where x is its mean, times nonzero elsewhere
+                return (g * (x == mean).where(math.nan, math.inf),)
+            scale = math.inf if dof == 0 else 2.0 / dof
+            return ((g * scale) * centred,)
+
+        out = out._with_gradient((x,), rule)
         return out.cast(float16) if self.dtype is float16 else out
 
     def std(self, axis: Axis = None, correction: float = 1, keepdim: bool = False, *,
             dim: Axis = None) -> Self:
         """The square root of `var`."""
-        return self.var(axis, correction, keepdim, dim=dim).sqrt()
+        v = self._var("std", axis, correction, keepdim, dim)
+        with no_grad():
+            out = v.sqrt()
+        return out._with_gradient((v,), lambda g: ((out == 0).where(0.0, g / (out * 2)),))
 
     def any(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
         """True where some element over `dim` is nonzero (False over an empty dim)."""
         axes = self._axes("any", axis, dim)
         if self._empty_over(axes):
-            return self._const(False, self._reduced_shape(axes, keepdim), bool_)
-        return (self._no_grad_view() != 0).sum(axes, keepdim=keepdim) > 0
+            out = self._const(False, self._reduced_shape(axes, keepdim), bool_)
+        else:
+            out = (self._no_grad_view() != 0).sum(axes, keepdim=keepdim) > 0
+        return out.cast(uint8) if self.dtype is uint8 else out  # torch's dtype for uint8
 
     def all(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
         """True where every element over `dim` is nonzero (True over an empty dim)."""
         axes = self._axes("all", axis, dim)
         if self._empty_over(axes):
-            return self._const(True, self._reduced_shape(axes, keepdim), bool_)
-        return (self._no_grad_view() == 0).sum(axes, keepdim=keepdim) == 0
+            out = self._const(True, self._reduced_shape(axes, keepdim), bool_)
+        else:
+            out = (self._no_grad_view() == 0).sum(axes, keepdim=keepdim) == 0
+        return out.cast(uint8) if self.dtype is uint8 else out  # torch's dtype for uint8
 
     def _arg_extreme(self, op: str, kind: ReduceKind, axis: int | None, keepdim: bool,
                      dim: int | None) -> Self:
@@ -167,7 +226,7 @@ class StatsOps(ReduceOps):
     # ── scans ───────────────────────────────────────────────────────────────
 
     def _scan_last(self, kind: ReduceKind, identity: float | int) -> Self:
-        """The inclusive scan (SUM or MAX) of the last axis (see the module docstring)."""
+        """The inclusive scan (SUM, PROD or MAX) of the last axis (see the module docstring)."""
         n = self.shape[-1]
         lead = self.shape[:-1]
         if n <= _SCAN_BLOCK:
@@ -183,7 +242,8 @@ class StatsOps(ReduceOps):
         before = totals._scan_last(kind, identity).pad(((0, 0),) * len(lead) + ((1, 0),),
                                                       identity)[..., :m]
         before = before.unsqueeze(-1)
-        joined = inner + before if kind == ReduceKind.SUM else inner.maximum(before)
+        joined = (inner + before if kind == ReduceKind.SUM else inner * before
+                  if kind == ReduceKind.PROD else inner.maximum(before))
         return joined.reshape(*lead, m * b)[..., :n]
 
     def _scan(self, op: str, kind: ReduceKind, axis: int | None, dim: int | None) -> Self:
@@ -195,11 +255,10 @@ class StatsOps(ReduceOps):
         else:
             x = x.cast(int32) if x.dtype is bool_ else x
             identity = x.dtype.min
-        if x.shape[d] == 0:
-            return x.reshape(self.shape)
         last = x.ndim - 1
         out = x if d == last else x.transpose(d, last)
-        out = out._scan_last(kind, identity)
+        if x.shape[d] > 0:
+            out = out._scan_last(kind, identity)
         out = out if d == last else out.transpose(d, last)
         out = out.cast(bool_) if kind == ReduceKind.MAX and self.dtype is bool_ else out
         out = out.cast(float16) if self.dtype is float16 else out

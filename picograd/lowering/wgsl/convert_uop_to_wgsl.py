@@ -36,10 +36,14 @@ what the pg_uop interpreter computes.
 * The flat pg_uop block lets a value defined inside a loop or if be used after it; WGSL
   scoping does not. Such a value gets a `var` declared before the outermost loop or if it
   escapes, assigned where it is computed and read back where it is used out of scope.
+* A float sum's final value (`_final_sum_reads`) and `x + 0.0` are `select(v, 0.0, v == 0.0)`:
+  Mesa folds the first `0.0 + x` of an unrolled loop into `x` (WGSL need not keep signed
+  zeros), so a sum of -0.0s read -0.0 where IEEE (and torch) give +0.0.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -97,6 +101,40 @@ def _open_blocks(kernel: pg_uop.KernelOp) -> dict[Operation, Stack]:
     return stacks
 
 
+def _final_sum_reads(kernel: pg_uop.KernelOp) -> set[Operation]:
+    """The acc_loads that read a float sum after its last store: of a float register set to
+    +0.0 and only ever stored an `add`. IEEE gives such a sum -0.0 never (+0.0 + -0.0 is
+    +0.0), so turning a zero read there into +0.0 changes nothing but Mesa's folding."""
+    ops = list(kernel.body.block.ops)
+    sums: set[SSAValue] = set()
+    last_store: dict[SSAValue, int] = {}
+    for i, op in enumerate(ops):
+        if isinstance(op, pg_uop.AccOp) and is_float(op.element_type):
+            init = scalar_value(op.init)
+            if init == 0 and math.copysign(1.0, init) > 0:
+                sums.add(op.result)
+        elif isinstance(op, pg_uop.AccStoreOp):
+            acc, value = op.operands
+            owner = value.owner
+            if not (isinstance(owner, pg_uop.BinaryOp) and owner.kind.data == BinaryKind.ADD):
+                sums.discard(acc)
+            last_store[acc] = i
+    return {op for i, op in enumerate(ops) if isinstance(op, pg_uop.AccLoadOp)
+            and op.acc in sums and i > last_store.get(op.acc, len(ops))}
+
+
+def _plus_zero_operand(op: pg_uop.BinaryOp) -> int | None:
+    """For a float `x + 0.0` (a sum of one element), the operand index of x; else None."""
+    if op.kind.data != BinaryKind.ADD or not is_float(op.result.type):
+        return None
+    for i, value in enumerate(op.operands):
+        const = value.owner
+        if isinstance(const, pg_uop.ConstOp) and const.scalar == 0 \
+                and math.copysign(1.0, const.scalar) > 0:
+            return 1 - i
+    return None
+
+
 def _common_prefix(a: Stack, b: Stack) -> int:
     n = 0
     while n < min(len(a), len(b)) and a[n] is b[n]:
@@ -127,6 +165,7 @@ class _FnLowering:
         self.declare_before: dict[Operation, list[SSAValue]] = defaultdict(list)
         # escaping value -> its latest read of the var, and the blocks open there
         self.reads: dict[SSAValue, tuple[SSAValue, Stack]] = {}
+        self.final_sum_reads = _final_sum_reads(kernel)
         self._find_escapes()
 
     def _fail(self, message: str) -> PassFailedException:
@@ -240,7 +279,10 @@ class _FnLowering:
                 t = self._type(op.element_type, "a register")
                 return self._emit(pg_wgsl.VarOp(scalar_value(op.init), t))
             case pg_uop.AccLoadOp():
-                return self._emit(pg_wgsl.ReadOp(args[0]))
+                read = self._emit(pg_wgsl.ReadOp(args[0]))
+                if op not in self.final_sum_reads:
+                    return read
+                return self._positive_zero(read.results[0])
             case pg_uop.AccStoreOp():
                 return self._emit(pg_wgsl.AssignOp(args[0], args[1]))
             case pg_uop.LoadOp():
@@ -251,6 +293,12 @@ class _FnLowering:
                 return self._emit(pg_wgsl.StoreOp(args[0], args[1], args[2]))
             case _:
                 return self._alu(op, args)
+
+    def _positive_zero(self, v: SSAValue) -> Operation:
+        """`v + 0.0` spelled `select(v, 0.0, v == 0.0)`: -0.0 becomes +0.0, all else stays."""
+        zero = self._emit(pg_wgsl.ConstOp(0.0, v.type)).results[0]
+        is_zero = self._emit(pg_wgsl.CmpOp("==", v, zero)).results[0]
+        return self._emit(pg_wgsl.SelectOp(is_zero, zero, v))
 
     def _alu(self, op: Operation, args: list[SSAValue]) -> Operation | SSAValue:
         match op:
@@ -266,6 +314,8 @@ class _FnLowering:
                                  "emulates: run uop-legalize{target=wgsl} first")
             case pg_uop.UnaryOp():
                 return self._unary(op.kind.data, args[0])
+            case pg_uop.BinaryOp() if (x := _plus_zero_operand(op)) is not None:
+                return self._positive_zero(args[x])  # x + 0.0, which Mesa folds to x
             case pg_uop.BinaryOp():
                 return self._binary(op.kind.data, args[0], args[1])
             case pg_uop.CmpOp():
