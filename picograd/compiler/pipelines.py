@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from picograd.compiler.pass_registry import PassGetter, all_passes
 from picograd.dialects import make_context
 from picograd.dialects.capabilities import host_cache_bytes, host_vector_registers
+from picograd.dialects.dominance import verify_dominance
 from picograd.errors import PicogradError
 
 
@@ -147,6 +148,16 @@ class UnknownPassError(PipelineError):
 
 class PassOptionError(PipelineError):
     """A pass was given an option it does not have, or a value of the wrong type."""
+
+
+class PassDepthError(PipelineError):
+    """A pass recursed deeper than Python allows: the IR nests, or chains ops, too deeply
+    for it (thousands of levels)."""
+
+    def __init__(self, pass_name: str):
+        self.pass_name = pass_name
+        super().__init__(f"pass '{pass_name}': the IR is nested or chained too deeply for "
+                         "this pass (Python's recursion limit was reached)")
 
 
 class PipelineVerifyError(PipelineError):
@@ -351,9 +362,16 @@ def default_context() -> Context:
     return make_context()
 
 
+def verify_module(module: ModuleOp) -> None:
+    """xDSL's verification plus SSA dominance, which xDSL does not check (a value used
+    before its definition verifies there, and breaks the lowerings after)."""
+    module.verify()
+    verify_dominance(module)
+
+
 def _verify(module: ModuleOp, pass_name: str | None) -> None:
     try:
-        module.verify()
+        verify_module(module)
     except DiagnosticException as e:
         raise PipelineVerifyError(pass_name, str(e)) from e
 
@@ -365,14 +383,18 @@ def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None,
     `after_pass(pass_, module)` is called after every pass (before verification, so that a
     dump shows IR that fails to verify). With `verify_each`, the input and the IR after each
     pass are verified, and a failure raises `PipelineVerifyError` naming the pass (the
-    xDSL `VerifyException` is its `__cause__`). Errors a pass raises propagate unchanged.
+    xDSL `VerifyException` is its `__cause__`). Errors a pass raises propagate unchanged,
+    but a RecursionError, which becomes a `PassDepthError` naming the pass.
     """
     passes = parse_pipeline(spec)
     ctx = ctx if ctx is not None else default_context()
     if verify_each:
         _verify(module, None)
     for pass_ in passes:
-        pass_.apply(ctx, module)
+        try:
+            pass_.apply(ctx, module)
+        except RecursionError:  # the stack is unwound here: report it, do not crash
+            raise PassDepthError(pass_.name) from None
         if after_pass is not None:
             after_pass(pass_, module)
         if verify_each:

@@ -24,6 +24,7 @@ What the dialects are built from, and the tables that passes, lowerings and runt
     ptx_isa.py       the PTX ISA as pg_ptx uses it: register classes, opcodes, memory types
     capabilities.py  one capability table per target (dtypes, math, limits)
     abi.py           the kernel ABI names that the lowerings emit and the runtimes look up
+    dominance.py     the SSA dominance check xDSL's verifier leaves out (use before def)
 """
 
 from __future__ import annotations

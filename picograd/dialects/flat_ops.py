@@ -37,7 +37,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from picograd.dialects.pg import BufferType
+from picograd.dialects.pg import BufferType, RangeKind
 from picograd.dialects.syntax import (
     int_array,
     int_tuple,
@@ -51,6 +51,25 @@ from picograd.dialects.syntax import (
 def fail(op: Operation, message: str) -> VerifyException:
     """The verifier error of `op`: `'pg_c.const': <message>`."""
     return VerifyException(f"'{op.name}': {message}")
+
+
+# Upcast and unroll ranges become one copy of their body per iteration when they are
+# lowered (vector lanes, straight-line code): more than this is a mistake, and at 2**63
+# the lowering would never end. The pipelines make at most 64 lanes (MAX_LANES).
+MAX_UNROLLED = 4096
+_I64 = range(-(2**63), 2**63)
+
+
+def check_range(op: Operation, start: int, end: int, kind: RangeKind) -> None:
+    """A loop range's bounds (pg_loop and pg_uop ranges): i64, not empty, and few enough
+    iterations to copy out for the kinds that are unrolled."""
+    if start not in _I64 or end not in _I64:
+        raise fail(op, f"range bounds [{start}, {end}) do not fit in i64")
+    if end < start:
+        raise fail(op, f"empty range [{start}, {end})")
+    if kind in (RangeKind.UPCAST, RangeKind.UNROLL) and end - start > MAX_UNROLLED:
+        raise fail(op, f"an {kind.value} range of {end - start} iterations: at most "
+                       f"{MAX_UNROLLED} (each is a copy of the body)")
 
 
 # ── kernels ──────────────────────────────────────────────────────────────────
@@ -72,6 +91,8 @@ class KernelFunction(IRDLOperation):
 
     sym_name = prop_def(StringAttr)
     body = region_def("single_block")
+    # the dialects of the ops a body may hold (`verify_body_dialects`)
+    BODY_DIALECTS: ClassVar[tuple[str, ...]] = ()
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region | None = None,
@@ -120,6 +141,15 @@ class KernelFunction(IRDLOperation):
         printer.print_region(self.regions[0], print_entry_block_args=False,
                              print_empty_block=False)
 
+    def verify_body_dialects(self) -> None:
+        """Every op of the body (nested ones too) is of `BODY_DIALECTS`: the printers and
+        lowerings of a stage know its ops only, and an op of another stage would reach them
+        as a KeyError or an 'is not a value op' error with no location."""
+        for op in self.regions[0].walk():
+            if op.name.split(".", 1)[0] not in self.BODY_DIALECTS:
+                raise fail(self, f"{self.where}: '{op.name}' cannot be in a {self.name} (its "
+                                 f"body holds {' and '.join(self.BODY_DIALECTS)} ops only)")
+
     def verify_buffer_args(self) -> None:
         for arg in self.args:
             if not isinstance(arg.type, BufferType):
@@ -131,29 +161,50 @@ class FlatFunction(KernelFunction):
     the block, which `verify_nesting` checks."""
 
     def verify_nesting(self, loop: type[Operation], end_loop: type[Operation], word: str,
-                       guard: tuple[type[Operation], type[Operation]] | None = None) -> None:
+                       guard: tuple[type[Operation], type[Operation]] | None = None,
+                       *, scoped: bool = False) -> None:
         """The body is flat and its `loop`/`end_loop` pairs (and `guard` open/close pairs,
-        where the dialect has guards) nest; `word` names a loop in the messages."""
+        where the dialect has guards) nest; `word` names a loop in the messages. `scoped`:
+        a value defined inside a loop or guard is not used after it closes (C and WGSL
+        print them as blocks, which end their variables' scope)."""
         open_ops: list[Operation] = []  # innermost last
+        scopes: list[list[SSAValue]] = [[]]  # the values each open block defined
+        closed: set[SSAValue] = set()  # the values of blocks that have closed
         openers = (loop, guard[0]) if guard is not None else (loop,)
         for op in self.regions[0].block.ops:
+            if scoped:
+                self._check_in_scope(op, end_loop, word, closed)
             if isinstance(op, openers):
                 open_ops.append(op)
-            elif isinstance(op, end_loop):
+                scopes.append(list(op.results))
+                continue
+            if isinstance(op, end_loop):
                 if not open_ops or open_ops[-1] is not op.operands[0].owner:
                     innermost = f"{word} or if" if guard is not None else "one"
                     raise fail(self, f"{self.where}: '{op.name}' closes a {word} that is not "
                                      f"the innermost open {innermost}")
                 open_ops.pop()
+                closed.update(scopes.pop())
             elif guard is not None and isinstance(op, guard[1]):
                 if not open_ops or not isinstance(open_ops[-1], guard[0]):
                     raise fail(self, f"{self.where}: '{op.name}' does not close an open if")
                 open_ops.pop()
+                closed.update(scopes.pop())
             elif op.regions:
                 raise fail(self, f"{self.where}: the body must be flat, found {op.name}")
+            scopes[-1].extend(op.results)
         if open_ops:
             what = f"{word}(s) or if(s)" if guard is not None else f"{word}(s)"
             raise fail(self, f"{self.where}: {len(open_ops)} {what} never closed")
+
+    def _check_in_scope(self, op: Operation, end_loop: type[Operation], word: str,
+                        closed: set[SSAValue]) -> None:
+        # a loop's end names its loop's index, which is out of scope by then
+        operands = op.operands[1:] if isinstance(op, end_loop) else op.operands
+        for value in operands:
+            if value in closed:
+                raise fail(self, f"{self.where}: '{op.name}' uses a value defined in a {word} "
+                                 "or if that has closed (its scope ends there)")
 
 
 class LaunchedFunction(FlatFunction):

@@ -133,6 +133,7 @@ class FuncOp(FlatFunction):
     """
 
     name = "pg_c.func"
+    BODY_DIALECTS: ClassVar[tuple[str, ...]] = ("pg_c",)
     restrict = opt_prop_def(UnitAttr)
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region | None = None,
@@ -141,7 +142,8 @@ class FuncOp(FlatFunction):
 
     def verify_(self) -> None:
         self.verify_buffer_args()
-        self.verify_nesting(ForOp, EndForOp, "loop")
+        self.verify_nesting(ForOp, EndForOp, "loop", scoped=True)
+        self.verify_body_dialects()
 
     @classmethod
     def parse_header(cls, parser: Parser) -> dict[str, Attribute]:

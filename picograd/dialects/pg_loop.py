@@ -23,6 +23,8 @@ the scalar ALU ops of `pg_uop` (`pg_uop.binary`, ...).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import IndexType, IntAttr, i1
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -40,7 +42,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, HasParent, IsTerminator, NoTerminator, Pure
 
 from picograd.dialects.flat_memory import MaskedLoadSyntax, StoreSyntax
-from picograd.dialects.flat_ops import KernelFunction, fail
+from picograd.dialects.flat_ops import KernelFunction, check_range, fail
 from picograd.dialects.pg import (
     BinaryKind,
     BinaryKindAttr,
@@ -73,9 +75,8 @@ def _parse_loop_header(parser: Parser) -> tuple[Parser.Argument, int, int]:
     return name.resolve(IndexType()), start, end
 
 
-def _check_bounds(op: Operation, start: int, end: int, body: Region) -> None:
-    if end < start:
-        raise fail(op, f"empty range [{start}, {end})")
+def _check_bounds(op: Operation, start: int, end: int, body: Region, kind: RangeKind) -> None:
+    check_range(op, start, end, kind)
     args = body.block.args
     if len(args) != 1 or not isinstance(args[0].type, IndexType):
         raise fail(op, "the body takes exactly one index argument")
@@ -94,9 +95,11 @@ class KernelOp(KernelFunction):
     """
 
     name = "pg_loop.kernel"
+    BODY_DIALECTS: ClassVar[tuple[str, ...]] = ("pg_loop", "pg_uop")
 
     def verify_(self) -> None:
         self.verify_buffer_args()
+        self.verify_body_dialects()
 
 
 @irdl_op_definition
@@ -128,14 +131,14 @@ class RangeOp(IRDLOperation):
         return self.body.block.args[0]
 
     def verify_(self) -> None:
-        _check_bounds(self, self.start.data, self.end.data, self.body)
+        _check_bounds(self, self.start.data, self.end.data, self.body, self.kind.data)
         if self.kind.data == RangeKind.REDUCE:
             raise fail(self, "a reduce range is written as pg_loop.reduce")
 
     @classmethod
     def parse(cls, parser: Parser) -> RangeOp:
         arg, start, end = _parse_loop_header(parser)
-        kind = RangeKind(parser.parse_identifier())
+        kind = parser.parse_str_enum(RangeKind)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         op = cls(start, end, kind, parser.parse_region([arg]))
         if attrs is not None:
@@ -197,18 +200,19 @@ class ReduceOp(IRDLOperation):
         return self.body.block.args[0]
 
     def verify_(self) -> None:
-        _check_bounds(self, self.start.data, self.end.data, self.body)
+        _check_bounds(self, self.start.data, self.end.data, self.body,
+                      self.range_kind.data)
         last = self.body.block.last_op
         if not isinstance(last, YieldOp) or last.value.type != self.result.type:
             raise fail(self, f"the body must end in pg_loop.yield of a {self.result.type}")
 
     @classmethod
     def parse(cls, parser: Parser) -> ReduceOp:
-        kind = ReduceKind(parser.parse_identifier())
+        kind = parser.parse_str_enum(ReduceKind)
         arg, start, end = _parse_loop_header(parser)
         range_kind = RangeKind.REDUCE
         if parser.parse_optional_keyword("as") is not None:
-            range_kind = RangeKind(parser.parse_identifier())
+            range_kind = parser.parse_str_enum(RangeKind)
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
         attrs = parser.parse_optional_attr_dict_with_keyword()

@@ -155,11 +155,13 @@ class EntryOp(LaunchedFunction):
     """
 
     name = "pg_ptx.entry"
+    BODY_DIALECTS: ClassVar[tuple[str, ...]] = ("pg_ptx",)
 
     def verify_(self) -> None:
         where = self.where
         _check_identifier(self, self.sym_name.data, f"{where}: the entry name")
         self.verify_buffer_args()
+        self.verify_body_dialects()
         caps = capabilities("ptx")
         assert caps.max_groups and caps.max_local_dims and caps.max_local_size
         for what, attr, limits in (("grid", self.grid, caps.max_groups),

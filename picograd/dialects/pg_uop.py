@@ -64,7 +64,13 @@ from picograd.dialects.flat_cells import (
     check_cell,
 )
 from picograd.dialects.flat_memory import GroupBufferSyntax, MaskedLoadSyntax, StoreSyntax
-from picograd.dialects.flat_ops import BareStatement, FlatFunction, GuardSyntax, fail
+from picograd.dialects.flat_ops import (
+    BareStatement,
+    FlatFunction,
+    GuardSyntax,
+    check_range,
+    fail,
+)
 from picograd.dialects.flat_vectors import (
     BroadcastSyntax,
     VLoadSyntax,
@@ -109,9 +115,11 @@ class KernelOp(FlatFunction):
     """
 
     name = "pg_uop.kernel"
+    BODY_DIALECTS: ClassVar[tuple[str, ...]] = ("pg_uop",)
 
     def verify_(self) -> None:
         self.verify_nesting(RangeOp, EndOp, "range", guard=(IfOp, EndIfOp))
+        self.verify_body_dialects()
 
 
 # ── loops and ids ────────────────────────────────────────────────────────────
@@ -137,15 +145,14 @@ class RangeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if self.end.data < self.start.data:
-            raise fail(self, f"empty range [{self.start.data}, {self.end.data})")
+        check_range(self, self.start.data, self.end.data, self.kind.data)
 
     @classmethod
     def parse(cls, parser: Parser) -> RangeOp:
         start = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("to")
         end = parser.parse_integer(allow_boolean=False)
-        kind = RangeKind(parser.parse_identifier())
+        kind = parser.parse_str_enum(RangeKind)
         op = cls(start, end, kind)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
@@ -203,7 +210,7 @@ class SpecialOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> SpecialOp:
-        kind = SpecialKind(parser.parse_identifier())
+        kind = parser.parse_str_enum(SpecialKind)
         dim = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("size")
         size = parser.parse_integer(allow_boolean=False)

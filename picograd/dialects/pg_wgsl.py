@@ -200,12 +200,14 @@ class FuncOp(LaunchedFunction):
     """
 
     name = "pg_wgsl.fn"
+    BODY_DIALECTS: ClassVar[tuple[str, ...]] = ("pg_wgsl",)
 
     def verify_(self) -> None:
         _launch_dims(self, f"{self.where}: grid", self.grid)
         _launch_dims(self, f"{self.where}: block", self.block)
         self.verify_buffer_args()
-        self.verify_nesting(ForOp, EndForOp, "loop", guard=(IfOp, EndIfOp))
+        self.verify_nesting(ForOp, EndForOp, "loop", guard=(IfOp, EndIfOp), scoped=True)
+        self.verify_body_dialects()
 
 
 @irdl_op_definition

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 from picograd.dialects.dtypes import is_float
 
@@ -33,7 +34,9 @@ def scalar_attr(value: float | int | bool, element_type: Attribute) -> ScalarAtt
         return IntegerAttr(int(value), element_type)
     if is_float(element_type):
         return FloatAttr(float(value), element_type)  # type: ignore[arg-type]
-    assert isinstance(element_type, IntegerType), element_type
+    if not isinstance(element_type, IntegerType):  # bf16, a vector, ...: written by a user
+        raise VerifyException(f"a constant cannot have type {element_type} (expected an "
+                              "integer, float or index type)")
     if element_type.width.data == 1:
         return IntegerAttr(int(bool(value)), element_type)
     return IntegerAttr(int(value), element_type)
@@ -89,10 +92,20 @@ def print_int_list(printer: Printer, values: tuple[int, ...]) -> None:
     printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
 
 
+_I64 = range(-(2**63), 2**63)
+
+
 def parse_int_list(parser: Parser) -> list[int]:
-    return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-    )
+    """`[1, 2, 3]`, each an i64 (the lists become i64 dense arrays, which would raise a
+    ValueError, with no location, on a bigger number)."""
+    def one() -> int:
+        start = parser.pos
+        value = parser.parse_integer(allow_boolean=False)
+        if value not in _I64:
+            parser.raise_error(f"{value} does not fit in i64", start, parser.pos)
+        return value
+
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, one)
 
 
 def parse_kernel_signature(parser: Parser) -> tuple[str, list[Parser.Argument]]:

@@ -12,6 +12,7 @@ every diagnostic reads like a compiler's:
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from xdsl.context import Context
@@ -21,7 +22,13 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
+from picograd.tools.source_check import check_source
+
 OpSpans = dict[Operation, Span[Any]]
+
+# What xDSL raises building an attribute from a number its storage cannot hold: dense
+# arrays are packed with `struct` (i32 holding 2**40), floats converted to C doubles.
+_OUT_OF_RANGE = (struct.error, OverflowError)
 
 
 class LocatingParser(Parser):
@@ -48,6 +55,8 @@ class LocatingParser(Parser):
             return super().parse_optional_type()
         except VerifyException as e:
             raise ParseError(start, str(e)) from None
+        except _OUT_OF_RANGE as e:
+            raise ParseError(start, f"constant out of range: {e}") from None
 
     def parse_optional_attribute(self) -> Attribute | None:
         start = self._current_token.span
@@ -55,6 +64,8 @@ class LocatingParser(Parser):
             return super().parse_optional_attribute()
         except VerifyException as e:
             raise ParseError(start, str(e)) from None
+        except _OUT_OF_RANGE as e:
+            raise ParseError(start, f"constant out of range: {e}") from None
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
         if operand.operand_name not in self.ssa_values:  # a forward reference, maybe undefined
@@ -79,9 +90,28 @@ class LocatingParser(Parser):
         except ParseError as e:  # point at the name, not at the token after it
             raise ParseError(self._name_spans[-1], e.msg) from None
 
+    def _op_span(self, depth: int) -> Span[Any]:
+        """The name of the op being parsed at nesting `depth` (else the current token)."""
+        return self._name_spans[depth] if len(self._name_spans) > depth else \
+            self._current_token.span
+
     def parse_operation(self) -> Operation:
         depth = len(self._name_spans)
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except _OUT_OF_RANGE as e:
+            # a custom op syntax (xDSL's declarative formats) built an attribute from a
+            # number its storage cannot hold: report it at the op
+            raise ParseError(self._op_span(depth), f"constant out of range: {e}") from None
+        except (VerifyException, ValueError) as e:
+            # An attribute the op's syntax built does not verify (`pg_ptx.const 2**64 : i32`),
+            # or a word is not a member of an enum: xDSL's own custom syntaxes (the llvm
+            # dialect's) convert with `Enum(word)`, which raises ValueError.
+            raise ParseError(self._op_span(depth), str(e)) from None
+        except AssertionError as e:
+            # xDSL's llvm dialect asserts what it parsed (`alignment` an integer attribute)
+            raise ParseError(self._op_span(depth), "malformed op: its syntax's check failed"
+                             + (f" ({e})" if str(e) else "")) from None
         # Nested ops pushed and popped their own spans; ours is the one at `depth`.
         self.op_spans[op] = self._name_spans[depth]
         del self._name_spans[depth:]
@@ -90,8 +120,9 @@ class LocatingParser(Parser):
 
 def parse_with_locations(ctx: Context, source: bytes, name: str, *,
                          implicit_module: bool = True) -> tuple[ModuleOp, OpSpans]:
-    """Parse a module; raises xDSL's `ParseError` on malformed input."""
-    parser = LocatingParser(ctx, source, name)
+    """Parse a module; raises xDSL's `ParseError` on malformed input (checked first by
+    `check_source` for what xDSL's own lexer and parser do not survive)."""
+    parser = LocatingParser(ctx, check_source(source, name), name)
     module = parser.parse_module(implicit_module)
     return module, parser.op_spans
 
@@ -146,7 +177,8 @@ def describe_verify_error(module: ModuleOp, err: Exception, spans: OpSpans, *,
     """A diagnostic for a failed `module.verify()`: located when the failing op came from
     the source text, else the message followed by xDSL's dump of the IR with the op marked."""
     message = prefix + str(err)
-    op = locate_verify_error(module, err)
+    # a whole-module check (dominance) names its op; an op's own verifier does not
+    op = getattr(err, "op", None) or locate_verify_error(module, err)
     if op is not None and op in spans:
         return format_at(spans[op], message, line_offset)
     notes = "".join(getattr(err, "__notes__", ()))

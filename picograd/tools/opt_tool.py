@@ -11,13 +11,16 @@ passes and output formats.
     opt-tool in.mlir --emit=llvm --time-passes              wall time per pass, on stderr
     opt-tool in.mlir --split-input-file --verify-diagnostics   one diagnostic per case
 
-Reads stdin when no file is given. Verification: the input and the final IR are verified
-(`--verify-each`: after every pass too; `--disable-verify`: never). Every error (malformed
-or invalid IR, an unknown pass, a pass that fails) is one diagnostic on stderr and a
-non-zero exit status, not a traceback; parse and verifier errors name `file:line:col` and
-show the line with a caret. With `--verify-diagnostics` (or `--parsing-diagnostics`) they go
-to stdout instead, and the tool goes on with the next chunk and exits 0 (for FileCheck
-tests of error messages).
+Reads stdin when no file is given. Verification: the input and the final IR are verified,
+SSA dominance included (`--verify-each`: after every pass too; `--disable-verify`: never).
+Every error (malformed, non-UTF-8 or invalid IR, an unknown pass or bad option, a pass that
+fails, a printer given IR of another stage, an output file that cannot be written) is one
+diagnostic on stderr and a non-zero exit status, not a traceback; parse and verifier errors
+name `file:line:col` and show the line with a caret. With `--verify-diagnostics` (or
+`--parsing-diagnostics`) they go to stdout instead, and the tool goes on with the next chunk
+and exits 0 (for FileCheck tests of error messages). An exception none of that expects is
+still one line, `opt-tool: internal error: ...`, and exit status 70: a bug to report
+(scripts/fuzz_opt_tool.py and tests/unit/tools/test_opt_tool_fuzz.py look for them).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.target import Target
@@ -42,12 +46,14 @@ from picograd.compiler.pipelines import (
     parse_pipeline,
     run_pipeline,
     stage_pipeline,
+    verify_module,
 )
 from picograd.debug import pass_timing_report
 from picograd.dialects import register_dialects
 from picograd.errors import PicogradError
 from picograd.tools.diagnostics import (
     describe_verify_error,
+    format_at,
     format_parse_error,
     parse_with_locations,
 )
@@ -140,7 +146,11 @@ class PicogradOptMain(xDSLOptMain):
         except (OSError, ValueError) as e:
             print(f"opt-tool: error: {e}", file=sys.stderr)
             return 1
-        output = self.prepare_output()
+        try:
+            output = self.prepare_output()
+        except OSError as e:  # -o into a missing folder, or one not writable
+            print(f"opt-tool: error: cannot write the output file: {e}", file=sys.stderr)
+            return 1
         failed = False
         try:
             for i, (chunk, offset) in enumerate(chunks):
@@ -174,7 +184,7 @@ class PicogradOptMain(xDSLOptMain):
 
         def check(prefix: str) -> None:
             try:
-                module.verify()
+                verify_module(module)
             except DiagnosticException as e:
                 raise ChunkError(describe_verify_error(
                     module, e, spans, prefix=prefix, line_offset=line_offset)) from None
@@ -204,7 +214,11 @@ class PicogradOptMain(xDSLOptMain):
         try:
             return self.output_resulting_program(module)
         except (PicogradError, DiagnosticException) as e:
-            raise ChunkError(f"error: cannot print as '{self.args.target}': {e}") from None
+            message = f"cannot print as '{self.args.target}': {e}"
+            op = getattr(e, "op", None)  # the op a printer refused (WrongStageError)
+            if isinstance(op, Operation) and op in spans:
+                raise ChunkError(format_at(spans[op], message, line_offset)) from None
+            raise ChunkError(f"error: {message}") from None
 
     def _after_pass(self, done: list[ModulePass]) -> Callable[[ModulePass, ModuleOp], None]:
         def after(pass_: ModulePass, module: ModuleOp) -> None:
@@ -246,11 +260,19 @@ def list_passes_text(available: dict[str, Callable[[], type[ModulePass]]]) -> st
 def main(argv: list[str] | None = None) -> int:
     """The `opt-tool` console script; returns the exit status."""
     try:
-        tool = PicogradOptMain(description="picograd pass driver", args=argv)
-    except PipelineError as e:
-        print(f"opt-tool: error: {e}", file=sys.stderr)
-        return 1
-    return tool.run()
+        try:
+            tool = PicogradOptMain(description="picograd pass driver", args=argv)
+        except PipelineError as e:
+            print(f"opt-tool: error: {e}", file=sys.stderr)
+            return 1
+        return tool.run()
+    except Exception as e:
+        # The backstop of issue 11: every known bad input has its own diagnostic above;
+        # one that escapes them is a bug to report, still not a traceback on a user's screen.
+        sys.stdout.flush()
+        print(f"opt-tool: internal error: {type(e).__name__}: {e} (please report it with the "
+              "input and command line)", file=sys.stderr)
+        return 70  # EX_SOFTWARE
 
 
 if __name__ == "__main__":

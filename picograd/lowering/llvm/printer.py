@@ -30,7 +30,13 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from picograd.dialects.abi import OUTER_ATTR, WORK_ATTR, outer_symbol
+from picograd.errors import CompileError
 from picograd.lowering.llvm.vector_select import define_vector_selects
+
+
+class LlvmConvertError(CompileError):
+    """llvmlite refused to build LLVM IR from the module's `llvm` dialect ops."""
+
 
 # Between two modules of one source (an LLVM IR comment).
 PART_SEPARATOR = "; ---- picograd: the next module ----\n"
@@ -101,6 +107,12 @@ def _module_text(shared: list[llvm.FuncOp | llvm.GlobalOp], kernels: list[llvm.F
     part = ModuleOp(kept)
     try:
         ir_module = convert_module(part, fallback_target_triple=None)
+    except (IndexError, KeyError, NotImplementedError, TypeError, ValueError) as e:
+        # xDSL's llvm ops verify little (a shufflevector mask past its vectors, a value of
+        # the wrong type), and llvm.func takes ops of any dialect: llvmlite's builder and
+        # xDSL's converter (NotImplementedError for an op it has no rule for) refuse them
+        raise LlvmConvertError(f"the llvm dialect kernels are not valid LLVM IR: "
+                               f"{type(e).__name__}: {e}") from e
     finally:
         for op in kernels:
             op.detach()

@@ -479,9 +479,11 @@ class LoopOptimizePass(ModulePass):
     cache_bytes: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.vector_bytes < 1 or self.registers < 1 or self.cache_bytes < 0:
-            raise PassFailedException("loop-optimize: vector-bytes and registers must be "
-                                      "positive, cache-bytes not negative")
+        # a vector register holds at least one 32-bit lane (narrower elements are computed
+        # in 32 bits), else every lane count is 1 and the schedules split by 1
+        if self.vector_bytes < 4 or self.registers < 1 or self.cache_bytes < 0:
+            raise PassFailedException("loop-optimize: vector-bytes must be at least 4, "
+                                      "registers positive, cache-bytes not negative")
         unit = VectorUnit(self.vector_bytes, self.registers)
         for kernel in op.ops:
             if isinstance(kernel, L.KernelOp):

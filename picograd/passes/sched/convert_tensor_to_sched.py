@@ -41,7 +41,7 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd.dialects import pg_sched as S
 from picograd.dialects import pg_tensor as T
 from picograd.dialects.pg import BufferType
-from picograd.passes.sched.kernel_grouping import KernelGroup, group_kernels
+from picograd.passes.sched.kernel_grouping import MIN_BUFFER_LIMIT, KernelGroup, group_kernels
 
 
 def buffer_type(t: TensorType) -> BufferType:
@@ -137,6 +137,14 @@ class ConvertTensorToSchedPass(ModulePass):
     attention_rows: int = 256
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_buffers and self.max_buffers < MIN_BUFFER_LIMIT:
+            # group_kernels refuses it with a ValueError; say it in the option's words
+            raise PassFailedException(
+                f"convert-tensor-to-sched: max-buffers={self.max_buffers}: a kernel needs up "
+                f"to {MIN_BUFFER_LIMIT} buffers (0: no limit)")
+        if self.attention_rows < 1:
+            raise PassFailedException("convert-tensor-to-sched: attention-rows must be "
+                                      f"positive, got {self.attention_rows}")
         main = _find_main(op)
         arg_types = [buffer_type(_tensor_type(a, "an argument of @main"))
                      for a in main.body.block.args]

@@ -93,6 +93,8 @@ MAX_RECOMPUTE_COST = 4
 MAX_REUSE = 2
 BIJECTIVE_VIEWS = (T.ReshapeOp, T.PermuteOp, T.FlipOp)
 ELEMENTWISE = (T.UnaryOp, T.BinaryOp, T.CmpOp, T.WhereOp, T.CastOp, T.BitcastOp)
+# The smallest `max_buffers` a grouping can keep to (a binary op's two inputs and output).
+MIN_BUFFER_LIMIT = 3
 
 
 @dataclass(frozen=True)
@@ -132,8 +134,8 @@ def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping
     decided = {op.results[0] for op in body if op in live and decide(op)} | decide.tiled
     materialised = [op.results[0] for op in body if op.results[0] in decided]
     if max_buffers is not None:
-        if max_buffers < 3:
-            raise ValueError(f"a kernel needs up to 3 input buffers and 1 output, got a limit "
+        if max_buffers < MIN_BUFFER_LIMIT:
+            raise ValueError(f"a kernel needs up to {MIN_BUFFER_LIMIT} buffers, got a limit "
                              f"of {max_buffers}")
         extra = _split_wide_reads(body, live, decide.is_buffer, max_buffers - 1)
         if extra:

@@ -68,12 +68,33 @@ class AddBadOp(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         main_ = next(f for f in op.ops if isinstance(f, func.FuncOp))
         block = main_.body.block
+        assert block.last_op is not None  # a verified function ends in func.return
         block.insert_op_before(UnaryOp(UnaryKind.NOT, block.args[0]), block.last_op)
+
+
+@dataclass(frozen=True)
+class CrashingPass(ModulePass):
+    """Test pass: a bug, an exception that is not a user error."""
+
+    name = "test-crash"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise RuntimeError("a bug in a pass")
+
+
+@dataclass(frozen=True)
+class RecursingPass(ModulePass):
+    """Test pass: recurses without end, as a recursive pass on a very deep graph would."""
+
+    name = "test-recurse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.apply(ctx, op)
 
 
 @pytest.fixture
 def test_passes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for cls in (FailingPass, BreakIR, AddBadOp):
+    for cls in (FailingPass, BreakIR, AddBadOp, CrashingPass, RecursingPass):
         monkeypatch.setitem(all_passes(), cls.name, lambda cls=cls: cls)
     pipelines._parse_cached.cache_clear()
     yield
@@ -239,3 +260,64 @@ def test_runs_as_a_module(graph) -> None:
                              "loop-simplfy"], capture_output=True, text=True, check=False)
     assert result.returncode == 1
     assert "did you mean 'loop-simplify'" in result.stderr and "Traceback" not in result.stderr
+
+
+# ── bad input (issue 11; tests/unit/tools/test_opt_tool_fuzz.py fuzzes for more) ──────────
+
+
+def test_non_utf8_input_is_a_located_diagnostic(capsys, tmp_path) -> None:
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(GRAPH.replace("@main", "@m\xe9in").encode("latin-1"))
+    rc, out, err = run(capsys, str(path))
+    assert (rc, out) == (1, "")
+    assert err.startswith(f"{path}:1:13: error: invalid UTF-8: byte 0xe9")
+
+
+def test_unterminated_string_is_refused_before_xdsl_backtracks(capsys, tmp_path) -> None:
+    path = tmp_path / "string.mlir"
+    # 60 characters: xDSL's lexer would take longer than the universe's age on it
+    path.write_text('builtin.module attributes {a = "' + "a" * 60 + "} {\n}\n")
+    rc, _, err = run(capsys, str(path))
+    assert rc == 1
+    assert err.startswith(f"{path}:1:32: error: unterminated string literal")
+
+
+def test_a_deep_loop_nest_is_refused_at_the_first_level_too_deep(capsys, tmp_path) -> None:
+    depth = 1000
+    ranges = "".join(f"pg_loop.range %i{n} = 0 to 2 global {{\n" for n in range(depth))
+    path = tmp_path / "deep.mlir"
+    path.write_text("pg_loop.kernel @k(%o: !pg.buffer<2xf32>) {\n" + ranges + "}\n" * depth
+                    + "}\n")
+    rc, _, err = run(capsys, str(path))
+    assert rc == 1
+    assert err.startswith(f"{path}:101:") and "brackets nested more than 100 deep" in err
+
+
+def test_a_chain_too_long_for_a_recursive_pass_names_the_pass(capsys, graph, test_passes
+                                                               ) -> None:
+    rc, out, err = run(capsys, graph, "-p", "test-recurse")
+    assert (rc, out) == (1, "")
+    assert err == ("error: pass 'test-recurse' failed: pass 'test-recurse': the IR is nested "
+                   "or chained too deeply for this pass (Python's recursion limit was "
+                   "reached)\n")
+
+
+def test_an_exception_nothing_expects_is_one_line_not_a_traceback(capsys, graph, test_passes
+                                                                  ) -> None:
+    rc, _, err = run(capsys, graph, "-p", "test-crash")
+    assert rc == 70
+    assert err == ("opt-tool: internal error: RuntimeError: a bug in a pass (please report "
+                   "it with the input and command line)\n")
+
+
+def test_output_into_a_missing_folder(capsys, graph, tmp_path) -> None:
+    rc, out, err = run(capsys, graph, "-o", str(tmp_path / "nope" / "out.mlir"))
+    assert (rc, out) == (1, "")
+    assert err.startswith("opt-tool: error: cannot write the output file: ")
+
+
+def test_a_printer_given_an_earlier_stage_refuses_it(capsys, graph) -> None:
+    rc, out, err = run(capsys, graph, "-t", "c")
+    assert (rc, out) == (1, "")
+    assert err.startswith(f"{graph}:2:10: error: cannot print as 'c': the c printer prints "
+                          "pg_c.func ops, and this module holds 'pg_tensor.const'")
