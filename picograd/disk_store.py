@@ -22,7 +22,9 @@ An entry is a header then the payload. The header holds a magic, the format vers
 sha256 of the full key text (a file name collision or a foreign file cannot pass) and the
 sha256 and length of the payload (a torn or flipped entry cannot pass). An entry that fails
 any check, or that belongs to another user, is deleted (where we may) and rebuilt, never
-trusted. Writers race safely: each writes its own temp file and `os.replace`s it over the
+trusted; so is anything at an entry's path that is not a regular file (a FIFO, a
+directory): it is never opened for a blocking read, and it is removed where it can be. Writers
+race safely: each writes its own temp file and `os.replace`s it over the
 entry, so a reader sees a whole old entry, a whole new one, or none.
 
 Since the package version does not change while picograd is edited in place, the "picograd
@@ -144,7 +146,10 @@ def decode(key: str, entry: bytes) -> bytes | None:
 
 def _discard(path: str) -> None:
     with contextlib.suppress(OSError):
-        os.unlink(path)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.rmdir(path)  # only an empty one: a full directory stays, and every read misses
+        else:
+            os.unlink(path)
 
 
 @dataclasses.dataclass
@@ -176,19 +181,37 @@ def read(kind: str, key: str) -> bytes | None:
     return payload
 
 
+# never follow a link, never wait for a FIFO's writer, never leak the descriptor to a child
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
 def _read_entry(path: str, key: str) -> bytes | None:
+    """The payload of the entry file `path`, or None. Anything but a regular file of ours
+    (a FIFO, a directory, a device) is a foreign entry: it is not read, and it is removed
+    (an empty directory too) so that the rebuilt entry can take its place."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:  # missing, a symbolic link, a socket: a miss, and `write` replaces it
         return None
-    with os.fdopen(fd, "rb") as f:
+    try:
         info = os.fstat(fd)
         ours = stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
-        entry = f.read() if ours else b""
-    payload = decode(key, entry) if ours else None
+        payload = decode(key, _read_all(fd)) if ours else None
+    except OSError:
+        payload = None
+    finally:
+        os.close(fd)
     if payload is None:
         _discard(path)
     return payload
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def write(kind: str, key: str, payload: bytes) -> None:

@@ -21,8 +21,8 @@ The update formulas are torch's (`torch.optim.SGD`, `Adam`, `AdamW` with default
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, TypeGuard
 
 import numpy as np
 
@@ -32,9 +32,42 @@ from picograd.frontend.capture import on_host_state
 from picograd.frontend.realize import realize
 from picograd.frontend.tensor import Tensor
 
+# ── what a loaded hyper-parameter may be: each rule gives None or what was expected ──
+
+
+def _is_number(value: object) -> TypeGuard[float]:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _non_negative(value: object) -> str | None:
+    return None if _is_number(value) and value >= 0 else "a finite number >= 0"
+
+
+def _finite(value: object) -> str | None:
+    return None if _is_number(value) else "a finite number"
+
+
+def _flag(value: object) -> str | None:
+    return None if isinstance(value, bool) else "true or false"
+
+
+def _betas(value: object) -> str | None:
+    ok = (isinstance(value, (list, tuple)) and len(value) == 2  # JSON makes the tuple a list
+          and all(_is_number(b) and 0 <= b < 1 for b in value))
+    return None if ok else "a pair of numbers in [0, 1)"
+
+
+HParamRule = Callable[[object], "str | None"]
+
 
 class Optimizer:
     """Holds the parameters and one hyper-parameter group (`param_groups[0]`, as torch)."""
+
+    # every hyper-parameter of `param_groups[0]` and what it may be (checked when loaded)
+    hparam_rules: ClassVar[dict[str, HParamRule]] = {"lr": _non_negative}
+    # the names of a parameter's state: it holds all of them or (never updated) none
+    state_names: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: Iterable[Tensor], defaults: dict[str, Any]):
         self.params = [p for p in params]
@@ -52,6 +85,27 @@ class Optimizer:
     @lr.setter
     def lr(self, value: float) -> None:
         self.param_groups[0]["lr"] = value
+
+    def hparam_problems(self, hparams: object) -> list[str]:
+        """What keeps `hparams` (hyper-parameters read back from a checkpoint) from replacing
+        `param_groups[0]`'s: missing or unknown names, values of the wrong type or range.
+        Empty when they fit."""
+        if not isinstance(hparams, dict):
+            return [f"expected a JSON object of hyper-parameters, got {hparams!r}"]
+        problems = [f"missing {name!r}" for name in self.hparam_rules if name not in hparams]
+        problems += [f"unknown hyper-parameter {name!r} ({type(self).__name__} takes "
+                     f"{', '.join(self.hparam_rules)})"
+                     for name in hparams if name not in self.hparam_rules]
+        for name, value in hparams.items():
+            rule = self.hparam_rules.get(name)
+            expected = rule(value) if rule is not None else None
+            if expected is not None:
+                problems.append(f"{name} is {value!r}, expected {expected}")
+        return problems or self._hparam_conflicts(hparams)
+
+    def _hparam_conflicts(self, hparams: dict[str, Any]) -> list[str]:
+        """Problems of valid values together (SGD's Nesterov without momentum)."""
+        return []
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:
@@ -122,12 +176,23 @@ class Optimizer:
 class SGD(Optimizer):
     """p -= lr * (g + weight_decay * p), with optional (Nesterov) momentum."""
 
+    hparam_rules: ClassVar[dict[str, HParamRule]] = {
+        "lr": _non_negative, "momentum": _non_negative, "dampening": _finite,
+        "weight_decay": _non_negative, "nesterov": _flag}
+    state_names = ("momentum_buffer",)
+
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum needs a momentum and zero dampening")
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
                                   "weight_decay": weight_decay, "nesterov": nesterov})
+
+    def _hparam_conflicts(self, hparams: dict[str, Any]) -> list[str]:
+        if hparams["nesterov"] and (hparams["momentum"] <= 0 or hparams["dampening"] != 0):
+            return [f"nesterov needs a momentum > 0 and dampening 0, got momentum "
+                    f"{hparams['momentum']!r} and dampening {hparams['dampening']!r}"]
+        return []
 
     def _update(self, p: Tensor, g: Tensor, state: dict[str, Tensor]
                 ) -> tuple[Tensor, dict[str, Tensor]]:
@@ -150,6 +215,10 @@ class Adam(Optimizer):
     """Adam (Kingma & Ba) with bias correction; L2 weight decay added to the gradient."""
 
     decoupled = False
+    hparam_rules: ClassVar[dict[str, HParamRule]] = {
+        "lr": _non_negative, "betas": _betas, "eps": _non_negative,
+        "weight_decay": _non_negative}
+    state_names = ("exp_avg", "exp_avg_sq")
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

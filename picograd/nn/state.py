@@ -15,6 +15,10 @@ each extra value as `extra.<name>` (JSON). Loading it into a fresh model and opt
 the same architecture resumes training exactly: the next steps give the same values, bit for
 bit, as an uninterrupted run. Learning-rate schedulers and the dropout generator are not
 saved: pass what they need (e.g. `last_epoch`) as extra values.
+
+Loading checks the whole file before it changes anything (see `load_checkpoint`); a bad
+file is a `CheckpointError` (or `StateDictError` for missing, unexpected or mis-shaped
+tensors) naming the file and the entry, and model and optimizer stay as they were.
 """
 
 from __future__ import annotations
@@ -23,25 +27,21 @@ import json
 import math
 import mmap
 import os
+import stat
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from safetensors import SafetensorError, safe_open
+from safetensors import SafetensorError
 from safetensors.numpy import save_file
 
-from picograd.errors import PicogradError
+from picograd.errors import CheckpointError, user_location
 from picograd.frontend.tensor import Tensor
 from picograd.nn.module import Module, StateDictError
 from picograd.optim import Optimizer
 
 FORMAT = "picograd-checkpoint-1"
-
-
-class CheckpointError(PicogradError, ValueError):
-    """A file that is not a (matching) safetensors file or picograd checkpoint; the message
-    names the file."""
 
 
 # ── plain safetensors ───────────────────────────────────────────────────────
@@ -80,22 +80,115 @@ _NUMPY_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": 
                  "BOOL": "?"}
 
 
+def _f8_table(exponent_bits: int, ieee: bool) -> np.ndarray:
+    """The float32 value of each of the 256 codes of an 8-bit float (sign, exponent with bias
+    2**(bits-1) - 1, mantissa), bit for bit torch's `.float()`. `ieee` (E5M2): the top
+    exponent holds inf and NaN; otherwise (E4M3FN, no inf) only S.1111.111 is NaN."""
+    mantissa_bits = 7 - exponent_bits
+    codes = np.arange(256)
+    e = (codes >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    mantissa = codes & ((1 << mantissa_bits) - 1)
+    fraction, bias = mantissa / 2**mantissa_bits, (1 << (exponent_bits - 1)) - 1
+    magnitude = np.where(e == 0, fraction * 2.0 ** (1 - bias),  # subnormal
+                         (1 + fraction) * 2.0 ** (e - bias))
+    table = (np.where(codes & 0x80, -1.0, 1.0) * magnitude).astype(np.float32)
+    top = e == (1 << exponent_bits) - 1
+    special = top if ieee else top & (mantissa == (1 << mantissa_bits) - 1)
+    # inf, or a quiet NaN with the sign and mantissa bits moved to float32's places (torch's)
+    bits = ((codes & 0x80) << 24 | 0x7F800000 | mantissa << (23 - mantissa_bits)
+            | np.where(mantissa != 0, 0x400000, 0)).astype(np.uint32)
+    table[special] = bits[special].view(np.float32)
+    return table
+
+
+# codes numpy has no type for, read as float32 (each value exactly, as torch's `.float()`)
+_F8_TABLES = {"F8_E4M3": _f8_table(4, ieee=False), "F8_E5M2": _f8_table(5, ieee=True)}
+_WIDENED = {"BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1}  # code -> bytes per element
+
+
+def _widened(code: str, raw: np.ndarray) -> np.ndarray:
+    """float32 values of `raw`, the file's uint8 (F8) or little-endian uint16 (BF16) codes."""
+    if code == "BF16":  # the top half of a float32
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    return _F8_TABLES[code][raw]
+
+
+def _error(path: str, message: str) -> CheckpointError:
+    """A CheckpointError naming `path`, ending with the user's source line."""
+    return CheckpointError(f"{path}: {message}\n  at {user_location()}")
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def _kind(mode: int) -> str:
+    """What a file of mode `mode` that is not a regular file is ("a FIFO (named pipe)")."""
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def _open_failure(path: str, error: OSError) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = stat.S_IFREG
+    if stat.S_ISREG(mode):
+        return f"cannot be opened: {error.strerror}"
+    return f"is {_kind(mode)}, not a safetensors file"
+
+
+def _map(path: str) -> mmap.mmap:
+    """`path` mapped read-only. A path that is not a regular file (a FIFO, a directory, a
+    socket, a device) or cannot be opened (a symbolic link loop) is a CheckpointError at once:
+    the open never waits for a FIFO's writer, and the descriptor is always closed. A missing
+    file is a FileNotFoundError."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as e:  # a socket (ENXIO), a symbolic link loop (ELOOP), no permission
+        raise _error(path, _open_failure(path, e)) from e
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _error(path, f"is {_kind(info.st_mode)}, not a safetensors file")
+        if info.st_size == 0:
+            raise _error(path, "not a readable safetensors file (it is empty)")
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise _error(path, f"cannot be read: {e}") from e
+    finally:
+        os.close(fd)
+
+
+def _read(path: str, arrays: bool = True) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The tensors (when `arrays`) and the string metadata of the safetensors file `path`."""
+    mapped = _map(path)
+    try:
+        header, data = _header(mapped)
+        metadata = _metadata(header.pop("__metadata__", {}))
+        return ({key: _array(mapped, data, key, info) for key, info in header.items()}
+                if arrays else {}), metadata
+    except (ValueError, KeyError, TypeError) as e:
+        raise _error(path, f"not a readable safetensors file ({e})") from e
+
+
 def load_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The arrays stored in the safetensors file `path`, by name: read-only views of the
     file, memory-mapped, so nothing is read before it is used and `load_state_dict` copies
-    each tensor once, from the page cache into the parameter. Copy an array to change it."""
-    name = os.fspath(path)
-    try:
-        with open(name, "rb") as f:
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        return _mapped_arrays(mapped)
-    except (OSError, ValueError, KeyError, TypeError) as e:  # mmap of an empty file: ValueError
-        raise CheckpointError(f"{name}: not a readable safetensors file ({e})") from e
+    each tensor once, from the page cache into the parameter. Copy an array to change it.
+    BF16, F8_E4M3 and F8_E5M2 tensors, which numpy has no type for, come as float32 arrays
+    (read-only copies; every value exact, as torch's `.float()`); other dtypes numpy cannot
+    hold, a path that is not a regular file (a FIFO, a directory) and a broken file raise
+    `CheckpointError` naming the file (and the tensor)."""
+    return _read(os.fspath(path))[0]
 
 
-def _mapped_arrays(mapped: mmap.mmap) -> dict[str, np.ndarray]:
-    """The tensors of a mapped safetensors file (an 8-byte little-endian header length, the
-    JSON header, then the data), as views of it; ValueError when the layout is broken."""
+def _header(mapped: mmap.mmap) -> tuple[dict[str, Any], int]:
+    """The JSON header of a mapped safetensors file (an 8-byte little-endian header length,
+    the header, then the data) and where its data begins; ValueError when it is broken."""
     if len(mapped) < 8:
         raise ValueError("shorter than the 8-byte header length")
     length = int.from_bytes(mapped[:8], "little")
@@ -104,32 +197,40 @@ def _mapped_arrays(mapped: mmap.mmap) -> dict[str, np.ndarray]:
     header = json.loads(bytes(mapped[8:8 + length]))
     if not isinstance(header, dict):
         raise ValueError("the header is not a JSON object")
-    data = 8 + length
-    arrays: dict[str, np.ndarray] = {}
-    for key, info in header.items():
-        if key == "__metadata__":
-            continue
-        code = info["dtype"]
-        if code not in _NUMPY_DTYPES:
-            raise ValueError(f"tensor {key!r} has dtype {code}, which numpy cannot hold")
-        dtype = np.dtype(_NUMPY_DTYPES[code])
-        shape = tuple(int(d) for d in info["shape"])
-        begin, end = (int(x) for x in info["data_offsets"])
-        count = math.prod(shape)
-        if not 0 <= begin <= end <= len(mapped) - data or end - begin != count * dtype.itemsize:
-            raise ValueError(f"tensor {key!r}: data_offsets [{begin}, {end}) do not hold "
-                             f"{count} {dtype} elements inside the file")
-        arrays[key] = np.frombuffer(mapped, dtype, count, data + begin).reshape(shape)
-    return arrays
+    return header, 8 + length
+
+
+def _metadata(metadata: object) -> dict[str, str]:
+    if not isinstance(metadata, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise ValueError(f"__metadata__ is not a map of strings to strings: {metadata!r:.80}")
+    return metadata
+
+
+def _array(mapped: mmap.mmap, data: int, key: str, info: Any) -> np.ndarray:
+    """Tensor `key` of the file (described by `info`, its header entry) as a view of it, or
+    a float32 copy for a dtype numpy has no type for; ValueError naming the tensor."""
+    code = info["dtype"]
+    if code not in _NUMPY_DTYPES and code not in _WIDENED:
+        raise ValueError(f"tensor {key!r} has dtype {code}, which picograd cannot read "
+                         f"(it reads {', '.join([*_NUMPY_DTYPES, *_WIDENED])})")
+    dtype = np.dtype(_NUMPY_DTYPES.get(code) or ("<u2" if _WIDENED[code] == 2 else "u1"))
+    shape = tuple(int(d) for d in info["shape"])
+    begin, end = (int(x) for x in info["data_offsets"])
+    count = math.prod(shape)
+    if not 0 <= begin <= end <= len(mapped) - data or end - begin != count * dtype.itemsize:
+        raise ValueError(f"tensor {key!r}: data_offsets [{begin}, {end}) do not hold "
+                         f"{count} {code} elements inside the file")
+    array = np.frombuffer(mapped, dtype, count, data + begin).reshape(shape)
+    if code in _WIDENED:
+        array = _widened(code, array)
+        array.flags.writeable = False
+    return array
 
 
 def safetensors_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
     """The string metadata of the safetensors file `path` (empty if it has none)."""
-    try:
-        with safe_open(os.fspath(path), framework="np") as f:
-            return dict(f.metadata() or {})
-    except SafetensorError as e:
-        raise CheckpointError(f"{os.fspath(path)}: not a readable safetensors file ({e})") from e
+    return _read(os.fspath(path), arrays=False)[1]
 
 
 # ── checkpoints ─────────────────────────────────────────────────────────────
@@ -165,58 +266,132 @@ def _to_json(path: str | os.PathLike[str], what: str, value: Any) -> str:
 def load_checkpoint(path: str | os.PathLike[str], model: Module,
                     optimizer: Optimizer | None = None) -> dict[str, Any]:
     """Load a checkpoint written by `save_checkpoint` into `model` (strictly: every name
-    and shape must match) and, if given, `optimizer`; returns the extra values. Everything
-    is checked before anything is changed: on an error, model and optimizer are as they
-    were."""
-    metadata = safetensors_metadata(path)
+    and shape must match) and, if given, `optimizer`; returns the extra values.
+
+    The whole file is checked before anything is changed: tensor names, shapes and dtypes
+    (floats load into floats, integers into integers that hold them), the optimizer's type,
+    hyper-parameters (names, types, ranges), step count and state (every name known, a
+    parameter's state complete), and each extra value's JSON. On an error (`StateDictError`
+    for missing, unexpected or mis-shaped tensors, `CheckpointError` for the rest, both
+    naming the file and the entry) model and optimizer are exactly as they were."""
+    name = os.fspath(path)
+    arrays, metadata = _read(name)
     if metadata.get("picograd.format") != FORMAT:
-        raise CheckpointError(f"{os.fspath(path)}: not a picograd checkpoint (metadata "
-                              f"picograd.format is {metadata.get('picograd.format')!r}, "
-                              f"expected {FORMAT!r}); use load_safetensors for plain files")
-    arrays = load_safetensors(path)
-    state = None
+        raise _error(name, f"not a picograd checkpoint (metadata picograd.format is "
+                           f"{metadata.get('picograd.format')!r}, expected {FORMAT!r}); use "
+                           "load_safetensors for plain files")
+    extra = _extra_values(name, metadata)
+    strays = [k for k in arrays if not k.startswith(("model.", "optim."))]
+    if strays:
+        raise _error(name, f"entries that are neither model.* nor optim.*: {', '.join(strays)}")
+    weights = {k.removeprefix("model."): v for k, v in arrays.items() if k.startswith("model.")}
+    own = model.state_dict()
+    _check_dtypes(name, {f"model.{k}": (v, own[k]) for k, v in weights.items() if k in own})
+    loaded = None
     if optimizer is not None:
         optim = {k.removeprefix("optim."): v for k, v in arrays.items() if k.startswith("optim.")}
-        state = _optimizer_state(path, optimizer, optim, metadata)
-    model.load_state_dict({k.removeprefix("model."): v for k, v in arrays.items()
-                           if k.startswith("model.")})
-    if optimizer is not None and state is not None:
-        hparams = json.loads(metadata["optim.hparams"])
+        loaded = _optimizer_checkpoint(name, optimizer, optim, metadata)
+    model.load_state_dict(weights)  # checks every name and shape before it changes anything
+    if optimizer is not None and loaded is not None:
+        hparams, optimizer.state, optimizer.steps = loaded
         group = optimizer.param_groups[0]
         # JSON turned tuples (Adam's betas) into lists
         group.update({k: tuple(v) if isinstance(group.get(k), tuple) else v
                       for k, v in hparams.items()})
-        optimizer.state = state
-        optimizer.steps = int(metadata["optim.steps"])
-    return {k.removeprefix("extra."): json.loads(v) for k, v in metadata.items()
-            if k.startswith("extra.")}
+    return extra
 
 
-def _optimizer_state(path: str | os.PathLike[str], optimizer: Optimizer,
-                     arrays: dict[str, np.ndarray], metadata: dict[str, str]
-                     ) -> dict[int, dict[str, Tensor]]:
-    """The saved optimizer state (`optim.<i>.<name>` arrays) keyed as `optimizer.state` is:
-    by the id of the optimizer's i-th parameter. Raises if it does not fit the optimizer."""
+def _extra_values(path: str, metadata: dict[str, str]) -> dict[str, Any]:
+    """The `extra.<name>` values, decoded; CheckpointError listing every one that is not JSON."""
+    extra: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, text in metadata.items():
+        if key.startswith("extra."):
+            try:
+                extra[key.removeprefix("extra.")] = json.loads(text)
+            except json.JSONDecodeError as e:
+                problems.append(f"{key} is not JSON ({e}): {text!r:.60}")
+    if problems:
+        raise _error(path, "; ".join(problems))
+    return extra
+
+
+def _dtype_problem(array: np.ndarray, target: np.dtype) -> str | None:
+    """Why `array` cannot be loaded into a tensor of dtype `target`, or None: floats load
+    into floats (rounded, as torch's `copy_`), integers into integers that hold every value
+    (picograd's int32 `num_batches_tracked` takes torch's int64), bool into bool."""
+    kind, want = array.dtype.kind, target.kind
+    if kind == want == "f" or kind == want == "b":
+        return None
+    if kind in "iu" and want in "iu":
+        low, high = (int(array.min()), int(array.max())) if array.size else (0, 0)
+        info = np.iinfo(target)
+        return (None if info.min <= low and high <= info.max
+                else f"values in [{low}, {high}] do not fit {target}")
+    return f"dtype {array.dtype} cannot be loaded into a {target} tensor"
+
+
+def _check_dtypes(path: str, pairs: Mapping[str, tuple[np.ndarray, Tensor]]) -> None:
+    """CheckpointError listing every entry whose array cannot be loaded into its tensor."""
+    problems = [f"{key}: {problem}" for key, (array, tensor) in pairs.items()
+                if (problem := _dtype_problem(array, tensor.dtype.np)) is not None]
+    if problems:
+        raise _error(path, "; ".join(problems))
+
+
+def _optimizer_checkpoint(path: str, optimizer: Optimizer, arrays: dict[str, np.ndarray],
+                          metadata: dict[str, str]
+                          ) -> tuple[dict[str, Any], dict[int, dict[str, Tensor]], int]:
+    """The saved hyper-parameters, state (keyed as `optimizer.state` is: by the id of the
+    optimizer's i-th parameter) and step count, all checked against `optimizer`."""
     kind = metadata.get("optim.type")
     if kind is None:
-        raise CheckpointError(f"{os.fspath(path)}: the checkpoint holds no optimizer state")
+        raise _error(path, "the checkpoint holds no optimizer state")
     if kind != type(optimizer).__name__:
-        raise CheckpointError(f"{os.fspath(path)}: the checkpoint holds {kind} state, the "
-                              f"optimizer is {type(optimizer).__name__}")
-    state: dict[int, dict[str, Tensor]] = {}
+        raise _error(path, f"the checkpoint holds {kind} state, the optimizer is "
+                           f"{type(optimizer).__name__}")
+    problems: list[str] = []
+    steps = metadata.get("optim.steps", "")
+    if not steps.isascii() or not steps.isdigit():  # no sign, blanks or underscores
+        problems.append(f"optim.steps is {steps!r}, expected a count of steps (an int >= 0)")
+    hparams: Any = None
+    try:
+        hparams = json.loads(metadata.get("optim.hparams", "null"))
+    except json.JSONDecodeError as e:
+        problems.append(f"optim.hparams is not JSON ({e}): {metadata['optim.hparams']!r:.60}")
+    else:
+        problems += [f"optim.hparams: {p}" for p in optimizer.hparam_problems(hparams)]
+    if problems:
+        raise _error(path, "; ".join(problems))
+    return hparams, _optimizer_state(path, optimizer, arrays), int(steps)
+
+
+def _optimizer_state(path: str, optimizer: Optimizer, arrays: dict[str, np.ndarray]
+                     ) -> dict[int, dict[str, Tensor]]:
+    """The `optim.<i>.<name>` arrays as `optimizer.state`. StateDictError for a parameter
+    index, state name or shape the optimizer does not have, or a parameter's state with
+    some of its names missing; CheckpointError for a dtype its parameter cannot take."""
+    params, names = optimizer.params, optimizer.state_names
+    found: dict[int, dict[str, np.ndarray]] = {}
     problems: list[str] = []
     for key, array in arrays.items():
         index, _, name = key.partition(".")
-        if not index.isdigit() or int(index) >= len(optimizer.params) or not name:
-            problems.append(f"optim.{key}: no parameter {index} among "
-                            f"{len(optimizer.params)}")
-            continue
-        p = optimizer.params[int(index)]
-        if array.shape != p.shape:
-            problems.append(f"optim.{key}: checkpoint {array.shape}, parameter {p.shape}")
-            continue
-        state.setdefault(id(p), {})[name] = Tensor(array, device=p.device)
+        if not index.isascii() or not index.isdigit() or int(index) >= len(params):
+            problems.append(f"optim.{key}: no parameter {index} among {len(params)}")
+        elif name not in names:
+            problems.append(f"optim.{key}: unknown state {name!r} ("
+                            f"{type(optimizer).__name__} keeps {', '.join(names) or 'none'})")
+        elif array.shape != params[int(index)].shape:
+            problems.append(f"optim.{key}: checkpoint {array.shape}, parameter "
+                            f"{params[int(index)].shape}")
+        else:
+            found.setdefault(int(index), {})[name] = array
+    problems += [f"optim.{i}: missing state {', '.join(n for n in names if n not in state)}"
+                 for i, state in sorted(found.items()) if state.keys() != set(names)]
     if problems:
-        raise StateDictError(f"load_checkpoint {os.fspath(path)} into "
-                             f"{type(optimizer).__name__}: " + "; ".join(problems))
-    return state
+        raise StateDictError(f"load_checkpoint {path} into {type(optimizer).__name__}: "
+                             + "; ".join(problems) + f"\n  at {user_location()}")
+    _check_dtypes(path, {f"optim.{i}.{n}": (a, params[i])
+                         for i, state in found.items() for n, a in state.items()})
+    return {id(params[i]): {n: Tensor(a, dtype=params[i].dtype, device=params[i].device)
+                            for n, a in state.items()} for i, state in found.items()}

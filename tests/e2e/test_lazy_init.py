@@ -95,8 +95,8 @@ def _file(header: bytes, data: bytes) -> bytes:
     (b"", "not a readable safetensors file"),
     (b"\x10\x00\x00\x00\x00\x00\x00\x00{}", "runs past the end"),
     (_file(b"[]", b""), "not a JSON object"),
-    (_file(b'{"t":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}}', b"\x00\x00"),
-     "dtype BF16"),
+    (_file(b'{"t":{"dtype":"F8_E8M0","shape":[1],"data_offsets":[0,1]}}', b"\x00"),
+     "'t' has dtype F8_E8M0"),
     (_file(b'{"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', b"\x00\x00"),
      "data_offsets"),
 ])
