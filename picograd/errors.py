@@ -4,6 +4,7 @@
       ShapeError       shapes that do not fit an op (broadcast, matmul, reshape, axes, index)
       IndexRangeError  an index tensor's value outside the dim it indexes (also an IndexError)
       DTypeError       an unknown dtype, or an op that is not defined on a dtype
+      ZeroDivisorError an integer `//` or `%` by zero (also a ZeroDivisionError)
       DeviceError      unknown device / renderer, bad buffers handed to a compiled program,
                        a tensor too large for a target's 32-bit index (PTX, WGSL)
         OutOfMemoryError  a tensor or buffer larger than the device's memory or limits
@@ -61,6 +62,11 @@ class DeviceError(PicogradError):
 class OutOfMemoryError(DeviceError, MemoryError):
     """A device could not allocate the buffers a realize needs (also a MemoryError, as
     numpy's and torch's are)."""
+
+
+class ZeroDivisorError(PicogradError, ZeroDivisionError):
+    """An integer division or remainder by zero (torch raises "ZeroDivisionError"; a float
+    division gives inf or NaN instead)."""
 
 
 class CompileError(DeviceError):

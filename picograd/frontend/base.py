@@ -8,10 +8,12 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self
 
+import numpy as np
+
 from picograd.frontend import capture
-from picograd.frontend.dtype import DType
+from picograd.frontend.dtype import DType, cast_scalar, first_overflow
 from picograd.frontend.grad_mode import Context, is_grad_enabled
-from picograd.frontend.lazy import LazyOp, shape_error
+from picograd.frontend.lazy import Guard, LazyOp, dtype_error, shape_error
 from picograd.frontend.realize import realize
 
 Scalar = float | int | bool
@@ -41,6 +43,17 @@ def size_arg(op: str, args: Sequence[Any]) -> tuple[int, ...]:
             raise shape_error(op, f"negative dimension in shape {shape} (size {size} at dim "
                                   f"{dim})")
     return shape
+
+
+def fill_scalar(op: str, value: Scalar, dtype: DType) -> Scalar:
+    """A python fill value (pad, masked_fill) as a constant of `dtype`, by torch's scalar
+    rule (`first_overflow`): an integer dtype refuses NaN, inf and values beyond its range
+    with a DTypeError (torch's "value cannot be converted ... without overflow"); a negative
+    int wraps into an unsigned dtype (uint8 -1 is 255), a float is truncated."""
+    if first_overflow(np.array([value]), dtype) is not None:
+        raise dtype_error(op, f"value {value!r} cannot be converted to {dtype.name} without "
+                              f"overflow ({dtype.name} holds {dtype.min} to {dtype.max})")
+    return cast_scalar(value, dtype)
 
 
 def normalize_axis(op: str, axis: int, ndim: int, shape: tuple[int, ...]) -> int:
@@ -92,6 +105,13 @@ class TensorBase:
             out.requires_grad = True
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
             node.traced = weakref.ref(out)
+        return out
+
+    def _carrying(self, guard: Guard) -> Self:
+        """This tensor's value as a new node that carries `guard` (`lazy.Guard`), so that
+        every result computed from it checks it when realized."""
+        out = self._make("reshape", (self,), None, self.shape)
+        out._node.guards = (*out._node.guards, guard)
         return out
 
     def _take_node(self, new: LazyOp) -> None:

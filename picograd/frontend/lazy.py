@@ -45,6 +45,7 @@ from picograd.errors import (
     IndexRangeError,
     PicogradError,
     ShapeError,
+    ZeroDivisorError,
     user_location,
 )
 from picograd.frontend.dtype import DTYPES, DType, cast_scalar
@@ -117,32 +118,62 @@ class LazyOp:
 
 
 class Guard:
-    """The range check of an index computed on the device: `node` (pending until realized)
-    holds the index's (min, max); a value outside `[low, size)` is an error of `op` at
-    `where`, the user's line that indexed. It is checked when a value that depends on the
-    indexing is realized, since a lazy index cannot be read before it is computed."""
+    """A check of values computed on the device, which cannot be read before they are:
+    `node` (pending until realized) holds what the check reads, and `failure` judges it when
+    a value that depends on the checked op is realized. `where` is the user's line of the
+    op. Subclasses say what is checked (`problem`) and the error it raises."""
 
-    __slots__ = ("low", "node", "noun", "op", "size", "where")
+    __slots__ = ("node", "op", "where")
+    error: type[PicogradError] = PicogradError
 
-    def __init__(self, node: LazyOp, op: str, noun: str, low: int, size: int):
-        self.node, self.op, self.noun, self.low, self.size = node, op, noun, low, size
+    def __init__(self, node: LazyOp, op: str):
+        self.node, self.op = node, op
         self.where = user_location()
 
-    def failure(self, bounds: np.ndarray | None = None) -> IndexRangeError | None:
-        """The error when the index's realized (min, max) (`bounds`, by default the node's
-        buffer) lie outside the range, else None."""
-        if bounds is None:
-            bounds = self.node.buffer
-        assert bounds is not None
-        low, high = (int(v) for v in bounds)
+    def problem(self, values: np.ndarray) -> str | None:
+        """What is wrong with the realized `values`, or None."""
+        raise NotImplementedError
+
+    def failure(self, values: np.ndarray | None = None) -> PicogradError | None:
+        """The error for the realized values (`values`, by default the node's buffer), or
+        None when they pass."""
+        if values is None:
+            values = self.node.buffer
+        assert values is not None
+        problem = self.problem(values)
+        if problem is None:
+            return None
+        return self.error(f"{self.op}: {problem}; computed on the device, it was checked "
+                          f"when a result that depends on it was read\n  at {self.where}")
+
+
+class RangeGuard(Guard):
+    """An index's range: `node` holds its (min, max), which must lie in `[low, size)`."""
+
+    __slots__ = ("low", "noun", "size")
+    error = IndexRangeError
+
+    def __init__(self, node: LazyOp, op: str, noun: str, low: int, size: int):
+        super().__init__(node, op)
+        self.noun, self.low, self.size = noun, low, size
+
+    def problem(self, values: np.ndarray) -> str | None:
+        low, high = (int(v) for v in values)
         if self.low <= low and high < self.size:
             return None
         bad = high if high >= self.size else low
-        return IndexRangeError(
-            f"{self.op}: {self.noun} {bad} is out of bounds for a dim of size {self.size} "
-            f"({self.noun} values lie in [{low}, {high}]; the {self.noun} was computed on the "
-            f"device, so it was checked when a result that depends on it was read)\n"
-            f"  at {self.where}")
+        return (f"{self.noun} {bad} is out of bounds for a dim of size {self.size} "
+                f"({self.noun} values lie in [{low}, {high}])")
+
+
+class ZeroDivisorGuard(Guard):
+    """An integer divisor: `node` holds whether any element is zero."""
+
+    __slots__ = ()
+    error = ZeroDivisorError
+
+    def problem(self, values: np.ndarray) -> str | None:
+        return "integer division by zero (the divisor holds a zero)" if values.any() else None
 
 
 @functools.cache

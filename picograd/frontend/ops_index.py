@@ -40,12 +40,18 @@ import numpy as np
 
 from picograd.errors import ShapeError
 from picograd.frontend import capture
-from picograd.frontend.base import Scalar, TensorBase, broadcast_shape, normalize_axis
+from picograd.frontend.base import (
+    Scalar,
+    TensorBase,
+    broadcast_shape,
+    fill_scalar,
+    normalize_axis,
+)
 from picograd.frontend.dtype import bool_, int32
 from picograd.frontend.grad_mode import AutogradError, is_grad_enabled, no_grad
 from picograd.frontend.lazy import (
-    Guard,
     LazyOp,
+    RangeGuard,
     dtype_error,
     index_error,
     shape_error,
@@ -65,16 +71,13 @@ def _held_values(node: LazyOp) -> np.ndarray | None:
 
 def _guarded(op: str, index: Any, idx: Any, low: int, n: int, ignore: int | None,
              noun: str) -> Any:
-    """`idx` (the index as the op uses it) as a new node that carries the range check of
-    `index`'s values (a `Guard` whose node is their min and max; `ignore` values count as
-    `low`), so that results computed from it check it when realized."""
+    """`idx` (the index as the op uses it) carrying the range check of `index`'s values (a
+    `RangeGuard` of their min and max; `ignore` values count as `low`), so that results
+    computed from it check it when realized."""
     with no_grad():
         values = index if ignore is None else (index == ignore).where(low, index)
         bounds = cat([values.min().reshape((1,)), values.max().reshape((1,))])
-        checked = idx._make("reshape", (idx,), None, idx.shape)
-    node = checked._node
-    node.guards = (*node.guards, Guard(bounds._node, op, noun, low, n))
-    return checked
+        return idx._carrying(RangeGuard(bounds._node, op, noun, low, n))
 
 
 class IndexOps(ShapeOps):
@@ -83,24 +86,23 @@ class IndexOps(ShapeOps):
     # ── masks ───────────────────────────────────────────────────────────────
 
     def masked_fill(self, mask: TensorBase, value: Scalar | TensorBase) -> Self:
-        """`value` where the bool `mask` (broadcast to this shape) is True; keeps the dtype."""
+        """`value` where the bool `mask` is True; keeps the dtype. The mask and the tensor
+        broadcast together (a mask of more dims gives the broadcast shape, as torch); a
+        python value must fit the dtype (int32 and -inf: DTypeError, torch's RuntimeError)."""
         if not mask.dtype.is_bool:
             raise dtype_error("masked_fill", f"the mask must be bool, got {mask.dtype.name}")
         self._check_device("masked_fill", mask)
+        shape = broadcast_shape("masked_fill", self.shape, mask.shape)
         m: Any = mask
-        if m.ndim > self.ndim or any(a != b and a != 1 for a, b in
-                                     zip(m.shape[::-1], self.shape[::-1], strict=False)):
-            raise shape_error("masked_fill", f"mask of shape {mask.shape} does not broadcast "
-                                             f"to the tensor's shape {self.shape}")
         if isinstance(value, TensorBase):
             if value.ndim:
                 raise shape_error("masked_fill", f"value must be a 0-d tensor, got shape "
                                                  f"{value.shape}")
             fill: Any = value
-            fill = fill.cast(self.dtype).expand(self.shape)
+            fill = fill.cast(self.dtype).expand(shape)
         else:
-            fill = self._const(value, self.shape, self.dtype)
-        return m.expand(self.shape).where(fill, self)
+            fill = self._const(fill_scalar("masked_fill", value, self.dtype), shape, self.dtype)
+        return m.expand(shape).where(fill, self.expand(shape))
 
     def one_hot(self, num_classes: int = -1) -> Self:
         """int32 one-hot of an int tensor: shape + (num_classes,), as torch's F.one_hot.

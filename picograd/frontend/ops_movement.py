@@ -10,7 +10,14 @@ import operator
 from collections.abc import Sequence
 from typing import Any, Self
 
-from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
+from picograd.frontend.base import (
+    Scalar,
+    TensorBase,
+    fill_scalar,
+    normalize_axis,
+    prod,
+    shape_arg,
+)
 from picograd.frontend.lazy import shape_error
 
 
@@ -159,8 +166,7 @@ class MovementOps(TensorBase):
         low = tuple(p[0] for p in pairs)
         high = tuple(p[1] for p in pairs)
         new = tuple(d + lo + hi for d, lo, hi in zip(self.shape, low, high, strict=True))
-        dt = self.dtype
-        v = float(value) if dt.is_float else bool(value) if dt.is_bool else int(value)
+        v = fill_scalar("pad", value, self.dtype)  # uint8 -1.0 and int32 inf: DTypeError
         return self._make("pad", (self,), (low, high, v), new)
 
     def flip(self, *axis: int | Sequence[int]) -> Self:

@@ -19,6 +19,7 @@ import numpy as np
 
 from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
 from picograd.frontend.dtype import bool_, int32, promote
+from picograd.frontend.grad_mode import is_grad_enabled
 from picograd.frontend.lazy import LazyOp, shape_error
 from picograd.frontend.ops_movement import unique_axes
 from picograd.frontend.ops_reduce import ReduceOps
@@ -239,9 +240,21 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
                 inside = t._const(True, t.shape, bool_).pad(pads, False)
                 out = inside.where(piece, out)
         start += n
+    empty = [t for t in tensors if not t.shape[d]]
     if out is None:  # every piece is empty along dim
-        return first.cast(dt)
+        out, empty = first.cast(dt), empty[1:]
+    for t in empty:
+        out = _with_empty_piece(out, t)
     return out
+
+
+def _with_empty_piece(out: T, t: T) -> T:
+    """`out`, with the empty piece `t` in its graph when it requires grad, so that `t` gets
+    torch's gradient (zeros of its shape, not None): a select that never picks its sum."""
+    if not (t.requires_grad and is_grad_enabled()):
+        return out
+    never = out._const(False, out.shape, bool_)
+    return never.where(t.sum().cast(out.dtype)._broadcast_to(out.shape), out)
 
 
 def stack(tensors: Sequence[T], dim: int = 0) -> T:
@@ -271,7 +284,8 @@ def pad(x: T, pad: Sequence[int], mode: str = "constant", value: Scalar | None =
     for i in range(len(sizes) // 2):
         d = x.ndim - 1 - i
         lo, hi = sizes[2 * i], sizes[2 * i + 1]
-        out = _pad_dim(out, d, lo, hi, mode, 0 if value is None else value)
+        # torch's value is a float: uint8 -1 is refused (DTypeError), not wrapped to 255
+        out = _pad_dim(out, d, lo, hi, mode, 0 if value is None else float(value))
     return out
 
 

@@ -37,7 +37,11 @@ holds all the kernels of a graph and the runtime picks them by name:
   constant expression that overflows is an error), are `bitcast<f32>` of their bits.
 * Integer `/` and `%` never trap and match the CPU targets: a zero divisor gives 0 (WGSL
   would give the dividend for `/`), `MIN / -1` is MIN, `MIN % -1` is 0 (helpers `pg_div`,
-  `pg_mod`). i32 arithmetic wraps around, as WGSL defines it at run time.
+  `pg_mod`). i32 arithmetic wraps around, as WGSL defines it at run time. f32 `/` by a zero
+  gives IEEE's NaN or ±inf (`pg_fdiv`): Mesa folded `x / 0.0` with a constant zero to 0.0.
+* `sin` is `pg_sin`: Mesa's built-in below 2^23 (accurate there), an exact (Payne-Hanek)
+  argument reduction above, where Mesa's is wrong (sin(2147483647.0) gave -1.0); about
+  3e-7 absolute error there.
 * NaN keeps its IEEE meaning although WGSL lets a compiler assume floats are never NaN
   (Mesa's does: it folds `x != x` to false). NaN is recognised on the bits (`pg_isnan`), f32
   comparisons test for it explicitly (`a < b && pg_ordered(a, b)`, `a != b ||
@@ -69,6 +73,9 @@ _KERNEL_NAME = re.compile(r"(?!__)[A-Za-z_][A-Za-z0-9_]*")
 _TYPES: dict[Attribute, str] = {f32: "f32", i32: "i32", i1: "bool"}
 # An f16 value as the f32 the emulation holds: 2^-24 is the spacing of f16 subnormals.
 _F16_SUBNORMAL_STEP = "5.96046448e-08f"
+# The first 256 bits of 1 / (2 pi) after the point, in 32-bit words (pg_sin)
+_INV_2PI_WORDS = ("0x28be60dbu, 0x9391054au, 0x7f09d5f4u, 0x7d4d3770u, 0x36d8a566u, "
+                  "0x4f10e410u, 0x7f9458eau, 0xf7aef158u")
 _AXES = "xyz"
 _BUILTIN_PARAMS = {"workgroup_id": "wid", "local_invocation_id": "lid"}
 
@@ -129,6 +136,50 @@ HELPERS: dict[str, tuple[tuple[str, ...], str]] = {
     "pg_i32": (("pg_isnan",), "fn pg_i32(x: f32) -> i32 {\n"
                               "  return select(select(i32(x), 2147483647i, x >= 2147483648.0f), "
                               "0i, pg_isnan(x));\n}"),
+    # f32 a / b with IEEE's zero divisor (NaN for 0 / 0 and NaN / 0, else inf with the sign
+    # of a * b): Mesa folds `x / 0.0` to 0.0 when the zero is a constant
+    "pg_fdiv": (("pg_isnan",), "fn pg_fdiv(a: f32, b: f32) -> f32 {\n"
+                               "  if ((bitcast<u32>(b) & 0x7fffffffu) != 0u) { return a / b; }\n"
+                               "  if ((bitcast<u32>(a) & 0x7fffffffu) == 0u || pg_isnan(a)) {\n"
+                               "    return bitcast<f32>(0x7fc00000u);\n  }\n"
+                               "  return bitcast<f32>(((bitcast<u32>(a) ^ bitcast<u32>(b)) & "
+                               "0x80000000u) | 0x7f800000u);\n}"),
+    # (hi, lo) words of m * w for m < 2^24, in 16-bit pieces (WGSL has no 64-bit integers)
+    "pg_mul_wide": ((), "fn pg_mul_wide(m: u32, w: u32) -> vec2<u32> {\n"
+                        "  let ll = (m & 0xffffu) * (w & 0xffffu);\n"
+                        "  let lh = (m & 0xffffu) * (w >> 16u);\n"
+                        "  let hl = (m >> 16u) * (w & 0xffffu);\n"
+                        "  let mid = (ll >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);\n"
+                        "  let hi = (m >> 16u) * (w >> 16u) + (lh >> 16u) + (hl >> 16u) + "
+                        "(mid >> 16u);\n"
+                        "  return vec2<u32>(hi, (mid << 16u) | (ll & 0xffffu));\n}"),
+    # sin with an exact argument reduction for |x| >= 2^23, where Mesa's sin is wrong
+    # (sin(2147483647.0) gave -1.0): |x| = m * 2^e (e in [0, 104]), so frac(|x| / 2pi) is
+    # frac(m * frac(2^e / 2pi)), from a 96-bit window of the bits of 1 / 2pi at e (Payne and
+    # Hanek), as a fraction in [-1/2, 1/2) of a turn; below 2^23 Mesa's sin is accurate.
+    "pg_sin": (("pg_mul_wide",), "fn pg_sin(x: f32) -> f32 {\n"
+                                 "  let a = bitcast<u32>(x) & 0x7fffffffu;\n"
+                                 "  if (a >= 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }\n"
+                                 "  if (a < 0x4b000000u) { return sin(x); }\n"
+                                 f"  var c = array<u32, 8>({_INV_2PI_WORDS});\n"
+                                 "  let m = (a & 0x7fffffu) | 0x800000u;\n"
+                                 "  let e = (a >> 23u) - 150u;\n"
+                                 "  let k = e >> 5u;\n"
+                                 "  let s = e & 31u;\n"
+                                 "  var w: array<u32, 3>;\n"
+                                 "  for (var j = 0u; j < 3u; j++) {\n"
+                                 "    let joined = (c[k + j] << s) | "
+                                 "(c[k + j + 1u] >> (32u - s));\n"
+                                 "    w[j] = select(joined, c[k + j], s == 0u);\n  }\n"
+                                 "  let p0 = pg_mul_wide(m, w[0]);\n"
+                                 "  let p1 = pg_mul_wide(m, w[1]);\n"
+                                 "  let p2 = pg_mul_wide(m, w[2]);\n"
+                                 "  let mid = p1.y + p2.x;\n"
+                                 "  let top = p0.y + p1.x + select(0u, 1u, mid < p1.y);\n"
+                                 "  let turn = f32(bitcast<i32>(top)) * 2.32830644e-10f + "
+                                 "f32(mid) * 5.42101086e-20f;\n"
+                                 "  let r = sin(turn * 6.28318548f);\n"
+                                 "  return select(r, -r, x < 0.0f);\n}"),
     "pg_div": ((), "fn pg_div(a: i32, b: i32) -> i32 {\n"
                    "  let q = a / select(b, 1i, b == 0i || b == -1i);\n"
                    "  return select(select(q, -a, b == -1i), 0i, b == 0i);\n}"),
@@ -202,6 +253,8 @@ def _binary_expr(op: pg_wgsl.BinaryOp, a: str, b: str, helpers: set[str]) -> str
         helper = f"pg_{operator}" if is_float(t) else operator  # i32: WGSL's built-ins
     elif operator in ("/", "%") and not is_float(t):
         helper = "pg_div" if operator == "/" else "pg_mod"
+    elif operator == "/":
+        helper = "pg_fdiv"
     if operator in ("<<", ">>"):  # the amount is a u32, taken modulo 32 as WGSL does at run
         return f"{a} {operator} (u32({b}) & 31u)"  # time (masking also keeps constants legal)
     if helper is None:
@@ -263,6 +316,13 @@ def _bitcast_expr(op: pg_wgsl.BitcastOp, x: str, helpers: set[str]) -> str:
     return f"bitcast<{wgsl_type(op.result.type)}>({x})"
 
 
+def _call_expr(op: pg_wgsl.CallOp, x: str, helpers: set[str]) -> str:
+    if op.callee.data == "sin":  # Mesa's sin is wrong from 2^23 on
+        helpers.add("pg_sin")
+        return f"pg_sin({x})"
+    return f"{op.callee.data}({x})"
+
+
 def _load_expr(op: pg_wgsl.LoadOp, names: Names) -> str:
     buffer, index = names(op.buffer), names(op.index)
     if op.mask is not None:
@@ -288,7 +348,7 @@ def _value_expr(op: Operation, names: Names, helpers: set[str]) -> str:
         case pg_wgsl.UnaryOp():
             return f"{op.operator.data}{args[0]}"
         case pg_wgsl.CallOp():
-            return f"{op.callee.data}({args[0]})"
+            return _call_expr(op, args[0], helpers)
         case pg_wgsl.BinaryOp():
             return _binary_expr(op, args[0], args[1], helpers)
         case pg_wgsl.CmpOp():

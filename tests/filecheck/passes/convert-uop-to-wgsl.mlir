@@ -195,7 +195,11 @@ pg_uop.kernel @int_bool(%a: !pg.buffer<8xi32>, %m: !pg.buffer<8xi1>, %out: !pg.b
 // CHECK-NEXT:    %new = pg_wgsl.binary "+" %old, %v : f32
 // CHECK-NEXT:    pg_wgsl.assign %acc, %new : f32
 // CHECK-NEXT:    pg_wgsl.end_for %j
-// CHECK-NEXT:    %sum = pg_wgsl.read %acc : f32
+// A float sum's final read turns -0.0 into +0.0 (Mesa folds the first 0.0 + x to x):
+// CHECK-NEXT:    %[[READ:.*]] = pg_wgsl.read %acc : f32
+// CHECK-NEXT:    %[[Z:.*]] = pg_wgsl.const 0.0 : f32
+// CHECK-NEXT:    %[[ISZ:.*]] = pg_wgsl.cmp "==" %[[READ]], %[[Z]] : f32
+// CHECK-NEXT:    %sum = pg_wgsl.select %[[ISZ]], %[[Z]], %[[READ]] : f32
 // CHECK-NEXT:    %scaled = pg_wgsl.binary "*" %sum, %sum : f32
 // CHECK-NEXT:    %zero = pg_wgsl.const 0.0 : f32
 // CHECK-NEXT:    %pos = pg_wgsl.cmp ">" %scaled, %zero : f32
@@ -272,7 +276,10 @@ pg_uop.kernel @escape(%a: !pg.buffer<16xf32>, %out: !pg.buffer<4xf32>) {
 // CHECK-NEXT:    %new = pg_wgsl.binary "+" %old, %y : f32
 // CHECK-NEXT:    pg_wgsl.assign %acc, %new : f32
 // CHECK-NEXT:    pg_wgsl.end_for %k
-// CHECK-NEXT:    %r = pg_wgsl.read %acc : f32
+// CHECK-NEXT:    %[[READ2:.*]] = pg_wgsl.read %acc : f32
+// CHECK-NEXT:    %[[Z2:.*]] = pg_wgsl.const 0.0 : f32
+// CHECK-NEXT:    %[[ISZ2:.*]] = pg_wgsl.cmp "==" %[[READ2]], %[[Z2]] : f32
+// CHECK-NEXT:    %r = pg_wgsl.select %[[ISZ2]], %[[Z2]], %[[READ2]] : f32
 // CHECK-NEXT:    pg_wgsl.store %r, %out[%z] : f32, !pg.buffer<1xf32>
 // CHECK-NEXT:    pg_wgsl.end_if
 // CHECK-NEXT:  }
