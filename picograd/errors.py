@@ -10,6 +10,8 @@
         OutOfMemoryError  a tensor or buffer larger than the device's memory or limits
         CompileError   a device compiler rejected the generated source
       JitError         a `picograd.jit` function called with arguments its capture cannot take
+      OptimizerError   an optimiser given no parameters or a hyper-parameter out of range
+                       (also a ValueError)
       CheckpointError  a file that is not a readable safetensors file or a checkpoint that does
                        not fit the model / optimizer (also a ValueError); names file and entry
 
@@ -86,6 +88,12 @@ class CompileError(DeviceError):
 class JitError(PicogradError):
     """A `picograd.jit` call that cannot capture or replay: arguments that differ from the
     capture (shape, dtype, device), arguments that alias, nothing captured, nested jits."""
+
+
+class OptimizerError(PicogradError, ValueError):
+    """An optimiser built with arguments torch refuses too: no parameters, a
+    hyper-parameter of the wrong type or out of its range (a negative lr, betas outside
+    [0, 1), Nesterov without momentum)."""
 
 
 class CheckpointError(PicogradError, ValueError):

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, TypeGuard
 
 import numpy as np
 
+from picograd.errors import OptimizerError, user_location
 from picograd.frontend import autograd
 from picograd.frontend.autograd import no_grad
 from picograd.frontend.capture import on_host_state
@@ -70,9 +71,15 @@ class Optimizer:
     state_names: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: Iterable[Tensor], defaults: dict[str, Any]):
+        """OptimizerError, as torch's ValueError, for no parameters or a hyper-parameter
+        that `hparam_rules` refuses (the same rules a loaded checkpoint meets)."""
         self.params = [p for p in params]
+        name = type(self).__name__
         if not self.params:
-            raise ValueError("the optimizer got an empty parameter list")
+            raise OptimizerError(f"{name}: got an empty parameter list\n  at {user_location()}")
+        problems = self.hparam_problems(defaults)
+        if problems:
+            raise OptimizerError(f"{name}: {'; '.join(problems)}\n  at {user_location()}")
         self.param_groups = [{"params": self.params, **defaults}]
         self.state: dict[int, dict[str, Tensor]] = {}
         self.steps = 0
@@ -183,8 +190,6 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum needs a momentum and zero dampening")
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
                                   "weight_decay": weight_decay, "nesterov": nesterov})
 
