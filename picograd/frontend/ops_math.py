@@ -40,9 +40,10 @@ Accuracy notes (float32):
   |x| < 1, a finite negative base with a non-integer y gives NaN. The gradients are torch's
   formulas, given directly (`_with_gradient`): y * x ** (y - 1) for the base (0 where
   y == 0), result * log(x) for a tensor exponent (0 where x == 0 and y >= 0; NaN for a
-  negative base). integer ** integer tensors compute in float32 and round, so results
-  beyond 2**24 are not exact; a negative integer exponent gives 0, 1 for base 1 and ±1 for
-  base -1 (torch's integer kernel: 0 ** -8 is 0, not a saturated inf).
+  negative base). integer ** integer tensors multiply in the dtype, square-and-multiply
+  over the exponent's bits, so they are exact and wrap as torch's integer kernel does; a
+  negative integer exponent gives 0, 1 for base 1 and ±1 for base -1 (torch's integer
+  kernel: 0 ** -8 is 0, not a saturated inf).
 - Special values (±inf, NaN, signed zeros, |x| = 1e6) give torch's results and gradients
   (tests/e2e/test_math_edges.py): abs(±0.0) is +0.0; the rounding functions keep the sign
   of a zero result (round(-0.4) is -0.0); tanh and erf evaluate their small-|x| polynomial
@@ -291,6 +292,19 @@ class MathOps(ReduceOps):
         assert result is not None
         return result
 
+    def _int_power_by_bits(self, e: Self) -> Self:
+        """self ** e for an int tensor e >= 0 of this dtype, exact and wrapping as torch's
+        integer kernel (products in the dtype): square-and-multiply over every bit an
+        exponent of the dtype can have, since an odd base's powers never settle."""
+        bits = self.dtype.itemsize * 8 - (1 if self.dtype.np.kind == "i" else 0)
+        result = self._const(1, self.shape, self.dtype)
+        base = self
+        for k in range(bits):
+            result = ((e >> k) & 1 == 1).where(result * base, result)
+            if k + 1 < bits:
+                base = base * base
+        return result
+
     def pow(self, exponent: Operand) -> Self:
         """self ** exponent (see the module docstring for the exponent forms)."""
         if isinstance(exponent, SymbolicInt):  # read at run time: a 0-d int32 tensor
@@ -342,10 +356,10 @@ class MathOps(ReduceOps):
         self ** (exponent - 1) for the base (0 where the exponent is 0) and result * log(self)
         for the exponent (0 where the base is 0 and the exponent >= 0)."""
         x, y = self._operands("pow", exponent)
-        if not x.dtype.is_float:  # integer powers: computed in float32 and rounded
+        if not x.dtype.is_float:
             int_dtype = int32 if x.dtype.is_bool else x.dtype
             x, y = x.cast(int_dtype), y.cast(int_dtype)
-            r = x._f()._c_pow(y._f()).round().cast(int_dtype)
+            r = x._int_power_by_bits(y.maximum(0))
             # a negative exponent: 0, but 1 for base 1 and +-1 for base -1 (torch's integer
             # kernel; 1 / x ** n in float32 would give inf, saturated, for base 0)
             odd = (y & 1) == 1

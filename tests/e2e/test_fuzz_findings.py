@@ -151,13 +151,26 @@ def test_integer_power_of_a_negative_exponent(device: str, dtype: type) -> None:
         pytest.skip("WEBGPU has no int64")
     base = np.array([-7, 0, 2, 1, -1, -1, 3, 0, 5], np.int64)
     exponent = np.array([-8, -8, -1, -5, -3, -4, 2, 0, 3], np.int64)
-    if dtype is np.uint8:  # no negative exponents: the wrapping power is torch's too (below
-        base, exponent = np.abs(base), np.minimum(np.abs(exponent), 5)  # 2**24: design.md)
+    if dtype is np.uint8:  # no negative exponents
+        base, exponent = np.abs(base), np.minimum(np.abs(exponent), 5)
     b, e = base.astype(dtype), exponent.astype(dtype)
     got = pg.Tensor(b, device=device) ** pg.Tensor(e, device=device)
     want = torch.from_numpy(b) ** torch.from_numpy(e)
     np.testing.assert_array_equal(got.numpy(), want.numpy())  # (-7) ** -8 was 2147483647
     assert got.dtype is pg.Tensor(b).dtype
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
+def test_integer_powers_are_exact_and_wrap_as_torchs(device: str, dtype: type) -> None:
+    # they went through float32: 3 ** 16 was 43046716, 3 ** 21 saturated at 2**31 - 1
+    if dtype is np.int64 and device == "WEBGPU":
+        pytest.skip("WEBGPU has no int64")
+    base = np.array([3, 7, 3, -3, 2, 3, 0, 1, -1, 5, 2, 9], np.int64).astype(dtype)
+    exponent = np.array([16, 9, 19, 17, 31, 21, 5, 100, 7, 0, 62, 2**20], np.int64)
+    e = exponent.astype(dtype)
+    got = pg.Tensor(base, device=device) ** pg.Tensor(e, device=device)
+    want = torch.from_numpy(base) ** torch.from_numpy(e)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 # ── fill values, masked_fill broadcasting, cat of empty pieces ───────────────
