@@ -45,10 +45,27 @@ _CMP = {CmpKind.LT: "lt", CmpKind.LE: "le", CmpKind.GT: "gt", CmpKind.GE: "ge",
 _FLOAT_CMP = {**_CMP, CmpKind.NE: "neu"}
 _LOG2_E = 1 / math.log(2)
 _LN_2 = math.log(2)
-# 2pi split in two f32 constants (hi + lo is 2pi to ~2^-48) for the sin range reduction.
+# sin's argument reduction (`_sin`). Below 2^23 it subtracts the nearest multiple of 2pi in
+# f32, with 2pi split in two f32 constants (hi + lo is 2pi to ~2^-48): measured through
+# tests/ptx_sim.py that is within 1.2e-7 of the exact reduction up to 2^24, then its error
+# doubles with each octave (1e-6 at 2^27, 1e-3 at 2^38, 0.1 at 2^44, a random result from
+# about 2^48). From 2^23 on (where an f32 is an integer, so its exponent past the
+# significand is >= 0) the reduction is exact, on the bits of 1 / (2pi).
 _TWO_PI_HI = float(np.float32(2 * math.pi))
 _TWO_PI_LO = float(np.float32(2 * math.pi - _TWO_PI_HI))
 _INV_TWO_PI = float(np.float32(1 / (2 * math.pi)))
+_EXACT_REDUCTION_FROM = 0x4B000000  # the bits of 2^23
+_F32_INF = 0x7F800000
+_F32_MAGNITUDE = 0x7FFFFFFF  # all bits but the sign
+_F32_SIGNIFICAND = 0x7FFFFF
+_F32_SIGNIFICAND_BITS = 23
+_F32_HIDDEN_BIT = 0x800000
+_F32_INTEGER_EXPONENT = 150  # biased exponent of 2^23: m * 2^(exponent - 150), m < 2^24
+# The first 224 bits of 1 / (2pi) after the point (0x0.28be60db...), in 32-bit words: the
+# exact reduction of the largest f32 (2^104 * m) reads bits 105 to 200.
+_INV_TWO_PI_WORDS = (0x28BE60DB, 0x9391054A, 0x7F09D5F4, 0x7D4D3770, 0x36D8A566, 0x4F10E410,
+                     0x7F9458EA)
+_TURN_SCALE = 2.0**-64  # the 64-bit fixed-point turn, as a fraction of a turn
 
 
 @dataclass(frozen=True)
@@ -97,6 +114,11 @@ def _float_register(t: Attribute) -> Attribute | None:
 
 def _suffix(register: Attribute) -> str:
     return "f64" if register == f64 else "f32"
+
+
+def _word_pair(i: int) -> int:
+    """Words i and i + 1 of the bits of 1 / (2pi), as one 64-bit integer."""
+    return _INV_TWO_PI_WORDS[i] << 32 | _INV_TWO_PI_WORDS[i + 1]
 
 
 class AluLowering(ABC):
@@ -238,14 +260,76 @@ class AluLowering(ABC):
         raise self._fail(f"unary {kind} on {t} has no PTX lowering")
 
     def _sin(self, x: SSAValue) -> SSAValue:
-        # sin.approx is accurate on [-pi, pi]: subtract the nearest multiple of 2pi first, in
-        # two fma steps so that k * 2pi loses nothing. inf and NaN stay NaN.
+        # sin.approx is accurate on [-pi, pi] only: reduce x to it first, the fast way below
+        # 2^23 and exactly above (both are computed, then selected: no divergent branch).
+        # inf and NaN stay NaN: they take the fast way, whose fma gives inf - inf.
+        magnitude = self._alu("and.b32", self._value(pg_ptx.AluOp("mov.b32", [x], i32)),
+                              self._const(_F32_MAGNITUDE, i32))
+        huge = self._alu("and.pred",
+                         self._alu("setp.ge.u32", magnitude,
+                                   self._const(_EXACT_REDUCTION_FROM, i32)),
+                         self._alu("setp.lt.u32", magnitude, self._const(_F32_INF, i32)))
+        exact = self._exact_reduction(magnitude)
+        negative = self._alu("setp.lt.f32", x, self._const(0.0, f32))
+        exact = self._alu("selp.f32", self._alu("neg.f32", exact), exact, negative)  # odd
+        reduced = self._alu("selp.f32", exact, self._fast_reduction(x), huge)
+        return self._alu("sin.approx.f32", reduced)
+
+    def _fast_reduction(self, x: SSAValue) -> SSAValue:
+        """x minus the nearest multiple k of 2pi, in two fma steps so that k * 2pi loses
+        nothing; accurate while k is small (`_EXACT_REDUCTION_FROM`)."""
         turns = self._alu("cvt.rni.f32.f32",
                           self._alu("mul.rn.f32", x, self._const(_INV_TWO_PI, f32)))
         minus = self._alu("neg.f32", turns)
         reduced = self._alu("fma.rn.f32", minus, self._const(_TWO_PI_HI, f32), x)
-        reduced = self._alu("fma.rn.f32", minus, self._const(_TWO_PI_LO, f32), reduced)
-        return self._alu("sin.approx.f32", reduced)
+        return self._alu("fma.rn.f32", minus, self._const(_TWO_PI_LO, f32), reduced)
+
+    def _exact_reduction(self, magnitude: SSAValue) -> SSAValue:
+        """|x| minus the nearest multiple of 2pi, in [-pi, pi], for the bits `magnitude` of
+        a finite |x| >= 2^23 (Payne-Hanek).
+
+        |x| = m * 2^e with m < 2^24 and e >= 0, so the turns |x| / 2pi mod 1 are m times
+        the bits of 1 / (2pi) from bit e + 1 on, mod 1. 96 of those bits, W, are enough (the
+        rest adds under m * 2^-96 turns): the turns are m * W mod 2^96, over 2^96, whose top
+        64 bits, read as signed, are the turns in [-1/2, 1/2) in 64-bit fixed point.
+        """
+        m = self._alu("or.b32", self._alu("and.b32", magnitude,
+                                          self._const(_F32_SIGNIFICAND, i32)),
+                      self._const(_F32_HIDDEN_BIT, i32))
+        biased = self._alu("shr.u32", magnitude, self._const(_F32_SIGNIFICAND_BITS, i32))
+        e = self._alu("sub.s32", biased, self._const(_F32_INTEGER_EXPONENT, i32))
+        w0, w1, w2 = self._inv_two_pi_bits(e)
+        # (m * W) >> 32 mod 2^64 = (m * w0 << 32) + m * w1 + (m * w2 >> 32), wrapping
+        high = self._alu("shl.b64", self._alu("mul.wide.u32", m, w0), self._const(32, i32))
+        low = self._alu("shr.u64", self._alu("mul.wide.u32", m, w2), self._const(32, i32))
+        fixed = self._alu("add.s64", self._alu("add.s64", high,
+                                               self._alu("mul.wide.u32", m, w1)), low)
+        turns = self._alu("mul.rn.f32", self._alu("cvt.rn.f32.s64", fixed),
+                          self._const(_TURN_SCALE, f32))
+        # turns * 2pi with 2pi to 48 bits (hi + lo), so only the turns' rounding remains
+        return self._alu("fma.rn.f32", turns, self._const(_TWO_PI_HI, f32),
+                         self._alu("mul.rn.f32", turns, self._const(_TWO_PI_LO, f32)))
+
+    def _inv_two_pi_bits(self, e: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """Bits e + 1 to e + 96 of 1 / (2pi), 0 <= e <= 104, as three 32-bit words (for
+        any other e: some bits, unused).
+
+        With e = 32 k + s, word j is the low half of words k + j and k + j + 1, as one
+        64-bit integer, shifted right by 32 - s (1 to 32). PTX has no indexed constants, so
+        each pair is selected with selp out of those k can reach (0 to 3).
+        """
+        k = self._alu("shr.u32", e, self._const(5, i32))
+        right = self._alu("sub.s32", self._const(32, i32),
+                          self._alu("and.b32", e, self._const(31, i32)))
+        last_k = len(_INV_TWO_PI_WORDS) - 4  # pair k + 2 ends at the last word
+        is_k = [self._alu("setp.eq.u32", k, self._const(i, i32)) for i in range(1, last_k + 1)]
+        words = []
+        for j in range(3):
+            pair = self._const(_word_pair(j), i64)
+            for i, chosen in enumerate(is_k, start=1):
+                pair = self._alu("selp.b64", self._const(_word_pair(i + j), i64), pair, chosen)
+            words.append(self._alu("cvt.u32.u64", self._alu("shr.u64", pair, right)))
+        return words[0], words[1], words[2]
 
     def _binary(self, op: pg_uop.BinaryOp, a: SSAValue, b: SSAValue) -> SSAValue:
         kind, t = op.kind.data, op.result.type

@@ -36,8 +36,10 @@ Values and semantics (those of `picograd/interpreter/alu.py`):
   or -1 (`selp`), then `b == 0` gives 0 and `MIN / -1` gives `-MIN` (= MIN, wrapped).
 * Float `add`/`sub`/`mul`/`div` use `.rn` (exact IEEE rounding, never contracted to fma);
   `max`/`min` propagate NaN (`(a > b || a != a) ? a : b`); `ne` is unordered (`setp.neu`).
-* f32 math: exp2 -> `ex2.approx.f32`, log2 -> `lg2.approx.f32`, sin -> a two-constant
-  reduction `x - rint(x / 2pi) * 2pi` (`cvt.rni`, `fma.rn`) then `sin.approx.f32`, sqrt ->
+* f32 math: exp2 -> `ex2.approx.f32`, log2 -> `lg2.approx.f32`, sin -> `sin.approx.f32`
+  of x reduced to [-pi, pi]: below 2^23 by a two-constant `x - rint(x / 2pi) * 2pi`
+  (`cvt.rni`, `fma.rn`), from 2^23 on exactly (Payne-Hanek: the float's significand times
+  the bits of 1 / (2pi), `mul.wide.u32`), one of the two selected (`selp`), sqrt ->
   `sqrt.rn`, recip -> `rcp.rn`, and a raw exp/log (normally rewritten by `uop-legalize`) ->
   `ex2(x * log2 e)` / `lg2(x) * ln 2`. f64 has sqrt and recip; its other math fails.
 * f16 values are computed in f32: loads convert with `cvt.f32.f16`, and every f16 result

@@ -1,8 +1,9 @@
 """convert-uop-to-ptx on hand-written GPU-form kernels: every op kind on every dtype lowers,
 verifies, round-trips, assembles with ptxas for sm_80 and sm_90 (skipped without ptxas) and,
 run on the `ptx_sim` simulator, gives the pg_uop interpreter's results; plus the semantics
-the interpreter cannot show (integer division by zero, MIN / -1), the launch dimensions,
-the instruction choices and the errors for what PTX cannot express."""
+the interpreter cannot show (integer division by zero, MIN / -1), sin and cos of every
+magnitude (from tensors), the launch dimensions, the instruction choices and the errors for
+what PTX cannot express."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
+import picograd as pg
 from picograd.compiler.pass_registry import all_passes
 from picograd.compiler.pipelines import GPU_PTX, run_pipeline
 from picograd.dialects import make_context
 from picograd.dialects import pg_ptx as P
+from picograd.frontend.realize import build_module, linearize
 from picograd.interpreter import run
 from picograd.lowering.ptx.convert_uop_to_ptx import ConvertUopToPtxPass
 from picograd.lowering.ptx.printer import PTX_ISA_VERSIONS, module_to_ptx, retarget_ptx
@@ -213,8 +216,8 @@ def test_every_op_lowers_verifies_and_round_trips(t: str) -> None:
     text = str(module)
     assert str(Parser(make_context(), text).parse_module()) == text
     for op in module.walk():
-        if isinstance(op, P.AluOp):
-            assert op.opcode.data in P.ALU_OPCODES
+        if isinstance(op, P.AluOp):  # a bitcast opcode too: sin reads its argument's bits
+            assert P.signatures(op.opcode.data), op.opcode.data
 
 
 @needs_ptxas
@@ -487,6 +490,69 @@ def test_addresses_are_64_bit_and_bools_are_bytes() -> None:
     stores = [op for op in module.walk() if isinstance(op, P.StOp)]
     assert {op.mem_type.data for op in loads + stores} == {"u8"}
     assert "mul.wide.s32" in opcodes(module)
+
+
+# ── sin's argument reduction ─────────────────────────────────────────────────
+# Exact (Payne-Hanek, on the bits of 1 / (2pi)) for |x| >= 2^23, where the f32 reduction by
+# the nearest multiple of 2pi drifted (1e-6 off at 2^27, 0.1 at 2^44, a random result from
+# about 2^48). The simulator computes `sin.approx` as numpy's sin, so these measure the
+# reduction's error.
+
+SIN_MAX_ERROR = 2e-6  # absolute; measured: 1.9e-7 for sin, 4.6e-7 for cos (1 - 2 sin(x/2)^2)
+# around the switch to the exact reduction, the largest floats, and small ones
+SIN_EDGES = np.array([8388607.5, 8388608.0, 8388609.0, 16777216.0, 2147483647.0, 1e10,
+                      3.4028235e38, 1.0, 0.5, 1e-30, 1e-45], np.float32)
+
+
+def sin_sweep() -> np.ndarray:
+    """Log-spaced magnitudes from 1 to 3.4e38 with both signs, the edges, and random finite
+    floats of every exponent."""
+    sweep = np.geomspace(1.0, 3.4e38, 1000).astype(np.float32)
+    bits = np.random.default_rng(0).integers(0, 2**32, 1000, dtype=np.uint64)
+    random = bits.astype(np.uint32).view(np.float32)
+    return np.concatenate([sweep, -sweep, SIN_EDGES, -SIN_EDGES, random[np.isfinite(random)]])
+
+
+def tensor_ptx(out: pg.Tensor) -> tuple[ModuleOp, list[np.ndarray]]:
+    """The GPU_PTX module of a lazy tensor, and its input buffers."""
+    nodes, kernels, buffers, positions = linearize([out._node])
+    return run_pipeline(build_module(nodes, kernels, positions), GPU_PTX), list(buffers)
+
+
+def simulated(out: pg.Tensor) -> np.ndarray:
+    (got,) = simulate(*tensor_ptx(out))
+    return got
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_and_cos_of_every_magnitude(name: str) -> None:
+    x = sin_sweep()
+    got = simulated(getattr(pg.Tensor(x), name)()).astype(np.float64)
+    error = np.abs(got - getattr(np, name)(x.astype(np.float64)))
+    worst = int(error.argmax())
+    assert error[worst] <= SIN_MAX_ERROR, \
+        f"{name}({x[worst]!r}) is {got[worst]}, off by {error[worst]}"
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_and_cos_of_inf_and_nan_are_nan(name: str) -> None:
+    x = np.array([math.inf, -math.inf, math.nan, -math.nan], np.float32)
+    assert np.isnan(simulated(getattr(pg.Tensor(x), name)())).all()
+
+
+def test_sin_selects_between_two_reductions() -> None:
+    """The fast reduction stays for small |x|: both are computed, one is selected."""
+    module, _ = tensor_ptx(pg.Tensor(np.ones(4, np.float32)).sin())
+    ops = opcodes(module)
+    assert ops.count("sin.approx.f32") == 1
+    assert {"cvt.rni.f32.f32", "mul.wide.u32", "cvt.rn.f32.s64", "selp.f32"} <= set(ops)
+
+
+@needs_ptxas
+def test_sin_and_cos_assemble() -> None:
+    module, _ = tensor_ptx(pg.Tensor(np.ones(4, np.float32)).cos())
+    for arch in ARCHS:
+        check_ptx(module_to_ptx(module, arch), arch)
 
 
 # ── errors ───────────────────────────────────────────────────────────────────
