@@ -608,6 +608,8 @@ class MathOps(ReduceOps):
         the device's division would trap or give garbage): a constant or realized divisor
         is checked here, one computed on the device (or any divisor inside a jit capture,
         whose replays get new values) when a result that depends on it is read."""
+        if not self.numel():
+            return self  # nothing is divided
         node = self._node
         while node.op in ("reshape", "expand", "permute", "flip"):
             node = node.src[0]

@@ -53,6 +53,12 @@ def test_a_computed_nonzero_divisor_gives_torchs_result(device: str, op: str) ->
     np.testing.assert_array_equal(got, OPS[op](x, y))  # numpy floors as torch does
 
 
+def test_empty_divisors_divide_nothing(device: str) -> None:
+    empty = pg.Tensor(np.zeros((2, 0), np.int32), device=device)
+    assert (empty // (empty + 1)).numpy().shape == (2, 0)
+    assert (empty % (empty * 1)).numpy().shape == (2, 0)  # computed, empty: no check
+
+
 def test_float_division_by_zero_is_not_an_error(device: str) -> None:
     x = pg.Tensor(np.array([1.0, -1.0], np.float32), device=device)
     np.testing.assert_array_equal((x // 0).numpy(), [np.inf, -np.inf])
