@@ -273,7 +273,10 @@ class AluLowering(ABC):
         negative = self._alu("setp.lt.f32", x, self._const(0.0, f32))
         exact = self._alu("selp.f32", self._alu("neg.f32", exact), exact, negative)  # odd
         reduced = self._alu("selp.f32", exact, self._fast_reduction(x), huge)
-        return self._alu("sin.approx.f32", reduced)
+        sine = self._alu("sin.approx.f32", reduced)
+        # the reduction makes -0.0 +0.0; sin(-0.0) is -0.0 (C, torch): give ±0 back as it is
+        zero = self._alu("setp.eq.u32", magnitude, self._const(0, i32))
+        return self._alu("selp.f32", x, sine, zero)
 
     def _fast_reduction(self, x: SSAValue) -> SSAValue:
         """x minus the nearest multiple k of 2pi, in two fma steps so that k * 2pi loses

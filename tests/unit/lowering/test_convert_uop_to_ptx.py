@@ -540,6 +540,12 @@ def test_sin_and_cos_of_inf_and_nan_are_nan(name: str) -> None:
     assert np.isnan(simulated(getattr(pg.Tensor(x), name)())).all()
 
 
+def test_sin_keeps_the_sign_of_a_zero() -> None:
+    x = np.array([-0.0, 0.0], np.float32)
+    got = simulated(pg.Tensor(x).sin())
+    np.testing.assert_array_equal(np.signbit(got), [True, False])  # as C's and torch's
+
+
 def test_sin_selects_between_two_reductions() -> None:
     """The fast reduction stays for small |x|: both are computed, one is selected."""
     module, _ = tensor_ptx(pg.Tensor(np.ones(4, np.float32)).sin())
