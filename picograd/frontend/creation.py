@@ -51,7 +51,7 @@ from picograd.frontend.dtype import (
 )
 from picograd.frontend.grad_mode import AutogradError, is_grad_enabled
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
-from picograd.frontend.ops_math import MathOps
+from picograd.frontend.ops_division import DivisionOps
 from picograd.runtimes.registry import canonical_device_name, get_device
 
 # Below this many bytes a tensor fits every device: creation skips the memory check.
@@ -145,7 +145,7 @@ def _linspace_values(start: float, end: float, steps: int, dt: DType) -> np.ndar
     return values.astype(dt.np)  # float -> int truncates, as torch's conversion
 
 
-class CreationOps(MathOps):
+class CreationOps(DivisionOps):
     """Creation classmethods and `_like` / in-place fills (see the module docstring)."""
 
     __slots__ = ()
