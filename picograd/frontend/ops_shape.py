@@ -6,8 +6,8 @@
 
 Every op is a composition of existing ops, so autograd and every device apply unchanged:
 `cat` selects each piece, padded to the full size, where it lies (one fused elementwise
-kernel). Indexing (x[int_tensor], x[basic] = value, gather, scatter, masked_fill, one_hot)
-is in ops_index.py.
+kernel). Indexing (gather, scatter, masked_fill, one_hot) is in ops_index.py, subscripts
+(x[int_tensor], x[basic] = value) in ops_subscript.py.
 """
 
 from __future__ import annotations
