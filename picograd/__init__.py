@@ -12,8 +12,9 @@ Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`
 `minimum`, `einsum`, `cat`, `stack`, torch-style creation functions (`tensor`, `zeros`,
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
 `_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages `picograd.nn` and
-`picograd.optim`, the errors `PicogradError`, `ShapeError`, `DTypeError`, `DeviceError`,
-`CompileError`, `AutogradError`, `JitError`, the `jit` decorator (capture and replay a
+`picograd.optim`, the errors `PicogradError`, `ShapeError`, `DTypeError`, `IndexRangeError`,
+`ZeroDivisorError`, `DeviceError`, `OutOfMemoryError`, `CompileError`, `AutogradError`,
+`JitError`, `OptimizerError`, `CheckpointError`, the `jit` decorator (capture and replay a
 function's compiled programs, picograd/jit_replay.py), and `Variable` (a symbolic integer
 such as a decode position: one compile for all its values, picograd/frontend/variable.py).
 
@@ -31,12 +32,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from picograd.errors import (
+    CheckpointError,
     CompileError,
     DeviceError,
     DTypeError,
+    IndexRangeError,
     JitError,
+    OptimizerError,
+    OutOfMemoryError,
     PicogradError,
     ShapeError,
+    ZeroDivisorError,
 )
 
 if TYPE_CHECKING:
@@ -137,17 +143,22 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AutogradError",
+    "CheckpointError",
     "CompileError",
     "CompileStats",
     "DType",
     "DTypeError",
     "DeviceError",
+    "IndexRangeError",
     "JitError",
+    "OptimizerError",
+    "OutOfMemoryError",
     "PicogradError",
     "ShapeError",
     "SymbolicInt",
     "Tensor",
     "Variable",
+    "ZeroDivisorError",
     "arange",
     "bool",
     "cat",

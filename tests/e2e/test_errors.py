@@ -21,8 +21,16 @@ def _next_line() -> str:
 
 
 def test_errors_are_picograd_errors() -> None:
-    for cls in (pg.ShapeError, pg.DTypeError, pg.DeviceError):
+    for cls in (pg.ShapeError, pg.DTypeError, pg.DeviceError, pg.IndexRangeError,
+                pg.ZeroDivisorError, pg.OutOfMemoryError, pg.JitError, pg.OptimizerError,
+                pg.CheckpointError):
         assert issubclass(cls, pg.PicogradError)
+    # and what a Python user would catch, as torch's errors are
+    assert issubclass(pg.IndexRangeError, IndexError)
+    assert issubclass(pg.ZeroDivisorError, ZeroDivisionError)
+    assert issubclass(pg.OutOfMemoryError, MemoryError)
+    assert issubclass(pg.OptimizerError, ValueError) and issubclass(pg.CheckpointError,
+                                                                    ValueError)
 
 
 def test_broadcast_mismatch_names_op_shapes_and_line() -> None:
