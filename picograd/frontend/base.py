@@ -10,6 +10,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from picograd.errors import PicogradError
 from picograd.frontend import capture
 from picograd.frontend.dtype import DType, cast_scalar, first_overflow
 from picograd.frontend.grad_mode import Context, is_grad_enabled
@@ -51,9 +52,15 @@ def fill_scalar(op: str, value: Scalar, dtype: DType) -> Scalar:
     with a DTypeError (torch's "value cannot be converted ... without overflow"); a negative
     int wraps into an unsigned dtype (uint8 -1 is 255), a float is truncated."""
     if first_overflow(np.array([value]), dtype) is not None:
-        raise dtype_error(op, f"value {value!r} cannot be converted to {dtype.name} without "
-                              f"overflow ({dtype.name} holds {dtype.min} to {dtype.max})")
+        raise overflow_error(op, repr(value), dtype)
     return cast_scalar(value, dtype)
+
+
+def overflow_error(op: str, value: str, dtype: DType) -> PicogradError:
+    """The DTypeError of a python value that `dtype` cannot hold (torch's "value cannot be
+    converted to type ... without overflow")."""
+    return dtype_error(op, f"value {value} cannot be converted to {dtype.name} without "
+                           f"overflow ({dtype.name} holds {dtype.min} to {dtype.max})")
 
 
 def normalize_axis(op: str, axis: int, ndim: int, shape: tuple[int, ...]) -> int:

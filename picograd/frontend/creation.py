@@ -39,7 +39,7 @@ import numpy as np
 
 from picograd.dialects.capabilities import capabilities
 from picograd.errors import DTypeError, OutOfMemoryError, PicogradError, ShapeError
-from picograd.frontend.base import Scalar, size_arg
+from picograd.frontend.base import Scalar, overflow_error, size_arg
 from picograd.frontend.dtype import (
     DType,
     dtype_of_list,
@@ -111,8 +111,7 @@ def data_dtype(op: str, array: np.ndarray, dtype: DType | None, device: str) -> 
         raise dtype_error(op, str(e)) from None
     bad = first_overflow(array, dt)
     if bad is not None:
-        raise dtype_error(op, f"value {bad} cannot be converted to {dt.name} without overflow "
-                              f"({dt.name} holds {dt.min} to {dt.max})")
+        raise overflow_error(op, str(bad), dt)
     if dtype is None and dt is int64 and not _holds_int64(device):
         raise dtype_error(op, f"value {first_overflow(array, int32)} does not fit int32, and "
                               f"device {device} cannot hold the int64 tensor it needs")

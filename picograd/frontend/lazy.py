@@ -117,6 +117,19 @@ class LazyOp:
         return f"LazyOp({self.op}, {self.arg!r}, shape={self.shape}, {self.dtype.name})"
 
 
+# Views whose elements are the source's values, each exactly once (no padding, no slicing).
+_VALUE_VIEWS = ("reshape", "expand", "permute", "flip")
+
+
+def view_source(node: LazyOp) -> LazyOp:
+    """The node a chain of value views (reshape, expand, permute, flip) of `node` starts
+    from: a value of the source is a value of the view, so a check of the source's values
+    (a realized buffer, a constant) is one of the view's."""
+    while node.op in _VALUE_VIEWS:
+        node = node.src[0]
+    return node
+
+
 class Guard:
     """A check of values computed on the device, which cannot be read before they are:
     `node` (pending until realized) holds what the check reads, and `failure` judges it when

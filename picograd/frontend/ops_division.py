@@ -26,7 +26,7 @@ from picograd.errors import ZeroDivisorError
 from picograd.frontend import capture
 from picograd.frontend.dtype import float32, int32
 from picograd.frontend.grad_mode import no_grad
-from picograd.frontend.lazy import ZeroDivisorGuard, user_location
+from picograd.frontend.lazy import ZeroDivisorGuard, user_location, view_source
 from picograd.frontend.ops_elementwise import Operand
 from picograd.frontend.ops_math import MathOps
 
@@ -51,9 +51,7 @@ class DivisionOps(MathOps):
         whose replays get new values) when a result that depends on it is read."""
         if not self.numel():
             return self  # nothing is divided
-        node = self._node
-        while node.op in ("reshape", "expand", "permute", "flip"):
-            node = node.src[0]
+        node = view_source(self._node)
         if node.op == "const":
             zero = node.arg == 0
         elif node.buffer is not None and capture.recorder() is None:
@@ -67,13 +65,19 @@ class DivisionOps(MathOps):
                                    f"zero)\n  at {user_location()}")
         return self
 
-    def remainder(self, other: Operand) -> Self:
-        """x - y * floor(x / y): the result has the sign of the divisor (torch's `%`)."""
-        x, y = self._operands("remainder", other)
+    def _division_operands(self, op: str, other: Operand) -> tuple[Self, Self]:
+        """`op`'s operands (bools as int32), an integer divisor checked for zeros."""
+        x, y = self._operands(op, other)
         if x.dtype.is_bool:
             x, y = x.cast(int32), y.cast(int32)
         if not x.dtype.is_float:
-            y = y._nonzero_divisor("remainder")
+            y = y._nonzero_divisor(op)
+        return x, y
+
+    def remainder(self, other: Operand) -> Self:
+        """x - y * floor(x / y): the result has the sign of the divisor (torch's `%`)."""
+        x, y = self._division_operands("remainder", other)
+        if not x.dtype.is_float:
             r = x._make("binary", (x, y), BinaryKind.MOD, x.shape)  # C: sign of x
             wrong = (r != 0) & ((r < 0) != (y < 0))
             return wrong.where(r + y, r)
@@ -81,18 +85,14 @@ class DivisionOps(MathOps):
 
     def floor_divide(self, other: Operand) -> Self:
         """floor(x / y); for floats (x - fmod(x, y)) / y rounded, as torch. Zero gradient."""
-        x, y = self._operands("floor_divide", other)
-        if x.dtype.is_bool:
-            x, y = x.cast(int32), y.cast(int32)
+        x, y = self._division_operands("floor_divide", other)
         if not x.dtype.is_float:
-            y = y._nonzero_divisor("floor_divide")
             q = x._make("binary", (x, y), BinaryKind.DIV, x.shape)  # C: toward zero
             r = x._make("binary", (x, y), BinaryKind.MOD, x.shape)
             return ((r != 0) & ((r < 0) != (y < 0))).where(q - 1, q)
         return self._zero_grad(x._detached()._float_floor_divide(y._detached()))
 
-    # Float `%` and `//` (torch's c10 kernels, built on an exact fmod). Kept apart from the
-    # integer paths above, which are changed separately (a zero-divisor check).
+    # Float `%` and `//` (torch's c10 kernels, built on an exact fmod).
 
     def _float_remainder(self, y: Self) -> Self:
         """torch's float remainder of two float tensors of one shape and dtype: fmod(x, y),

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-import numpy as np
-
 from picograd.errors import ShapeError
 from picograd.frontend import capture
 from picograd.frontend.base import (
@@ -45,22 +43,8 @@ from picograd.frontend.base import (
 )
 from picograd.frontend.dtype import bool_, int32
 from picograd.frontend.grad_mode import no_grad
-from picograd.frontend.lazy import (
-    LazyOp,
-    RangeGuard,
-    dtype_error,
-    index_error,
-    shape_error,
-)
+from picograd.frontend.lazy import RangeGuard, dtype_error, index_error, shape_error, view_source
 from picograd.frontend.ops_shape import ShapeOps, cat
-
-
-def _held_values(node: LazyOp) -> np.ndarray | None:
-    """The values a node holds when they are already on the host: a realized buffer seen
-    through views that neither drop nor add values (reshape, expand, permute, flip)."""
-    while node.op in ("reshape", "expand", "permute", "flip"):
-        node = node.src[0]
-    return node.buffer
 
 
 def _guarded(op: str, index: Any, idx: Any, low: int, n: int, ignore: int | None,
@@ -145,7 +129,7 @@ class IndexOps(ShapeOps):
             raise dtype_error(op, f"indices must be an int tensor, got {index.dtype.name}")
         self._check_device(op, index)
         low = -n if negative else 0
-        held = _held_values(index._node)
+        held = view_source(index._node).buffer  # values already on the host
         checked = held if held is None or ignore is None else held[held != ignore]
         if checked is not None and checked.size and (checked.min() < low or checked.max() >= n):
             bad = checked[(checked < low) | (checked >= n)].ravel()[0]
