@@ -14,7 +14,9 @@ Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`
 `_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages `picograd.nn` and
 `picograd.optim`, the errors `PicogradError`, `ShapeError`, `DTypeError`, `IndexRangeError`,
 `ZeroDivisorError`, `DeviceError`, `OutOfMemoryError`, `CompileError`, `AutogradError`,
-`JitError`, `OptimizerError`, `CheckpointError`, the `jit` decorator (capture and replay a
+`JitError`, `OptimizerError`, `CheckpointError`, `ThreadCountError`,
+`set_num_threads` / `get_num_threads` (the threads of one large CPU kernel, as torch's), the
+`jit` decorator (capture and replay a
 function's compiled programs, picograd/jit_replay.py), and `Variable` (a symbolic integer
 such as a decode position: one compile for all its values, picograd/frontend/variable.py).
 
@@ -42,6 +44,7 @@ from picograd.errors import (
     OutOfMemoryError,
     PicogradError,
     ShapeError,
+    ThreadCountError,
     ZeroDivisorError,
 )
 
@@ -97,6 +100,7 @@ if TYPE_CHECKING:
     from picograd.frontend.realize import realize
     from picograd.frontend.variable import SymbolicInt, Variable
     from picograd.jit_replay import jit
+    from picograd.runtimes.parallel import get_num_threads, set_num_threads
 
 # torch-style creation functions (the Tensor classmethods / `_like` methods)
 _CREATION = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand",
@@ -120,6 +124,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SymbolicInt": ("picograd.frontend.variable", "SymbolicInt"),
     "Variable": ("picograd.frontend.variable", "Variable"),
     "jit": ("picograd.jit_replay", "jit"),
+    **{name: ("picograd.runtimes.parallel", name) for name in (
+        "get_num_threads", "set_num_threads")},
     **{name: ("picograd.frontend.autograd", name) for name in (
         "AutogradError", "enable_grad", "no_grad")},
     "nn": ("picograd.nn", ""),
@@ -157,6 +163,7 @@ __all__ = [
     "ShapeError",
     "SymbolicInt",
     "Tensor",
+    "ThreadCountError",
     "Variable",
     "ZeroDivisorError",
     "arange",
@@ -173,6 +180,7 @@ __all__ = [
     "float32",
     "full",
     "full_like",
+    "get_num_threads",
     "half",
     "int",
     "int8",
@@ -199,6 +207,7 @@ __all__ = [
     "randn_like",
     "realize",
     "result_type",
+    "set_num_threads",
     "stack",
     "tensor",
     "uint8",

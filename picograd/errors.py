@@ -12,6 +12,8 @@
       JitError         a `picograd.jit` function called with arguments its capture cannot take
       OptimizerError   an optimiser given no parameters or a hyper-parameter out of range
                        (also a ValueError)
+      ThreadCountError `set_num_threads` given something other than a positive int (also a
+                       ValueError)
       CheckpointError  a file that is not a readable safetensors file or a checkpoint that does
                        not fit the model / optimizer (also a ValueError); names file and entry
 
@@ -94,6 +96,11 @@ class OptimizerError(PicogradError, ValueError):
     """An optimiser built with arguments torch refuses too: no parameters, a
     hyper-parameter of the wrong type or out of its range (a negative lr, betas outside
     [0, 1), Nesterov without momentum)."""
+
+
+class ThreadCountError(PicogradError, ValueError):
+    """`picograd.set_num_threads` given something other than a positive int (torch refuses
+    0 and negative counts too)."""
 
 
 class CheckpointError(PicogradError, ValueError):

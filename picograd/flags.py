@@ -54,9 +54,10 @@ FLAGS: tuple[Flag, ...] = (
          "the least recently realized is dropped and recompiled (or loaded from disk) when "
          "next realized"),
     Flag("PG_CPU_RENDERER", "llvm", "what device CPU means: llvm (CPU:LLVM) or c (CPU:C)"),
-    Flag("PG_THREADS", "the CPU count", "threads one large CPU kernel may use (its outer range "
-         "runs in chunks on a thread pool, one pool thread pinned per CPU, "
-         "picograd/runtimes/parallel.py); 1: never split"),
+    Flag("PG_THREADS", "the CPUs the process may use", "threads one large CPU kernel may use "
+         "(its outer range runs in chunks that the caller and the pool threads claim as they "
+         "come, picograd/runtimes/parallel.py); `picograd.set_num_threads` overrides it; 1: "
+         "never split"),
     Flag("PG_MEMORY_PLAN", "1", "0: every intermediate buffer gets its own memory (no "
          "sharing by lifetime)"),
     Flag("PG_POOL_MB", "1024", "megabytes of idle buffers each device's pool keeps for later "

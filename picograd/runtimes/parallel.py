@@ -1,40 +1,49 @@
-"""Run a large CPU kernel on every core: its outermost global range in contiguous chunks.
+"""Run a large CPU kernel on every core: its outermost global range in chunks that the
+caller and the pool threads claim as they come.
 
-    host_kernel(function, outer) -> Kernel        outer: (trip, work) or None
+    c_kernel(address, num_args, outer) -> Kernel     outer: (trip, work) or None
+    set_num_threads(n) / get_num_threads()           as torch's
 
 A CPU kernel (LLVM or C) is a C function `void k(void* p0, ..., int64_t start, int64_t
 end)`; `start`/`end` bound the iterations of its outermost global range when the lowering
 found that range splittable (`picograd/lowering/outer_range.py`, which also estimates the
-kernel's `work`, its dynamic op count in lanes). ctypes releases the GIL for the length of a
-foreign call, so chunks of one kernel run on persistent pool threads really run at once.
+kernel's `work`, its dynamic op count in lanes).
 
-Policy: a kernel is split when it is splittable, `work >= MIN_WORK` (handing chunks to
-sleeping pool threads and waiting for them costs ~20-100 us, which a kernel of fewer ops
-than that does not win back) and more than one thread is allowed; it is cut into
-`min(threads, trip)` near-equal contiguous chunks, one per pool thread, and the call
-returns when all are done. Every other kernel is one call with `(0, trip)` on the caller.
+Policy: a kernel is split when it is splittable, `work >= MIN_WORK` (a hand-off to the pool
+costs ~5-20 us, which a kernel of fewer ops than that does not win back) and more than one
+thread is allowed. Its range is cut into `CHUNKS_PER_THREAD` contiguous near-equal chunks
+per thread; the caller posts the launch to the pool and claims chunks itself at once
+(`chunk_claim.py`: an atomic counter, in native code), and so does each pool thread as it
+arrives. The caller then waits only for chunks that another thread has claimed and is
+running. So a launch never waits for a thread the OS has not scheduled: when numpy's
+OpenBLAS threads, torch's OpenMP pool or onnxruntime's pool are still spinning on the other
+CPUs (they do for up to a second after each of their calls), the caller runs the chunks the
+pool threads do not get to, and the kernel takes at most its one-thread time instead of a
+scheduler tick (4 ms) more. Pool threads keep no CPU affinity, so the OS may move one off a
+busy CPU.
 
-Each pool thread keeps to its own CPU and, after a chunk, waits busily (yielding the CPU to
-anything else that wants it) `SPIN_S` for the next one before it sleeps; `spin_wait.py`
-has the measurements behind both: threads woken per chunk, or left to the scheduler, often
-ran on one CPU. The caller waits the same way, so it runs no chunk itself (it may share a
-CPU with a pool thread). A kernel that finds the pool busy with another Python thread's
-kernel runs whole on its caller.
+A pool thread waits for the next launch busily (yielding its CPU between reads of one word,
+`spin_wait.py`) for an adaptive time before it sleeps on a condition: the wait doubles,
+up to `SPIN_MAX_S`, when launches come while it waits (a training step's kernels), and
+halves, down to `SPIN_MIN_S`, when it times out (an idle program stops spending CPU soon).
+A kernel that finds the pool busy with another Python thread's kernel runs whole on its
+caller.
 
-`PG_THREADS=N` caps the threads (default: the CPU count); `PG_THREADS=1` turns splitting
-off. It is read when a kernel is loaded (cached programs keep their choice).
+Threads: `set_num_threads(n)` (as `torch.set_num_threads`, for kernels launched after it),
+else `PG_THREADS=N`, else the CPUs this process may run on (`os.sched_getaffinity`, which a
+container or `taskset` narrows, not `os.cpu_count()`); 1 turns splitting off.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import threading
 from collections.abc import Callable
 
 from picograd import flags
-from picograd.runtimes import spin_wait
+from picograd.errors import ThreadCountError, user_location
+from picograd.runtimes import chunk_claim, spin_wait
 from picograd.runtimes.base import Kernel
 
 # The trailing (start, end) of every kernel, declared `int64_t`, pass through ctypes as
@@ -43,122 +52,57 @@ from picograd.runtimes.base import Kernel
 # (~0.1 us per launch, which a tiny realize notices).
 KERNEL_ARGS = (ctypes.c_void_p, ctypes.c_void_p)
 
-# Dynamic ops below which a kernel stays one call. Measured (2-core x86, -O3 / -O2 code):
-# a split costs ~20 us of hand-off and wait; kernels retire ~10-40 ops per ns, so 4M ops
-# is >= ~100-400 us of work, where the hand-off is a small share.
+# Dynamic ops below which a kernel stays one call. Measured (2-core x86, -O3 / -O2 code): a
+# hand-off costs ~5-20 us; kernels retire ~10-40 ops per ns, so 4M ops is >= ~100-400 us of
+# work, where the hand-off is a small share.
 MIN_WORK = 1 << 22
+
+# Chunks per thread: more let the threads that run absorb the share of one that is late
+# (each late thread leaves the others 1/CHUNKS_PER_THREAD of its share to wait for at most);
+# fewer keep each chunk's rows contiguous for the caches.
+CHUNKS_PER_THREAD = 4
 
 # The name prefix of the pool's threads (which only run kernels: they hold no lock that a
 # forked compiler process could need).
 POOL_THREADS = "picograd-cpu"
 
-# How long a pool thread waits busily for its next chunk after one, and the caller for the
-# chunks, before sleeping (`spin_wait.py` says why). A CNN step launches its next large
-# kernel well within this; an idle program stops after it.
-SPIN_S = 1e-3
+# Bounds of a pool thread's busy wait for the next launch (see the module docstring).
+SPIN_MIN_S, SPIN_MAX_S = 50e-6, 2e-3
 
-_GEN, _DONE = 0, 8  # int64 cells of a worker: 64 bytes apart, each its own cache line
+_wanted_threads: int | None = None  # set_num_threads; None: PG_THREADS or the CPUs
 
 
-def _pinned_cpu(index: int) -> int | None:
-    """The CPU pool thread `index` keeps to (one each, round robin over the CPUs this process
-    may use), None where the OS has no affinity call."""
-    if not hasattr(os, "sched_getaffinity"):
-        return None
-    cpus = sorted(os.sched_getaffinity(0))
-    return cpus[index % len(cpus)]
+def set_num_threads(count: int) -> None:
+    """Use at most `count` threads for each large CPU kernel launched from now on (as
+    `torch.set_num_threads`); 1 runs every kernel on its caller alone."""
+    global _wanted_threads
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ThreadCountError(f"set_num_threads expects a positive int, got {count!r}"
+                               f"\n  at {user_location()}")
+    _wanted_threads = count
 
 
-class _Worker:
-    """One pool thread, pinned to its own CPU: runs the chunk posted to it, then waits busily
-    (`spin_wait.yield_until_changed`) `SPIN_S` for the next one before it sleeps on a
-    condition (which `post` always notifies)."""
-
-    def __init__(self, index: int) -> None:
-        self._cells = (ctypes.c_int64 * 16)()
-        self._job: tuple[Callable[..., None], tuple[int, ...]] | None = None
-        self._error: BaseException | None = None
-        self._wake = threading.Condition()
-        self._budget = spin_wait.yields_for(SPIN_S)
-        self._cpu = _pinned_cpu(index)
-        threading.Thread(target=self._serve, name=f"{POOL_THREADS}-{index}", daemon=True).start()
-
-    def _address(self, cell: int) -> int:
-        return ctypes.addressof(self._cells) + 8 * cell
-
-    def post(self, function: Callable[..., None], args: tuple[int, ...]) -> int:
-        """Run `function(*args)` on this thread; the generation to `wait` for."""
-        self._job = (function, args)
-        with self._wake:
-            generation = self._cells[_GEN] + 1
-            self._cells[_GEN] = generation
-            self._wake.notify_all()
-        return generation
-
-    def wait(self, generation: int) -> BaseException | None:
-        """Return when the job of `generation` has run, with what it raised."""
-        done = self._address(_DONE)
-        if spin_wait.yield_until_changed(done, generation - 1, self._budget) != generation:
-            with self._wake:
-                while self._cells[_DONE] != generation:
-                    self._wake.wait()
-        error, self._error = self._error, None
-        return error
-
-    def _serve(self) -> None:
-        if self._cpu is not None:
-            with contextlib.suppress(OSError):  # a CPU taken away meanwhile: run unpinned
-                os.sched_setaffinity(0, {self._cpu})
-        seen = 0
-        while True:
-            if spin_wait.yield_until_changed(self._address(_GEN), seen, self._budget) == seen:
-                with self._wake:
-                    while self._cells[_GEN] == seen:
-                        self._wake.wait()
-            seen = self._cells[_GEN]
-            assert self._job is not None
-            function, args = self._job
-            try:
-                function(*args)
-            except BaseException as error:  # re-raised on the caller's thread by `wait`
-                self._error = error
-            with self._wake:
-                self._cells[_DONE] = seen
-                self._wake.notify_all()
+def get_num_threads() -> int:
+    """The threads a large CPU kernel launched now may use (as `torch.get_num_threads`)."""
+    return threads()
 
 
-_workers: list[_Worker] = []
-_workers_lock = threading.Lock()  # guards growing `_workers`
-_team_lock = threading.Lock()  # held by the one split call that uses the workers
-
-
-def _team(size: int) -> list[_Worker]:
-    with _workers_lock:
-        while len(_workers) < size:
-            _workers.append(_Worker(len(_workers)))
-        return _workers[:size]
-
-
-def _forget_workers() -> None:
-    """In a forked child: the pool threads stayed in the parent (a child that runs kernels,
-    e.g. a data-loading process, starts its own)."""
-    global _workers_lock, _team_lock
-    _workers.clear()
-    _workers_lock, _team_lock = threading.Lock(), threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_workers)
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def threads() -> int:
-    """How many threads one kernel may use: `PG_THREADS`, else the CPU count."""
+    """`set_num_threads`'s count, else `PG_THREADS`, else the CPUs this process may use."""
+    if _wanted_threads is not None:
+        return _wanted_threads
     text = flags.threads()
     try:
         wanted = int(text) if text else 0
     except ValueError:
         wanted = 0
-    return wanted if wanted > 0 else (os.cpu_count() or 1)
+    return wanted if wanted > 0 else _usable_cpus()
 
 
 def chunks(trip: int, parts: int) -> list[tuple[int, int]]:
@@ -173,11 +117,96 @@ def chunks(trip: int, parts: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def c_kernel(address: int, num_args: int, outer: tuple[int, int] | None) -> Kernel:
-    """The launcher of the CPU kernel at `address` with `num_args` buffer arguments (see
-    `host_kernel`)."""
-    prototype = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * num_args, *KERNEL_ARGS)
-    return host_kernel(prototype(address), outer)
+class _Launch:
+    """One split launch as the pool threads see it: the claim loop and its arguments. The
+    arrays live as long as any thread holds this object, so a thread that arrives after the
+    launch ended claims nothing from memory that is still valid."""
+
+    def __init__(self, loop: Callable[[int, int, int], int], kernel: int,
+                 args: ctypes.Array, state: chunk_claim.State) -> None:
+        self.loop, self.kernel, self.args, self.state = loop, kernel, args, state
+
+    def claim(self) -> int:
+        """Run chunks until none is left; how many this thread ran."""
+        return self.loop(self.kernel, ctypes.addressof(self.args), self.state.address)
+
+
+class _Pool:
+    """The pool threads and the launch they serve. Threads are started as launches ask
+    for them and never stopped (daemons)."""
+
+    def __init__(self) -> None:
+        self.generation = (ctypes.c_int64 * 1)()  # bumped by every post; pool threads watch it
+        self.launch: _Launch | None = None
+        self.wake = threading.Condition()
+        self.sleepers = 0  # pool threads asleep on `wake` (changed under its lock)
+        self.size = 0
+        self.grow_lock = threading.Lock()
+        self.busy = threading.Lock()  # held by the one caller whose launch the pool serves
+
+    def ensure(self, helpers: int) -> None:
+        """At least `helpers` pool threads exist."""
+        with self.grow_lock:
+            while self.size < helpers:
+                threading.Thread(target=self._serve, name=f"{POOL_THREADS}-{self.size}",
+                                 daemon=True).start()
+                self.size += 1
+
+    def post(self, launch: _Launch) -> None:
+        """Offer `launch` to the pool threads."""
+        self.launch = launch
+        self.generation[0] += 1
+        # The GIL orders this read after the store above, and a thread going to sleep
+        # counts itself before it reads the generation: one of the two sees the other.
+        if self.sleepers:
+            with self.wake:
+                self.wake.notify_all()
+
+    def withdraw(self) -> None:
+        """The posted launch is over: a pool thread that wakes now finds nothing to run."""
+        self.launch = None
+
+    def _serve(self) -> None:
+        word = ctypes.addressof(self.generation)
+        spin = SPIN_MAX_S / 2
+        seen = self.generation[0]
+        while True:
+            if spin_wait.yield_until_changed(word, seen, spin_wait.yields_for(spin)) != seen:
+                spin = min(SPIN_MAX_S, spin * 2)
+            else:
+                spin = max(SPIN_MIN_S, spin / 2)
+                with self.wake:
+                    self.sleepers += 1
+                    while self.generation[0] == seen:
+                        self.wake.wait()
+                    self.sleepers -= 1
+            seen = self.generation[0]
+            launch = self.launch
+            if launch is not None:
+                launch.claim()
+
+
+_pool = _Pool()
+
+
+def _forget_pool() -> None:
+    """In a forked child: the pool threads stayed in the parent (a child that runs kernels,
+    e.g. a data-loading process, starts its own)."""
+    global _pool
+    _pool = _Pool()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _wait_done(state: chunk_claim.State) -> None:
+    """Return when every chunk of `state` has run: the ones left are running on threads
+    that claimed them. A busy wait that yields its CPU (the thread it waits for may share
+    it), for as long as a chunk runs."""
+    budget = spin_wait.yields_for(SPIN_MAX_S)
+    while (done := state.done()) != state.count:
+        spin_wait.yield_until_changed(state.done_address, done, budget)
 
 
 def read_outer(address: int | None) -> tuple[int, int] | None:
@@ -188,35 +217,44 @@ def read_outer(address: int | None) -> tuple[int, int] | None:
     return int(pair[0]), int(pair[1])
 
 
-def host_kernel(function: Callable[..., None], outer: tuple[int, int] | None,
-                parts: int | None = None) -> Kernel:
-    """The launcher of a loaded CPU kernel `function` (buffer addresses, then start and end):
-    a callable taking only the buffer addresses. `outer` is (trip, work) of a splittable
-    kernel, None for one that ignores `(start, end)`; `parts` overrides the policy (tests)."""
+def c_kernel(address: int, num_args: int, outer: tuple[int, int] | None,
+             parts: int | None = None) -> Kernel:
+    """The launcher of the CPU kernel at `address` with `num_args` buffer arguments: a
+    callable taking only the buffer addresses. `outer` is (trip, work) of a splittable
+    kernel, None for one that ignores `(start, end)`; `parts` fixes the thread count the
+    policy would choose at each launch (tests)."""
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * num_args, *KERNEL_ARGS)(address)
     trip = outer[0] if outer is not None else 0
-    if parts is None:
-        parts = threads() if outer is not None and outer[1] >= MIN_WORK else 1
-    bounds = chunks(trip, parts) if trip > 0 else [(0, 0)]
-    if len(bounds) == 1:
-        start, end = bounds[0]
+    if outer is None or trip <= 1 or (parts is None and outer[1] < MIN_WORK) or parts == 1:
 
         def single(*addresses: int) -> None:
-            function(*addresses, start, end)
+            function(*addresses, 0, trip)
 
         return single
+    loop = chunk_claim.claim_loop(num_args)  # compiled now, not by a pool thread
+    spin_wait.seconds_per_read()  # likewise measured now
+    templates: dict[int, ctypes.Array] = {}  # a launch's fresh cells, by thread count
+
     def split(*addresses: int) -> None:
-        team_lock = _team_lock
-        if not team_lock.acquire(blocking=False):  # another thread's kernel has the team
-            function(*addresses, 0, trip)
+        team = parts if parts is not None else threads()
+        pool = _pool
+        if team <= 1 or not pool.busy.acquire(blocking=False):
+            function(*addresses, 0, trip)  # one thread, or the pool serves another caller
             return
         try:
-            team = _team(len(bounds))
-            posted = [(worker, worker.post(function, (*addresses, a, b)))
-                      for worker, (a, b) in zip(team, bounds, strict=True)]
-            errors = [worker.wait(generation) for worker, generation in posted]
-            if (error := next((e for e in errors if e is not None), None)) is not None:
-                raise error  # after every chunk has finished
+            template = templates.get(team)
+            if template is None:
+                bounds = chunks(trip, team * CHUNKS_PER_THREAD)
+                template = templates[team] = chunk_claim.State.template(bounds)
+            state = chunk_claim.State(template)
+            pool.ensure(team - 1)
+            launch = _Launch(loop, address, (ctypes.c_void_p * max(1, num_args))(*addresses),
+                             state)
+            pool.post(launch)
+            launch.claim()
+            _wait_done(state)
+            pool.withdraw()
         finally:
-            team_lock.release()
+            pool.busy.release()
 
     return split

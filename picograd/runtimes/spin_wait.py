@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 import time
 
 import llvmlite.binding as llvm
@@ -65,9 +66,13 @@ class _Native:
         self.function = _Wait(self.engine.get_function_address("pg_yield_until_changed"))
 
 
+_compile_lock = threading.Lock()  # llvmlite must not compile on two threads at once
+
+
 @functools.cache
 def _native() -> _Native:
-    return _Native()
+    with _compile_lock:
+        return _Native()
 
 
 def yield_until_changed(address: int, old: int, budget: int) -> int:
@@ -78,7 +83,8 @@ def yield_until_changed(address: int, old: int, budget: int) -> int:
 
 
 @functools.cache
-def _seconds_per_read() -> float:
+def seconds_per_read() -> float:
+    """How long one read of the wait loop takes here (measured once per process)."""
     word = ctypes.c_int64(0)
     reads = 1 << 10
     best = float("inf")
@@ -91,4 +97,4 @@ def _seconds_per_read() -> float:
 
 def yields_for(seconds: float) -> int:
     """The read budget that waits about `seconds` on this machine (at least one read)."""
-    return max(1, int(seconds / _seconds_per_read()))
+    return max(1, int(seconds / seconds_per_read()))
