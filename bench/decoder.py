@@ -17,7 +17,11 @@ decode step, then nothing (the script counts compiles and fails if a later step 
 
 Rows: tokens/s of the decode steps (median of `--repeat` generations after one warm-up
 generation), and the seconds of the first generation in picograd (compiles included). Both
-frameworks must generate the same tokens. Numbers move with machine load.
+frameworks must generate the same tokens. picograd's tokens/s is measured twice in the same
+run (see bench/neighbours.py): alone (each generation after a pause that lets torch's worker
+threads go to sleep) and busy (each decode step right after a small numpy, torch and
+onnxruntime matmul, untimed, no pause between), with "busy/alone" the ratio of the times.
+Numbers move with machine load.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
 
 import numpy as np
+from neighbours import neighbours, settle, slowdown
 
 import picograd as pg
 import picograd.nn as pnn
@@ -92,21 +98,26 @@ class PgDecoder(pnn.Module):
 
 
 def pg_generate(model: PgDecoder, prompt: np.ndarray, tokens: int, device: str,
-                decode=None) -> tuple[list[int], float, list[int]]:
+                decode=None, before_step: Callable[[], object] | None = None
+                ) -> tuple[list[int], float, list[int]]:
     """Greedy tokens after `prompt`, seconds of the decode steps, compiles per decode step.
-    `decode` runs a decode step (default: the model itself; `pg.jit` of it replays)."""
+    `decode` runs a decode step (default: the model itself; `pg.jit` of it replays);
+    `before_step()`, when given, runs right before each decode step, outside its time."""
     n = prompt.shape[1]
     decode = model if decode is None else decode
     position = pg.Variable("start", 0, model.cache - 1)  # a decode step's one position
     step = model(pg.Tensor(prompt, device=device), 0)
-    out, compiles = [int(step.numpy()[0])], []
-    start = time.perf_counter()
+    out, compiles, seconds = [int(step.numpy()[0])], [], 0.0
     for t in range(tokens - 1):
         before = pg.compile_stats().compiles
+        if before_step is not None:
+            before_step()
+        start = time.perf_counter()
         step = decode(step.reshape(1, 1), position.bind(n + t))
         out.append(int(step.numpy()[0]))
+        seconds += time.perf_counter() - start
         compiles.append(pg.compile_stats().compiles - before)
-    return out, time.perf_counter() - start, compiles
+    return out, seconds, compiles
 
 
 # ── torch ────────────────────────────────────────────────────────────────────
@@ -197,26 +208,33 @@ def run(device: str, tokens: int, prompt_len: int, repeat: int) -> str:
         if got != want:
             same = next(i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
             raise SystemExit(f"{label} and torch generate different tokens from token {same}")
-        times, torch_times, later = [], [], []
+        times, busy_times, torch_times, later = [], [], [], []
         for _ in range(repeat):
-            got, seconds, steps_compiles = pg_generate(ours, prompt, tokens, device, decode)
-            assert got == want, f"{label} generated other tokens on a repeat"
-            times.append(seconds)
-            later.extend(steps_compiles)
+            settle()  # the torch generation just before must not slow this one down
+            for kept, before_step in ((times, None), (busy_times, neighbours())):
+                got, seconds, steps_compiles = pg_generate(ours, prompt, tokens, device,
+                                                           decode, before_step)
+                assert got == want, f"{label} generated other tokens on a repeat"
+                kept.append(seconds)
+                later.extend(steps_compiles)
+            settle()  # nor picograd's busy generation the torch one
             torch_times.append(torch_generate(theirs, prompt, tokens)[1])
         if any(later):
             raise SystemExit(f"{label}: decode steps compiled after the first generation: "
                              f"{later}")
-        rate = (tokens - 1) / statistics.median(times)
-        theirs_rate = (tokens - 1) / statistics.median(torch_times)
+        alone, busy = statistics.median(times), statistics.median(busy_times)
+        rate, theirs_rate = (tokens - 1) / alone, (tokens - 1) / statistics.median(torch_times)
         rows.append(f"| {label} | {first:.2f} | {sum(compiles)}, then 0 | {rate:.1f} | "
+                    f"{(tokens - 1) / busy:.1f} | {slowdown(alone, busy):.2f} | "
                     f"{theirs_rate:.1f} | {rate / theirs_rate:.2f} |")
     return (f"GPT-style decoder: {LAYERS} layers, hidden {HIDDEN}, {HEADS} heads, FFN {FFN}; "
             f"prompt {prompt_len}, {tokens} tokens, static cache of {cache}; picograd on "
             f"{device}, torch {torch.__version__} ({torch.get_num_threads()} threads)\n\n"
-            "| | first generation s | compiles in its decode steps | tokens/s "
-            "| torch tokens/s (same run) | / torch |\n|---|---:|---|---:|---:|---:|\n"
-            + "\n".join(rows))
+            "| | first generation s | compiles in its decode steps | tokens/s | tokens/s busy "
+            "| busy/alone | torch tokens/s (same run) | / torch |\n"
+            "|---|---:|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows)
+            + f"\n\n(medians; {neighbours().note}; busy/alone: the ratio of the decode "
+            "times, > 1 is slower beside them)")
 
 
 def main() -> None:

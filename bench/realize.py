@@ -21,8 +21,13 @@ Rows (`--only` picks groups by these names):
 
 Kernel rows time `Program.benchmark` (inputs already in memory, allocation outside the timed
 part; see bench/gpu.py) after checking the result against numpy; the others time the whole
-Python call. Each cell is a median. `--quick` uses small sizes (a smoke test, not a result).
-Numbers move with machine load: run it on an idle machine to compare.
+Python call. Each cell is a median. Every picograd row is timed twice in the same run (see
+bench/neighbours.py): "picograd" alone (after a pause that lets numpy's, torch's and
+onnxruntime's worker threads go to sleep) and "busy", each timed call right after a small
+numpy, torch and onnxruntime matmul, with "busy/alone" the ratio of the two times (> 1:
+slower beside them; for a fresh-process row the child runs that work once before its step).
+`--quick` uses small sizes (a smoke test, not a result). Numbers move with machine load: run
+it on an idle machine to compare.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import numpy as np
 
 # helpers of the neighbouring scripts (bench/ is on sys.path when a script there runs)
 from gpu import _torch_time
+from neighbours import busy_median, neighbours, settle, slowdown
 from train_step import (
     BATCH,
     HIDDEN,
@@ -73,21 +79,22 @@ class Row:
     tinygrad: float | None = None
     target: str = ""
     note: str = ""
+    busy: float | None = None  # picograd, timed right after the neighbours' work
+
+    @property
+    def busy_over_alone(self) -> float | None:
+        """The busy time over the alone time (rates are inverse times)."""
+        if self.unit in RATE_UNITS:
+            return slowdown(self.busy, self.picograd)
+        return slowdown(self.picograd, self.busy)
 
 
-# Seconds to wait before each timing: OpenBLAS's and OpenMP's worker threads (numpy's,
-# torch's) spin for a while after a call, and on a 2-core machine they take a core from
-# whatever is timed next (a 2048^2 matmul measured 114-178 GFLOP/s without the wait).
-SETTLE_S = 0.3
-
-
-def _settle() -> None:
-    time.sleep(SETTLE_S)
+RATE_UNITS = ("GFLOP/s", "GB/s", "img/s")
 
 
 def _median_time(fn: Callable[[], object], repeat: int) -> float:
     fn()  # warm-up
-    _settle()
+    settle()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -128,9 +135,10 @@ def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callabl
     expected = want()
     got = program.run(inputs)[0].reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=2e-3, atol=2e-3)
-    _settle()
-    times: dict[str, float | None] = {"picograd": program.benchmark(inputs, repeat),
-                                      "numpy": _median_time(want, repeat)}
+    settle()
+    times: dict[str, float | None] = {"picograd": program.benchmark(inputs, repeat)}
+    times["busy"] = program.benchmark(inputs, repeat, before_each=neighbours())
+    times["numpy"] = _median_time(want, repeat)
     torch = _torch()
     if torch is not None and torch_fn is not None:
         tensors = [torch.from_numpy(a) for a in arrays]
@@ -142,11 +150,12 @@ def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callabl
         t = times.get(key)
         return work / t / 1e9 if t else None
 
-    rows = [Row(name, unit, rate("picograd"), rate("numpy"), rate("torch"), rate("tinygrad"))]
+    rows = [Row(name, unit, rate("picograd"), rate("numpy"), rate("torch"), rate("tinygrad"),
+                busy=rate("busy"))]
     if per_ms:
         ms = {k: (t * 1e3 if t else None) for k, t in times.items()}
         rows.insert(0, Row(name, "ms", ms["picograd"], ms["numpy"], ms.get("torch"),
-                           ms.get("tinygrad")))
+                           ms.get("tinygrad"), busy=ms["busy"]))
     return rows
 
 
@@ -185,9 +194,14 @@ def bench_call(device: str, quick: bool, repeat: int) -> list[Row]:
     if torch is not None:
         xa, xb = torch.from_numpy(a), torch.from_numpy(b)
         theirs = median_ms(lambda: (xa @ xb).numpy())
-    return [Row(f"matmul {n}x{n}, whole call", "ms", median_ms(lambda: (ta @ tb).numpy()),
-                median_ms(lambda: a @ b), theirs,
-                note="graph build + realize + read back")]
+
+    def ours() -> np.ndarray:
+        return (ta @ tb).numpy()
+
+    busy = busy_median(ours, repeat) * 1e3
+    settle()
+    return [Row(f"matmul {n}x{n}, whole call", "ms", median_ms(ours), median_ms(lambda: a @ b),
+                theirs, note="graph build + realize + read back", busy=busy)]
 
 
 def bench_elementwise(device: str, quick: bool, repeat: int) -> list[Row]:
@@ -258,34 +272,40 @@ def _cnn(device: str) -> tuple[pg.nn.Module, tuple[np.ndarray, np.ndarray]]:
                                 rng.integers(0, OUT, BATCH).astype(np.int32))
 
 
-def first_step_child(device: str, model_name: str) -> None:
-    """In a fresh process (no in-memory caches): print the first step's seconds as JSON."""
+def first_step_child(device: str, model_name: str, busy: bool) -> None:
+    """In a fresh process (no in-memory caches): print the first step's seconds as JSON;
+    `busy`: right after the neighbours' work."""
+    before = neighbours() if busy else None  # their imports and set-up are not timed
     if model_name == "cnn":
         model, batch = _cnn(device)
         data = [batch]
     else:
         data, model = _data(1), _mlp(device)
+    if before is not None:
+        before()
     start = time.perf_counter()
     _picograd_steps(model, device, data)
     print(json.dumps({"first_s": time.perf_counter() - start}))
 
 
-def _first_step(device: str, cache_dir: str | None, model_name: str = "mlp") -> float:
+def _first_step(device: str, cache_dir: str | None, model_name: str = "mlp",
+                busy: bool = False) -> float:
     env = dict(os.environ)
     if cache_dir is None:
         env["PG_CACHE"] = "0"
     else:
         env["PG_CACHE_DIR"] = cache_dir
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--first-step-child",
-                          model_name, "--device", device], env=env, capture_output=True,
-                         text=True, check=True)
+                          model_name, "--device", device] + (["--busy-child"] if busy else []),
+                         env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])["first_s"]
 
 
-def _jit_steady(device: str, data, model: pg.nn.Module | None = None
-                ) -> tuple[float | None, str]:
+def _jit_steady(device: str, data, model: pg.nn.Module | None = None,
+                before_each: Callable[[], object] | None = None) -> tuple[float | None, str]:
     """Median seconds of a `picograd.jit` Adam step of `model` (the MLP by default) on the
-    (x, y) batches of `data`, from the third on."""
+    (x, y) batches of `data`, from the third on, with `before_each()` (when given) called
+    right before each step, untimed."""
     jit = getattr(pg, "jit", None)
     if jit is None:
         return None, "picograd.jit does not exist (yet): row skipped"
@@ -303,6 +323,8 @@ def _jit_steady(device: str, data, model: pg.nn.Module | None = None
     times = []
     try:
         for x, y in data:
+            if before_each is not None:
+                before_each()
             start = time.perf_counter()
             jitted(pg.Tensor(x, device=device), pg.Tensor(y, device=device)).item()
             times.append(time.perf_counter() - start)
@@ -315,39 +337,55 @@ def bench_mlp(device: str, quick: bool, repeat: int) -> list[Row]:
     steps = 6 if quick else 30
     data = _data(steps)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="picograd-bench-cache-") as cache:
-        cold, warm = _first_step(device, cache), _first_step(device, cache)
-    off = _first_step(device, None)
-    rows.append(Row("MLP first step, fresh process, empty disk cache", "s", cold,
-                    target=TARGETS["first"], note="one run each"))
-    rows.append(Row("MLP first step, fresh process, warm disk cache", "s", warm))
-    rows.append(Row("MLP first step, fresh process, PG_CACHE=0", "s", off))
-    model = _mlp(device)
-    steady = statistics.median(_picograd_steps(model, device, data)[2:])
+    first: dict[bool, tuple[float, float, float]] = {}
+    for busy in (False, True):
+        with tempfile.TemporaryDirectory(prefix="picograd-bench-cache-") as cache:
+            cold, warm = _first_step(device, cache, busy=busy), _first_step(device, cache,
+                                                                            busy=busy)
+        first[busy] = cold, warm, _first_step(device, None, busy=busy)
+    for i, label in enumerate(("empty disk cache", "warm disk cache", "PG_CACHE=0")):
+        rows.append(Row(f"MLP first step, fresh process, {label}", "s", first[False][i],
+                        busy=first[True][i], target=TARGETS["first"] if i == 0 else "",
+                        note="one run each" if i == 0 else ""))
+    settle()
+    steady = statistics.median(_picograd_steps(_mlp(device), device, data)[2:])
+    steady_busy = statistics.median(_picograd_steps(_mlp(device), device, data,
+                                                    neighbours())[2:])
     np_first, np_steady = bench_numpy(data)
     theirs = bench_torch(data)
     torch_steady = theirs[1] if theirs else None
     rows.append(Row("MLP steady step, no jit", "ms", steady * 1e3, np_steady * 1e3,
-                    torch_steady * 1e3 if torch_steady else None))
+                    torch_steady * 1e3 if torch_steady else None, busy=steady_busy * 1e3))
+    settle()
     jit_steady, note = _jit_steady(device, data)
+    jit_busy, _ = _jit_steady(device, data, before_each=neighbours())
     rows.append(Row("MLP steady step, jit", "ms", jit_steady * 1e3 if jit_steady else None,
                     np_steady * 1e3, torch_steady * 1e3 if torch_steady else None,
-                    target=TARGETS["steady jit"], note=note))
+                    target=TARGETS["steady jit"], note=note,
+                    busy=jit_busy * 1e3 if jit_busy else None))
     del np_first
     return rows
 
 
 def bench_cnn_step(device: str, quick: bool, repeat: int) -> list[Row]:
     cold = _first_step(device, None, "cnn")
+    cold_busy = _first_step(device, None, "cnn", busy=True)
     steps = 3 if quick else 10
+    settle()
     ours, theirs, _ = bench_cnn(device, steps)
     model, batch = _cnn(device)
-    jit_seconds, note = _jit_steady(device, [batch] * (steps + 2), model)
-    return [Row("CNN first step, fresh process, PG_CACHE=0", "s", cold, note="one run"),
+    busy_times = _picograd_steps(model, device, [batch] * (steps + 2), neighbours())
+    settle()
+    jit_seconds, note = _jit_steady(device, [batch] * (steps + 2), _cnn(device)[0])
+    jit_busy, _ = _jit_steady(device, [batch] * (steps + 2), _cnn(device)[0], neighbours())
+    return [Row("CNN first step, fresh process, PG_CACHE=0", "s", cold, note="one run",
+                busy=cold_busy),
             Row("CNN steady step", "img/s", ours, None, theirs,
-                note="examples/train_fashion_mnist.py's model, batch 128"),
+                note="examples/train_fashion_mnist.py's model, batch 128",
+                busy=BATCH / statistics.median(busy_times[2:])),
             Row("CNN steady step, jit", "img/s", BATCH / jit_seconds if jit_seconds else None,
-                None, theirs, note=note or "the same step under picograd.jit")]
+                None, theirs, note=note or "the same step under picograd.jit",
+                busy=BATCH / jit_busy if jit_busy else None)]
 
 
 # ── dispatch overhead ────────────────────────────────────────────────────────
@@ -357,13 +395,21 @@ def bench_realize(device: str, quick: bool, repeat: int) -> list[Row]:
     a = pg.Tensor(np.ones(4, np.float32), device=device)
     b = pg.Tensor(np.ones(4, np.float32), device=device)
     (a + b).realize()  # compiles once
-    times = []
-    for _ in range(50 if quick else 500):
-        c = a + b  # the graph is built outside the timer
-        start = time.perf_counter()
-        c.realize()
-        times.append(time.perf_counter() - start)
-    return [Row("cached realize of a tiny add", "us", statistics.median(times) * 1e6,
+
+    def median_us(before: Callable[[], object] | None) -> float:
+        times = []
+        for _ in range(50 if quick else 500):
+            c = a + b  # the graph is built outside the timer
+            if before is not None:
+                before()
+            start = time.perf_counter()
+            c.realize()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1e6
+
+    settle()
+    alone = median_us(None)
+    return [Row("cached realize of a tiny add", "us", alone, busy=median_us(neighbours()),
                 target=TARGETS["realize"], note="graph built outside the timer")]
 
 
@@ -389,16 +435,24 @@ def bench_jit_replay(device: str, quick: bool, repeat: int) -> list[Row]:
                   for _ in range(8)]
         for x in inputs[:3]:  # capture and settle
             jitted(x).realize()
-        times = []
-        for _ in range(20 if quick else 200):
-            x = inputs[len(times) % len(inputs)]
-            start = time.perf_counter()
-            jitted(x).realize()
-            times.append(time.perf_counter() - start)
+
+        def median_us(before: Callable[[], object] | None) -> float:
+            times = []
+            for _ in range(20 if quick else 200):
+                x = inputs[len(times) % len(inputs)]
+                if before is not None:
+                    before()
+                start = time.perf_counter()
+                jitted(x).realize()
+                times.append(time.perf_counter() - start)
+            return statistics.median(times) / kernels * 1e6
+
+        settle()
+        alone, busy = median_us(None), median_us(neighbours())
     except Exception as e:
         return [Row(name, "us", None, target=TARGETS["jit"],
                     note=f"jit failed: {type(e).__name__}: {e}"[:160])]
-    return [Row(name, "us", statistics.median(times) / kernels * 1e6, target=TARGETS["jit"],
+    return [Row(name, "us", alone, busy=busy, target=TARGETS["jit"],
                 note=f"{kernels} kernels per replay")]
 
 
@@ -414,10 +468,13 @@ def _cell(value: float | None) -> str:
 
 
 def markdown(rows: list[Row], device: str) -> str:
-    lines = [f"| benchmark ({device}) | unit | picograd | numpy | torch | tinygrad | target | "
-             "note |", "|---|---|---:|---:|---:|---:|---|---|"]
+    lines = [f"| benchmark ({device}) | unit | picograd | picograd busy | busy/alone | numpy | "
+             "torch | tinygrad | target | note |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
-        lines.append(f"| {r.name} | {r.unit} | {_cell(r.picograd)} | {_cell(r.numpy)} | "
+        ratio = r.busy_over_alone
+        lines.append(f"| {r.name} | {r.unit} | {_cell(r.picograd)} | {_cell(r.busy)} | "
+                     f"{'-' if ratio is None else f'{ratio:.2f}'} | {_cell(r.numpy)} | "
                      f"{_cell(r.torch)} | {_cell(r.tinygrad)} | {r.target} | {r.note} |")
     return "\n".join(lines)
 
@@ -431,9 +488,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--first-step-child", choices=("mlp", "cnn"), help=argparse.SUPPRESS)
+    parser.add_argument("--busy-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_step_child:
-        first_step_child(args.device, args.first_step_child)
+        first_step_child(args.device, args.first_step_child, args.busy_child)
         return
     chosen = [g.strip() for g in args.only.split(",") if g.strip()]
     unknown = sorted(set(chosen) - set(GROUPS))
@@ -449,7 +507,8 @@ def main() -> None:
             rows.append(Row(group, "", None, note=f"failed: {type(e).__name__}: {e}"[:160]))
     print(markdown(rows, args.device))
     print(f"\n(medians; {os.cpu_count()} CPUs; numbers move with machine load"
-          f"{'; --quick sizes' if args.quick else ''})")
+          f"{'; --quick sizes' if args.quick else ''}; {neighbours().note}; busy/alone: the "
+          "ratio of the times, > 1 is slower beside them)")
 
 
 if __name__ == "__main__":

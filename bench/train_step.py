@@ -19,6 +19,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -35,14 +36,18 @@ def _data(steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
              rng.integers(0, OUT, BATCH).astype(np.int32)) for _ in range(steps)]
 
 
-def _picograd_steps(model: nn.Module, device: str, data) -> list[float]:
-    """Seconds of each Adam training step of `model` on the (x, y) batches of `data`;
-    exits if a step after the second compiles anything."""
+def _picograd_steps(model: nn.Module, device: str, data,
+                    before_each: Callable[[], object] | None = None) -> list[float]:
+    """Seconds of each Adam training step of `model` on the (x, y) batches of `data`, with
+    `before_each()` (when given) called right before each, untimed; exits if a step after
+    the second compiles anything."""
     opt = pg.optim.Adam(model.parameters(), lr=1e-3)
     times = []
     compiles = []
     for x, y in data:
         before = pg.compile_stats().compiles
+        if before_each is not None:
+            before_each()
         start = time.perf_counter()
         loss = F.cross_entropy(model(pg.Tensor(x, device=device)), pg.Tensor(y, device=device))
         loss.backward()

@@ -24,8 +24,11 @@ plus the first picograd call (compile included, the kernel cache on disk warm or
 is) and the embedding lookup alone (`F.embedding` of the ids, as the encoder's first op).
 Then the GPT-style decoder's greedy generation (`bench/decoder.py`, 128 tokens after a
 16-token prompt, tokens/s against torch eager; `--no-decoder` skips it). The outputs of
-picograd, torch and onnxruntime are compared before timing. Numbers move with
-machine load: quote them from an idle machine.
+picograd, torch and onnxruntime are compared before timing. picograd's forward and
+embedding are timed twice in the same run (see bench/neighbours.py): alone, and "busy",
+each call right after a small numpy, torch and onnxruntime matmul (untimed, no pause
+between), with "busy/alone" the ratio of the two times; the first call is timed alone only
+(it happens once). Numbers move with machine load: quote them from an idle machine.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import warnings
 
 import decoder
 import numpy as np
+from neighbours import busy_median, neighbours, slowdown
 from realize import _median_time
 
 import picograd as pg
@@ -158,14 +162,17 @@ def main() -> None:
           f"{FFN}, vocabulary {VOCAB}; picograd on {args.device}, torch "
           f"{torch.__version__} ({torch.get_num_threads()} threads)")
     print(f"picograd model construction + load_state_dict: {built:.2f} s\n")
-    print("| batch x seq | picograd first call s | picograd ms | torch ms | torch.compile ms "
-          "| onnxruntime ms | picograd / torch | embedding picograd ms | embedding torch ms |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| batch x seq | picograd first call s | picograd ms | picograd busy ms "
+          "| busy/alone | torch ms | torch.compile ms | onnxruntime ms | picograd / torch "
+          "| embedding picograd ms | embedding busy ms | busy/alone | embedding torch ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(0)
     for shape in args.shapes.split(","):
         b, s = map(int, shape.split("x"))
         ids = rng.integers(0, VOCAB, (b, s)).astype(np.int32)
         print(_row(ours, theirs, compiled, session, ids, args.device, args.repeat))
+    print(f"\n(medians; {neighbours().note}; busy/alone: the ratio of the times, > 1 is "
+          "slower beside them)")
     if not args.no_decoder:
         print()
         print(decoder.run(args.device, 8 if args.quick else 128, 16, min(args.repeat, 3)))
@@ -215,12 +222,14 @@ def _row(ours, theirs, compiled, session, ids: np.ndarray, device: str, repeat: 
         err = float(np.abs(session.run(None, feed)[0] - want).max())
         assert err < 1e-3, f"onnxruntime differs from torch by {err}"
         ort = f"{_median_time(lambda: session.run(None, feed), repeat) * 1e3:.1f}"
-    t_pg = _median_time(forward, repeat)
-    emb_pg = _median_time(pg.no_grad()(lambda: PF.embedding(ids_pg, ours.tokens.weight)
-                                       .numpy()), repeat)
+    embedding = pg.no_grad()(lambda: PF.embedding(ids_pg, ours.tokens.weight).numpy())
+    t_pg, emb_pg = _median_time(forward, repeat), _median_time(embedding, repeat)
+    busy_pg, busy_emb = busy_median(forward, repeat), busy_median(embedding, repeat)
     b, s = ids.shape
-    return (f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {t_torch * 1e3:.1f} | {comp} "
-            f"| {ort} | {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | {emb_t * 1e3:.3f} |")
+    return (f"| {b} x {s} | {first:.2f} | {t_pg * 1e3:.1f} | {busy_pg * 1e3:.1f} "
+            f"| {slowdown(t_pg, busy_pg):.2f} | {t_torch * 1e3:.1f} | {comp} | {ort} "
+            f"| {t_pg / t_torch:.2f} | {emb_pg * 1e3:.3f} | {busy_emb * 1e3:.3f} "
+            f"| {slowdown(emb_pg, busy_emb):.2f} | {emb_t * 1e3:.3f} |")
 
 
 if __name__ == "__main__":

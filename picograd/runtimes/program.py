@@ -300,9 +300,12 @@ class Program:
                 made[i] = (tuple(weakref.ref(x) for x in reads), buffers[out])
         return skip, made
 
-    def benchmark(self, inputs: Sequence[np.ndarray], repeats: int = 10) -> float:
+    def benchmark(self, inputs: Sequence[np.ndarray], repeats: int = 10,
+                  before_each: Callable[[], object] | None = None) -> float:
         """The median time in seconds of one run of the kernels, with the inputs already in
-        device memory (allocation and copies are outside the timed part)."""
+        device memory (allocation and copies are outside the timed part). `before_each`, when
+        given, is called right before every run, outside the timed part (bench/ passes other
+        libraries' work, to time the kernels as they run beside it)."""
         runtime = self.runtime
         pool = pool_of(runtime)
         buffers: list[Any] = []
@@ -313,6 +316,8 @@ class Program:
             buffers.extend(self._memory.device_buffers(pool))
             times = []
             for _ in range(repeats + 1):  # the first run warms caches and lazy state up
+                if before_each is not None:
+                    before_each()
                 start = time.perf_counter()
                 for kernel, slots in self._launches:
                     runtime.launch(kernel, [buffers[s] for s in slots])

@@ -5,6 +5,8 @@ pass and printer exist."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -301,6 +303,20 @@ def test_run_checks_the_inputs(build_llvm):
     with pytest.raises(DeviceError, match=r"input 1 has 7 elements.*!pg.buffer<8xf32>"):
         program.run([np.zeros(8), np.zeros(7)])
     assert issubclass(DeviceError, PicogradError)
+
+
+def test_benchmark_runs_before_each_outside_the_timed_runs(build_llvm):
+    program = build_llvm(TWO_KERNELS)
+    inputs = [np.arange(8, dtype=np.float32), np.ones(8, np.float32)]
+    calls = []
+
+    def neighbour_work() -> None:  # much longer than the two 8-element kernels
+        calls.append(None)
+        time.sleep(0.05)
+
+    seconds = program.benchmark(inputs, 3, before_each=neighbour_work)
+    assert len(calls) == 4  # the warm-up run and the 3 timed ones
+    assert 0 < seconds < 0.05
 
 
 def test_llvm_optimises_for_the_host(build_llvm):
