@@ -2,6 +2,7 @@
 pass changed (DEBUG=3).
 
     kernels_of(module) -> {name: op}     kernel_flops(kernel) -> int
+    schedule_of(kernel) -> "split(...); ..."  (its `pg.schedule`, "" when it has none)
     converts("convert-loop-to-uop") -> ("loop", "uop")
     loop_shape(kernel) -> LoopShape      loop_change(before, after) -> [note, ...]
     texts(module) -> {name: printed op}
@@ -39,6 +40,12 @@ def kernels_of(module: ModuleOp) -> dict[str, Operation]:
         if name is not None and name != "main":
             out[name] = op
     return out
+
+
+def schedule_of(kernel: Operation) -> str:
+    """The loop actions `kernel` went through ("" when none)."""
+    attr = kernel.attributes.get(SCHEDULE_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else ""
 
 
 def _trip(op: Operation) -> int:

@@ -21,7 +21,7 @@ from picograd.debug.settings import log
 from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.dialects.pg_sched import LaunchOp
-from picograd.runtimes import Program
+from picograd.runtimes import Program, parallel
 from picograd.runtimes.pool import set_reporter
 
 
@@ -30,6 +30,7 @@ class LaunchInfo:
     name: str
     flops: int
     bytes: int  # the sizes of the kernel's buffer arguments
+    schedule: str = ""  # the loop actions the kernel went through (`pg.schedule`)
 
 
 class _TimedKernel:
@@ -38,6 +39,10 @@ class _TimedKernel:
     def __init__(self, kernel: Callable[..., None], info: LaunchInfo, runtime: Any,
                  graph: int):
         self.kernel, self.info, self.runtime, self.graph = kernel, info, runtime, graph
+        how = [f"schedule \"{info.schedule}\""] if info.schedule else []
+        if threading := parallel.plan(kernel):  # a CPU kernel: one call or chunks
+            how.append(threading)
+        self.how = "  " + "; ".join(how) if how else ""
 
     def __call__(self, *args: object) -> None:
         self.runtime.synchronize()  # earlier work (copies, launches) is not ours to time
@@ -47,7 +52,8 @@ class _TimedKernel:
         seconds = max(time.perf_counter() - start, 1e-9)
         info = self.info
         log(f"graph {self.graph} launch {info.name:<8} {seconds * 1e6:9.1f} us "
-            f"{info.flops / seconds / 1e9:8.3f} GFLOP/s {info.bytes / seconds / 1e9:8.3f} GB/s")
+            f"{info.flops / seconds / 1e9:8.3f} GFLOP/s {info.bytes / seconds / 1e9:8.3f} GB/s"
+            f"{self.how}")
 
 
 @dataclass
@@ -66,7 +72,8 @@ class Launches:
             if on else None)
 
 
-def launch_infos(module: ModuleOp, flops: dict[str, int]) -> list[LaunchInfo]:
+def launch_infos(module: ModuleOp, flops: dict[str, int],
+                 schedules: dict[str, str] | None = None) -> list[LaunchInfo]:
     infos: list[LaunchInfo] = []
     for op in module.walk():
         if isinstance(op, LaunchOp):
@@ -75,7 +82,9 @@ def launch_infos(module: ModuleOp, flops: dict[str, int]) -> list[LaunchInfo]:
                 t = arg.type
                 if isinstance(t, BufferType):
                     size += t.size.data * to_numpy_dtype(t.element_type).itemsize
-            infos.append(LaunchInfo(op.kernel_name, flops.get(op.kernel_name, 0), size))
+            name = op.kernel_name
+            infos.append(LaunchInfo(name, flops.get(name, 0), size,
+                                    (schedules or {}).get(name, "")))
     return infos
 
 

@@ -28,6 +28,7 @@ from picograd.debug.ir_summary import (
     converts,
     kernel_flops,
     kernels_of,
+    schedule_of,
     loop_change,
     loop_shape,
     texts,
@@ -78,6 +79,7 @@ class CompileTrace:
     passes: list[tuple[str, float]] = field(default_factory=list)
     stage: str = "tensor"
     flops: dict[str, int] = field(default_factory=dict)
+    schedules: dict[str, str] = field(default_factory=dict)  # kernel -> its `pg.schedule`
     loop_shapes: dict[str, LoopShape] = field(default_factory=dict)
     loop_notes: list[str] = field(default_factory=list)
     snapshots: list[tuple[str, dict[str, str]]] = field(default_factory=list)
@@ -119,6 +121,7 @@ class CompileTrace:
         if self.stage == "loop":
             kernels = kernels_of(ir)
             self.flops = {k: kernel_flops(op) for k, op in kernels.items()}
+            self.schedules = {k: schedule_of(op) for k, op in kernels.items()}
             if SETTINGS.level >= 3:
                 shapes = {k: loop_shape(op) for k, op in kernels.items()}
                 if conversion is None:
@@ -147,7 +150,7 @@ class CompileTrace:
             self.steps.append((self.stage, self._pending))
         compiled = any(name == "toolchain compile" for name, _ in self.steps)
         self.lap("load + plan" if compiled else "render + compile + load")
-        launches = Launches(self.graph, launch_infos(module, self.flops))
+        launches = Launches(self.graph, launch_infos(module, self.flops, self.schedules))
         _TRACED[program] = launches
         launches.instrument(program, on=SETTINGS.level >= 2)
         source = _source(module, program) if SETTINGS.level >= 4 or SETTINGS.viz else ""

@@ -39,6 +39,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from collections.abc import Callable
 
 from picograd import flags
@@ -209,6 +210,17 @@ def _wait_done(state: chunk_claim.State) -> None:
         spin_wait.yield_until_changed(state.done_address, done, budget)
 
 
+# launcher -> how it runs, for DEBUG=2's launch lines (`plan`)
+_plans: weakref.WeakKeyDictionary[Kernel, Callable[[], str]] = weakref.WeakKeyDictionary()
+
+
+def plan(kernel: Kernel) -> str:
+    """How a launcher from `c_kernel` runs its kernel now ("" for any other callable): one
+    call and why, or its chunks over how many threads."""
+    describe = _plans.get(kernel)
+    return describe() if describe is not None else ""
+
+
 def read_outer(address: int | None) -> tuple[int, int] | None:
     """(trip, work) from the exported `int64_t[2]` at `address`; None where there is none."""
     if not address:
@@ -230,6 +242,10 @@ def c_kernel(address: int, num_args: int, outer: tuple[int, int] | None,
         def single(*addresses: int) -> None:
             function(*addresses, 0, trip)
 
+        why = ("no splittable outer range" if outer is None or trip <= 1 else
+               "one thread asked" if parts == 1 else
+               f"work {outer[1]:,} < {MIN_WORK:,} ops")
+        _plans[single] = lambda: f"1 call ({why})"
         return single
     loop = chunk_claim.claim_loop(num_args)  # compiled now, not by a pool thread
     spin_wait.seconds_per_read()  # likewise measured now
@@ -257,4 +273,11 @@ def c_kernel(address: int, num_args: int, outer: tuple[int, int] | None,
         finally:
             pool.busy.release()
 
+    def describe() -> str:
+        team = parts if parts is not None else threads()
+        if team <= 1:
+            return "1 call (one thread allowed)"
+        return f"{len(chunks(trip, team * CHUNKS_PER_THREAD))} chunks on {team} threads"
+
+    _plans[split] = describe
     return split

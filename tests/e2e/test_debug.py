@@ -19,7 +19,8 @@ from picograd.runtimes import get_device
 STAGES = ("build IR", "tensor->sched", "sched->loop", "loop->uop", "render",
           "toolchain compile")
 SOURCE_MARKERS = {"llvm": "define", "c": "void", "wgsl": "@compute", "ptx": ".entry"}
-LAUNCH = re.compile(r"^\[pg\] graph \d+ launch (\w+) +[0-9.]+ us +[0-9.]+ GFLOP/s +[0-9.]+ GB/s$")
+LAUNCH = re.compile(r"^\[pg\] graph \d+ launch (\w+) +[0-9.]+ us +[0-9.]+ GFLOP/s +[0-9.]+ GB/s"
+                    r"(?:  (.*))?$")
 
 
 @pytest.fixture(autouse=True)
@@ -88,6 +89,31 @@ def test_debug_2_one_line_per_launch(device: str, capsys: pytest.CaptureFixture[
     debug.set_level(0)  # timing off again for the same compiled graph
     _softmaxish(A * 3, device).realize()
     assert capsys.readouterr().err == ""
+
+
+def test_debug_2_shows_each_kernels_schedule_and_threads(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heuristic's choice is visible at DEBUG=2: the loop actions a CPU kernel got and
+    whether it ran as one call (and why) or in chunks on threads."""
+    from picograd.runtimes import parallel
+
+    monkeypatch.setattr(parallel, "_wanted_threads", 2)
+    debug.set_level(2)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 64)).astype(np.float32)
+    w = rng.standard_normal((256, 64)).astype(np.float32)
+    big = rng.standard_normal((512, 512)).astype(np.float32)
+    np.testing.assert_allclose((pg.Tensor(x) @ pg.Tensor(w).T).numpy(), x @ w.T,
+                               rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose((pg.Tensor(big) @ pg.Tensor(big)).numpy(), big @ big,
+                               rtol=1e-4, atol=1e-3)
+    tails = [m.group(2) for line in _lines(capsys.readouterr().err) if (m := LAUNCH.match(line))]
+    debug.set_level(0)
+    assert len(tails) == 2
+    small, large = tails
+    assert re.fullmatch(r'schedule "interchange\(0\);.*split_reduce\(0, \d+\)"; 1 call '
+                        r"\(work [\d,]+ < [\d,]+ ops\)", small), small
+    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; \d+ chunks on 2 threads', large), large
 
 
 def test_set_level_2_times_graphs_compiled_at_level_1(

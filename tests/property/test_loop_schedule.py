@@ -130,8 +130,8 @@ def test_actions_on_reduce_kernels(case: tuple[Program, str]):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(reduce_programs(), st.sampled_from((8, 16, 32, 64)), st.integers(1, 32),
-       st.sampled_from((0, 64, 1 << 26)), st.sampled_from((0, 64, 1 << 20)))
+@given(reduce_programs(transposed=(False, True), longest=24), st.sampled_from((8, 16, 32, 64)),
+       st.integers(1, 32), st.sampled_from((0, 64, 1 << 26)), st.sampled_from((0, 64, 1 << 20)))
 def test_loop_optimize(program: Program, vector_bytes: int, registers: int, big_work: int,
                        cache_bytes: int):
     module = program.parse()

@@ -53,10 +53,26 @@
 // AVX2-SAME:    pg.schedule = "split_reduce(1, 8); split_reduce(0, 8)"
 
 // x @ w.T: along the columns w is read 64 apart (no vector form), but the reduce reads both
-// operands along itself: no register tile, the reduce computes in vector lanes (dot
-// products).
+// operands along itself: the reduce computes in vector lanes (dot products). The rows move
+// inside the columns (each row of w is read once, the 32 rows of x stay in cache), then an
+// 8 x 2 tile of dot products shares each load (AVX-512: 16 accumulators); with 16
+// registers, 8 x 1.
 // AVX512-LABEL: pg_loop.kernel @mm_wt(
-// AVX512-SAME:    pg.schedule = "split_reduce(0, 16)"
+// AVX512-SAME:    pg.schedule = "interchange(0); split(1, 8, upcast); split(0, 2, upcast); interchange(1); split_reduce(0, 16)"
+// AVX512-NEXT:    pg_loop.range %{{.*}} = 0 to 32 global {
+// AVX512-NEXT:      pg_loop.range %{{.*}} = 0 to 4 global {
+// AVX512-NEXT:        pg_loop.range %{{.*}} = 0 to 2 upcast {
+// AVX512:                 pg_loop.range %{{.*}} = 0 to 8 upcast {
+// AVX2-LABEL: pg_loop.kernel @mm_wt(
+// AVX2-SAME:    pg.schedule = "interchange(0); split(1, 8, upcast); split_reduce(0, 8)"
+// A vector-matrix product (one row of x times B, no range of rows around the columns):
+// one accumulator per column and as many columns as half the registers hold while 8
+// column tiles are left (with AVX-512 16 vectors, 256 columns; with AVX2 8 x 8 = 64), so each step
+// of the reduce reads a long contiguous piece of a row of B.
+// AVX512-LABEL: pg_loop.kernel @vecmat(
+// AVX512-SAME:    pg.schedule = "split(0, 256, upcast)"
+// AVX2-LABEL: pg_loop.kernel @vecmat(
+// AVX2-SAME:    pg.schedule = "split(0, 64, upcast)"
 // A dot product of 840 = 8 x 105: 16 lanes do not divide it, 8 do.
 // AVX512-LABEL: pg_loop.kernel @dot840(
 // AVX512-SAME:    pg.schedule = "split_reduce(0, 8)"
@@ -209,6 +225,21 @@ pg_loop.kernel @mm_wt(%x: !pg.buffer<2048xf32>, %w: !pg.buffer<4096xf32>, %out: 
       %oi = pg_loop.index add %or, %j
       pg_loop.store %s, %out[%oi] : f32, !pg.buffer<2048xf32>
     }
+  }
+}
+
+pg_loop.kernel @vecmat(%x: !pg.buffer<16xf32>, %b: !pg.buffer<65536xf32>, %out: !pg.buffer<4096xf32>) {
+  pg_loop.range %j = 0 to 4096 global {
+    %s = pg_loop.reduce sum %r = 0 to 16 : f32 {
+      %a = pg_loop.load %x[%r] : !pg.buffer<16xf32> -> f32
+      %c4096 = pg_loop.const 4096
+      %br = pg_loop.index mul %r, %c4096
+      %bi = pg_loop.index add %br, %j
+      %v = pg_loop.load %b[%bi] : !pg.buffer<65536xf32> -> f32
+      %av = pg_uop.binary mul %a, %v : f32
+      pg_loop.yield %av : f32
+    }
+    pg_loop.store %s, %out[%j] : f32, !pg.buffer<4096xf32>
   }
 }
 

@@ -200,14 +200,18 @@ COMBINES = ("mul", "add", "max")
 def reduce_programs(draw: Draw, dtypes: Sequence[str] = ("f32", "i32"),
                     kinds: Sequence[str] = REDUCE_KINDS,
                     combines: Sequence[str] = COMBINES,
-                    columns: Sequence[int] = range(1, 10)) -> Program:
+                    columns: Sequence[int] = range(1, 10),
+                    transposed: Sequence[bool] = (False,), longest: int = 9) -> Program:
     """`out[i0, i1] = red_r f(a[i0, r], b[r, i1])` (or `out[i1] = red_r a[i1, r]` with one
     global range), sometimes plus a second reduce combined in the epilogue; the element
     type, the first reduce's kind, `f` and the number of columns are drawn from the given
-    ones (one column: `b` is a vector, read along the reduce like `a`)."""
+    ones (one column: `b` is a vector, read along the reduce like `a`). With `True` among
+    `transposed`, `b` may be read as `b[i1, r]` (`x @ w.T`: dot products along the reduce);
+    the reduce is 1 to `longest` long."""
     two_d = draw(st.booleans())
     m = draw(st.integers(1, 6)) if two_d else 1
-    n, k = draw(st.sampled_from(columns)), draw(st.integers(1, 9))
+    n, k = draw(st.sampled_from(columns)), draw(st.integers(1, longest))
+    b_rows_first = draw(st.sampled_from(transposed))
     dtype = draw(st.sampled_from(dtypes))
     kind, kind2 = draw(st.sampled_from(kinds)), draw(st.sampled_from(REDUCE_KINDS))
     combine = draw(st.sampled_from(combines))
@@ -220,7 +224,9 @@ def reduce_programs(draw: Draw, dtypes: Sequence[str] = ("f32", "i32"),
         f"  %ck = pg_loop.const {k}", f"  %cn = pg_loop.const {n}",
         f"  %ar = pg_loop.index mul {row}, %ck", "  %ai = pg_loop.index add %ar, %r",
         f"  %x = pg_loop.load %a[%ai] : {a_t} -> {dtype}",
-        "  %br = pg_loop.index mul %r, %cn", "  %bi = pg_loop.index add %br, %i1",
+        *(("  %br = pg_loop.index mul %i1, %ck", "  %bi = pg_loop.index add %br, %r")
+          if b_rows_first else
+          ("  %br = pg_loop.index mul %r, %cn", "  %bi = pg_loop.index add %br, %i1")),
         f"  %y = pg_loop.load %b[%bi] : {b_t} -> {dtype}",
         f"  %xy = pg_uop.binary {combine} %x, %y : {dtype}",
         f"  pg_loop.yield %xy : {dtype}", "}",
