@@ -64,10 +64,10 @@ _LIBRARY_DIRS = _library_dirs()
 
 
 @functools.lru_cache(maxsize=1024)
-def _is_library(module_name: str | None) -> bool:
+def _is_library(module_name: Any) -> bool:
     """Whether functions of `module_name` are picograd's, the standard library's or an
     installed package's (their globals hold no user tensors, so they are not walked)."""
-    if not module_name:
+    if not isinstance(module_name, str) or not module_name:
         return False
     if module_name.partition(".")[0] == "picograd":
         return True
@@ -177,16 +177,17 @@ class _Walk:
             entry = _Entry(how, holder, key, value, parent)
             self.entries.append(entry)
             return entry
+        functions = _user_functions(value)
         if isinstance(value, ModuleType | type | list | tuple | dict):
-            if isinstance(value, ModuleType | type) and _is_library(
-                    value.__name__ if isinstance(value, ModuleType) else value.__module__):
+            if isinstance(value, ModuleType | type) and _is_library(getattr(
+                    value, "__name__" if isinstance(value, ModuleType) else "__module__", None)):
                 return None  # picograd's, the standard library's, a package's: no user state
             always = False  # kept only when something kept lies behind it
         elif isinstance(value, MethodType):
             always = True
-        elif _user_functions(value) is not None:
-            if not _user_functions(value):
-                return None
+        elif functions is not None:
+            if not functions:
+                return None  # library code: its globals hold no user tensors
             always = True
         elif _namespace(value) is None:
             return None  # no attributes to rebind (a builtin, an array, a __slots__ object)

@@ -340,3 +340,24 @@ def test_a_variable_bound_outside_and_read_by_name_is_not_replayed_stale() -> No
     for t in range(5):
         p = start.bind(t)
         np.testing.assert_array_equal(f(x).numpy(), [t, t])
+
+
+def test_a_training_step_keeps_replaying() -> None:
+    """The model, the optimiser and its state are reached through bindings that do not
+    change between steps (the optimiser writes its tensors with assign): one capture."""
+    pg.manual_seed(3)
+    model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 2))
+    opt = pg.optim.Adam(model.parameters(), lr=1e-2)
+    calls = []
+
+    def step(x: pg.Tensor, y: pg.Tensor) -> pg.Tensor:
+        calls.append(1)
+        opt.zero_grad()
+        loss = pg.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    jitted = pg.jit(step)
+    losses = [jitted(X, pg.Tensor(np.array([1], np.int32))).item() for _ in range(6)]
+    assert len(calls) == 2 and len(set(losses)) == 6  # replays, which train
