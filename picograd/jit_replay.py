@@ -27,11 +27,20 @@ A replay is never made from stale state: a call after `load_state_dict`, `fill_`
 `x[i] = v` replaced a tensor the capture read, or after `model.train()` / `model.eval()`,
 runs the function again under a new capture (so does a call in the other grad mode: it is
 part of the capture key, and `no_grad()` replays no optimiser step captured with grads).
+So does a call after a name the function reached a tensor through was rebound, to any
+shape or back (`picograd.jit_bindings`): a global the function's code names (`W = other`),
+an attribute of a module, class or object it names (`mymod.W`, `Cfg.W`, `self.W`), a
+closure variable, a default, a list / dict item, a global of a user function it calls, an
+object it calls (`model = Net()`). Each call checks those bindings by identity (a dict
+lookup each). A function that rebinds a tensor it read captures on every call; a tensor it
+only writes to a name (`global last; last = out`) is a Python side effect, not redone.
 
 What a replay does NOT redo (the function's Python does not run):
   - Python side effects: prints, counters, appends, `.numpy()` / `.item()` reads;
-  - host values baked into the capture: python scalars and tensors made from host data
-    inside the function (`Tensor(np_array)`, `.to(device)`) keep their call-2 values;
+  - host values baked into the capture: python scalars, numpy arrays, shapes, and tensors
+    made from host data inside the function (`Tensor(np_array)`, `.to(device)`) keep their
+    call-2 values; so do tensors only library code reaches (a function of an installed
+    package reading its own module's global), objects without a `__dict__`, sets;
   - rebinding a tensor's node other than by the ops above (`t._node = ...`,
     `load_checkpoint` replacing an optimiser's state): only `Tensor.assign` writes are
     replayed, so make a new jit after such a change (or after changing momentum, betas,
@@ -47,7 +56,8 @@ What a replay does NOT redo (the function's Python does not run):
 Bound variables (`pg.Variable(...).bind(value)`, picograd/frontend/variable.py) are
 arguments like tensors: the capture key holds the variable, and a replay feeds each run the
 new values (one capture for every decode position). A variable bound outside the function
-and used inside it is a host value baked into the capture, as a python scalar is.
+and read through a name (`p = start.bind(t)`, a global or closure variable) is a binding:
+binding it anew captures again, so pass it as an argument to replay every position.
 
 Non-tensor arguments (hashable) are part of the capture key: a call with new values starts a
 new warm-up / capture for them (so a value that changes on every call never replays — pass
@@ -77,6 +87,7 @@ from picograd.frontend.lazy import Guard, LazyOp
 from picograd.frontend.realize import linearize, realize
 from picograd.frontend.tensor import Tensor
 from picograd.frontend.variable import SymbolicInt, Variable
+from picograd.jit_bindings import Bindings, walk
 from picograd.runtimes import Program
 
 _TENSOR = object()  # stands for a tensor argument in a capture key
@@ -181,6 +192,7 @@ class _Capture:
         self.steps: list[_Run | _Assign | _Hook | _Check] = []
         self.checked: set[int] = set()  # the slots of the range checks recorded
         self.launched = False
+        self.read: set[LazyOp] = set(self.arg_nodes)  # every node the capture computed with
 
     def _ref(self, node: LazyOp) -> int | LazyOp:
         return self.slot_of.get(node, node)
@@ -188,6 +200,7 @@ class _Capture:
     def on_realize(self, program: Program, outputs: list[LazyOp], shared: list[LazyOp],
                    export: list[int]) -> None:
         nodes = linearize(outputs)[0]
+        self.read.update(nodes)
         var_slot = self.var_slot
         leaves = [n for n in nodes if n.buffer is not None and n.buffer.size]
         inputs = [var_slot[n.arg] if n.op == "var" and n.arg in var_slot else self._ref(n)
@@ -203,6 +216,7 @@ class _Capture:
         self.launched = True
 
     def on_assign(self, target: LazyOp, value: LazyOp) -> None:
+        self.read.update((target, value))
         arg = self.arg_nodes.get(target, -1)
         slot = self.slot_of.get(target, -1)
         self.steps.append(_Assign(None if arg >= 0 else target, arg, slot, self._ref(value)))
@@ -229,22 +243,29 @@ class _Plan:
     lets go of an intermediate at its last use, as the eager call does, so its memory is
     free for the rest of the replay. `leaves` are the nodes (not arguments) whose current
     buffers it reads, `epoch` the frontend's `capture.state_epoch()` when it was last
-    checked (`stale`)."""
+    checked (`stale`), `bindings` the globals, closure cells and attributes through which
+    the function reached its tensors (`picograd.jit_bindings`)."""
 
-    __slots__ = ("drops", "epoch", "leaves", "num_slots", "rebuild", "specs", "steps")
+    __slots__ = ("bindings", "drops", "epoch", "leaves", "num_slots", "rebuild", "specs",
+                 "steps")
 
     def __init__(self, specs: list[tuple], steps: list, num_slots: int,
-                 rebuild: Callable[[list[Any]], Any], returned: set[int]):
+                 rebuild: Callable[[list[Any]], Any], returned: set[int], bindings: Bindings):
         self.specs, self.steps, self.num_slots, self.rebuild = specs, steps, num_slots, rebuild
+        self.bindings = bindings
         self.drops = _last_uses(steps, returned)
         self.leaves = [r for step in steps if isinstance(step, _Run) for r in step.inputs
                        if isinstance(r, LazyOp)]
         self.epoch = capture.state_epoch()
 
     def stale(self) -> bool:
-        """Whether, since the capture, a module changed between train and eval or a node
-        it reads was taken from its tensor (`load_state_dict`, `fill_`, `x[i] = v`): the
-        captured programs would compute with the old mode or the old values."""
+        """Whether, since the capture, a name the function reached a tensor through was
+        rebound (`W = other`, `mymod.W = other`, a closure variable), a module changed
+        between train and eval or a node it reads was taken from its tensor
+        (`load_state_dict`, `fill_`, `x[i] = v`): the captured programs would compute with
+        the old tensors, mode or values."""
+        if self.bindings.changed():
+            return True
         now = capture.state_epoch()
         if now == self.epoch:
             return False
@@ -378,6 +399,7 @@ class Jit:
 
     def _capture(self, key: tuple, args: tuple, kwargs: dict, tensors: list[Tensor],
                  variables: list[Variable]) -> Any:
+        bindings = walk(self.fn)  # what the function's names lead to now, before it runs
         capture = _Capture(tensors, variables)
         with capturing(capture):
             out = self.fn(*args, **kwargs)
@@ -385,11 +407,12 @@ class Jit:
             realize(*returned)  # a pending returned tensor becomes a recorded output
         if not capture.launched:
             raise self._error("nothing was captured: the function realized no tensors")
+        bindings.finish(capture.read | {t._node for t in returned})
         specs = [(t._node.shape, t._node.dtype, t._node.device) for t in tensors]
         returned = {capture.slot_of[t._node] for t in _returned_tensors(out)
                     if t._node in capture.slot_of}
         self._plans[key] = _Plan(specs, capture.steps, capture.num_slots,
-                                 _rebuilder(out, capture), returned)
+                                 _rebuilder(out, capture), returned, bindings)
         return out
 
     def _replay(self, plan: _Plan, tensors: list[Tensor], positions: list[int],
