@@ -107,3 +107,25 @@ def test_softmax_computes_its_exps_once(device: str, tmp_path: Path,
     np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
     dumped = next(tmp_path.glob("*/*-loop-optimize.mlir")).read_text()
     assert "stash(1)" in dumped
+
+
+# (rows, reduce, columns, B transposed): one-row vector-matrix products and column sums
+# (wide column tiles), x @ W.T with fewer rows than matmul-layout copies W for (rows inside
+# the columns, a tile of dot products), including rows and columns the tile does not divide.
+SKINNY = [(1, 4096, 512, False), (1, 333, 77, False), (8, 384, 1536, True), (3, 384, 100, True),
+          (6, 64, 30, True), (16, 1024, 256, True), (1, 384, 1536, True), (7, 96, 33, True)]
+
+
+@pytest.mark.parametrize("device", CPU)
+@pytest.mark.parametrize(("m", "k", "n", "transposed"), SKINNY)
+def test_skinny_matmuls_and_column_sums(device: str, m: int, k: int, n: int,
+                                        transposed: bool) -> None:
+    rng = np.random.default_rng(m * k + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    x, tw = pg.Tensor(a, device=device), pg.Tensor(w, device=device)
+    out = x @ tw.T if transposed else x @ pg.Tensor(np.ascontiguousarray(w.T), device=device)
+    np.testing.assert_allclose(out.numpy(), a @ w.T, rtol=1e-4, atol=1e-3)
+    cols = np.ascontiguousarray(w.T)  # (k, n): a sum over rows reads along the columns
+    np.testing.assert_allclose(pg.Tensor(cols, device=device).sum(0).numpy(), cols.sum(0),
+                               rtol=1e-4, atol=1e-3)
