@@ -14,17 +14,15 @@ with acquire order); the caller waits on that counter for the chunks other threa
 Why native code: claiming in Python would take the GIL between chunks, and a pool thread
 could then wait up to the interpreter's switch interval (5 ms) for a thread running Python.
 Kernels take their buffers as separate pointer arguments, so the loop is compiled once per
-argument count (llvmlite, already a dependency; a few milliseconds, once per process).
+argument count (`native_helper.py`; a few milliseconds, once per process).
 """
 
 from __future__ import annotations
 
 import ctypes
-import functools
-import threading
 from collections.abc import Callable
 
-import llvmlite.binding as llvm
+from picograd.runtimes.native_helper import native_function
 
 # int64 cells of a State: the claim counter and the done counter 64 bytes apart (each its
 # own cache line, so claiming does not slow the reads of the waiting caller), then the
@@ -99,31 +97,8 @@ exit:
 """
 
 
-class _Compiled:
-    """One argument count's loop; the engine is kept alive with the function pointer."""
-
-    def __init__(self, num_args: int) -> None:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        module = llvm.parse_assembly(_ir(num_args))
-        module.verify()
-        machine = llvm.Target.from_default_triple().create_target_machine(opt=2)
-        self.engine = llvm.create_mcjit_compiler(module, machine)
-        self.engine.finalize_object()
-        self.function = ClaimLoop(self.engine.get_function_address("pg_claim_chunks"))
-
-
-_compile_lock = threading.Lock()  # llvmlite must not compile on two threads at once
-
-
-@functools.cache
-def _compiled(num_args: int) -> _Compiled:
-    with _compile_lock:
-        return _Compiled(num_args)
-
-
 def claim_loop(num_args: int) -> Callable[[int, int, int], int]:
     """The loop for kernels of `num_args` buffer arguments: `loop(kernel address, address of
     a void*[num_args] of buffers, State.address)` claims and runs chunks until none is left
     and returns how many it ran. Releases the GIL meanwhile (a ctypes call)."""
-    return _compiled(num_args).function
+    return native_function(_ir(num_args), "pg_claim_chunks", ClaimLoop)

@@ -14,8 +14,8 @@ CPU (the Python caller, or the thread it waits for), and the scheduler did not m
 apart: with a spinning caller, chunks waited a whole spin (1 ms) before they started. A
 `sched_yield` between reads keeps the CPU for this thread only while nothing else wants it.
 
-The loop is native code, so it holds no GIL while it waits: a few lines of LLVM IR that
-llvmlite (already a dependency) compiles once per process; `sched_yield` comes from the C
+The loop is native code, so it holds no GIL while it waits: a few lines of LLVM IR
+compiled once per process (`native_helper.py`); `sched_yield` comes from the C
 library the process already has.
 """
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import threading
 import time
+from collections.abc import Callable
 
-import llvmlite.binding as llvm
+from picograd.runtimes.native_helper import native_function
 
 _IR = """
 declare i32 @sched_yield()
@@ -52,34 +52,16 @@ done:
 _Wait = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
 
-class _Native:
-    """The compiled loop; the engine is kept alive with the function pointer."""
-
-    def __init__(self) -> None:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        module = llvm.parse_assembly(_IR)
-        module.verify()
-        machine = llvm.Target.from_default_triple().create_target_machine(opt=2)
-        self.engine = llvm.create_mcjit_compiler(module, machine)
-        self.engine.finalize_object()
-        self.function = _Wait(self.engine.get_function_address("pg_yield_until_changed"))
-
-
-_compile_lock = threading.Lock()  # llvmlite must not compile on two threads at once
-
-
 @functools.cache
-def _native() -> _Native:
-    with _compile_lock:
-        return _Native()
+def _native() -> Callable[[int, int, int], int]:
+    return native_function(_IR, "pg_yield_until_changed", _Wait)
 
 
 def yield_until_changed(address: int, old: int, budget: int) -> int:
     """Read the int64 at `address` until it differs from `old` (its new value) or `budget`
     reads were made (`old`), yielding the CPU between reads. Releases the GIL meanwhile (a
     ctypes call)."""
-    return _native().function(address, old, budget)
+    return _native()(address, old, budget)
 
 
 @functools.cache

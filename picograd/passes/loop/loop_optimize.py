@@ -30,8 +30,13 @@ innermost global range, stored contiguously along that range):
   fewer than one vector get 8 lanes. Measured on a 2-core Zen 4, 1024^2 fp32: 4 x 8 tiles
   41 GFLOP/s, 4 x 64 with column tiles outermost 166. When the columns have no vector form
   (B transposed: `x @ w.T`, a gather along the columns) but the reduce reads both operands
-  along itself, the kernel gets no tile: its reduce computes in vector lanes (dot products,
-  below).
+  along itself, its reduce computes in vector lanes (dot products, below), and the rows
+  move inside the columns with a tile of up to 8 x 4 dot products (`dot_tile`: each row of
+  W is read once, each load of x or W serves several products).
+* vector-matrix products (`x @ B` of one row) and column sums: a reduce with no row range
+  around it whose columns have a vector form gets one accumulator per column, as many
+  columns as half the registers hold (`wide_cols`), so each reduce step reads a long piece
+  of a row.
 * convolution-like: a matmul-like reduce that loads several column vectors per step (the
   kernel taps of a convolution, `column_loads`) gets one vector of columns and up to 8
   rows (`tap_tile`), row tiles outermost: the matmul's 4 x 4 vectors would hold 4 vectors
