@@ -82,7 +82,9 @@ _MAX_STRUCTURES = 200_000  # about 40 MB of keys; a model's graph has a few thou
 
 def structure_key(sig: tuple, src: tuple[LazyOp, ...]) -> int:
     """The number of a node of signature `sig` over `src` (module docstring)."""
-    entry = (sig, *[s.key for s in src]) if src else (sig,)
+    n = len(src)  # (the common arities spelt out: this runs for every node built)
+    entry = ((sig,) if n == 0 else (sig, src[0].key) if n == 1 else
+             (sig, src[0].key, src[1].key) if n == 2 else (sig, *[s.key for s in src]))
     key = _STRUCTURES.get(entry)
     if key is None:
         if len(_STRUCTURES) >= _MAX_STRUCTURES:
