@@ -162,6 +162,8 @@ class GraphKey(tuple):
     with its hash computed once: the driver's cache, looked up by this very object again, costs
     no walk of the key (a hit compares it by identity first)."""
 
+    _hash: int
+
     def __new__(cls, parts: tuple) -> GraphKey:
         key = super().__new__(cls, parts)
         key._hash = tuple.__hash__(key)
@@ -247,7 +249,7 @@ def _program(outputs: list[LazyOp], device: str, pipeline: str | None
         while len(_PLANS) >= flags.cache_graphs():  # the least recently used goes
             del _PLANS[next(iter(_PLANS))]
     else:
-        buffers = [nodes[i].buffer for i in plan.leaves]
+        buffers: list[Any] = [nodes[i].buffer for i in plan.leaves]  # (leaves: not None)
     _PLANS[plan_key] = plan
     found, chosen = nodes, plan
     program = program_for(plan.graph_key,

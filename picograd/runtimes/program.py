@@ -280,7 +280,8 @@ class Program:
                 raise _out_of_memory(self.runtime, memory) from None
             skip, made = self._reuse_kept(inputs, buffers) if self._keep else ((), {})
             try:
-                addresses = [_addressof(_from_buffer(b)) for b in buffers]
+                addresses = [_addressof(_from_buffer(b))  # pyright: ignore[reportArgumentType]
+                             for b in buffers]
             except TypeError:  # a read-only input
                 addresses = [_address(b) for b in buffers]
             if skip:
