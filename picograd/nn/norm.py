@@ -143,14 +143,9 @@ def layer_norm(x: Tensor, normalized_shape: Shape, weight: Tensor | None = None,
         raise shape_error("layer_norm", f"input of shape {x.shape} does not end with the "
                                         f"normalized_shape {shape}")
     axes = tuple(range(x.ndim - len(shape), x.ndim))
-    # one mean and one centred copy for both the variance and the output (`x.var` would
-    # compute them again: 3 reductions where 2 do), in float32 as torch's half kernels
-    wide = x.float()
-    total = wide.sum(axes, keepdim=True)
-    count = total._const(float(np.prod(shape)), total.shape, total.dtype)
-    centred = wide - total / count
-    y = centred / ((centred * centred).sum(axes, keepdim=True) / count + eps).sqrt()
-    return _affine(y if y.dtype is x.dtype else y.cast(x.dtype), weight, bias)
+    mean = x.mean(axes, keepdim=True)
+    y = (x - mean) / (x.var(axes, correction=0, keepdim=True) + eps).sqrt()
+    return _affine(y, weight, bias)
 
 
 def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
