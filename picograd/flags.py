@@ -82,9 +82,19 @@ LEVELS: tuple[tuple[int, str], ...] = (
 _NAMES = frozenset(f.name for f in FLAGS)
 
 
+_ENCODED = {name: name.encode() for name in _NAMES}  # as `os.environ` keys them on POSIX
+
+
 def _raw(name: str) -> str | None:
     assert name in _NAMES, f"{name} is not in picograd.flags.FLAGS"
-    return os.environ.get(name)
+    # `os.environ.get` of an unset name raises and catches a KeyError inside it (about 1 us,
+    # as much as the rest of a cached realize's lookups, and a realize reads PG_PIPELINE);
+    # on POSIX `os.environ` keeps the encoded names in a dict, read here without one.
+    data = getattr(os.environ, "_data", None)
+    if os.name != "posix" or not isinstance(data, dict):
+        return os.environ.get(name)
+    value = data.get(_ENCODED[name])
+    return None if value is None else os.fsdecode(value)
 
 
 def env_int(name: str) -> int:

@@ -51,7 +51,9 @@ BOOL, INTEGER, FLOAT = 0, 1, 2
 
 @dataclass(frozen=True, eq=False)
 class DType:
-    """One element type. There is exactly one instance per dtype, so `is` and `==` agree."""
+    """One element type. There is exactly one instance per dtype, so `is` and `==` agree.
+    Its category and sign are worked out once per dtype (cached properties): every op that
+    builds a node reads them."""
 
     name: str
     itemsize: int
@@ -63,26 +65,26 @@ class DType:
     def __reduce__(self) -> str:
         return self.name  # pickles as the module-level singleton
 
-    @property
+    @functools.cached_property
     def category(self) -> int:
         """BOOL, INTEGER or FLOAT (the promotion order)."""
         kind = self.np.kind
         return BOOL if kind == "b" else FLOAT if kind == "f" else INTEGER
 
-    @property
+    @functools.cached_property
     def is_float(self) -> bool:
         return self.category == FLOAT
 
-    @property
+    @functools.cached_property
     def is_int(self) -> bool:
         """An integer type (bool is not one)."""
         return self.category == INTEGER
 
-    @property
+    @functools.cached_property
     def is_bool(self) -> bool:
         return self.category == BOOL
 
-    @property
+    @functools.cached_property
     def is_signed(self) -> bool:
         """Whether negative values are representable (floats and signed integers)."""
         return self.np.kind in "fi"

@@ -21,6 +21,14 @@ whose `arg` (the Variable, not the value) is what the cache key sees.
 
 `sig` is the node's part of the realize cache key, computed once at construction: the op,
 `arg` made exact (floats by their hex form, so -0.0 and NaN key correctly), shape, dtype.
+`key` is the node's structure as built, an int kept as nodes are built: one number per
+distinct (`sig`, sources' keys), so two nodes have equal keys exactly when the trees they
+unfold to are equal (leaves by shape and dtype, variables by variable, never by contents).
+It is not the whole story of a graph (which nodes are shared is not in it) and a realized
+node's key becomes a buffer's while its consumers keep theirs: a realize looks its cached
+plan up by the outputs' keys and checks the graph against the plan (`realize._match`). The
+numbers are never reused: past `_MAX_STRUCTURES` the table starts afresh, and a structure
+seen again then gets a new number (a plan miss, never a wrong hit).
 
 `guards` are the range checks of computed indices the node's value depends on (`Guard`):
 a node inherits its sources' guards, and realizing it computes them too and raises
@@ -35,6 +43,7 @@ capability table, looked up once per (device, dtype)): a tensor of a dtype the d
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any
 
 import numpy as np
@@ -65,11 +74,30 @@ def _exact(value: Any) -> Any:
     return value
 
 
+# Structural keys (the module docstring): (sig, source keys...) -> its number.
+_STRUCTURES: dict[tuple, int] = {}
+_numbers = itertools.count()
+_MAX_STRUCTURES = 200_000  # about 40 MB of keys; a model's graph has a few thousand
+
+
+def structure_key(sig: tuple, src: tuple[LazyOp, ...]) -> int:
+    """The number of a node of signature `sig` over `src` (module docstring)."""
+    n = len(src)  # (the common arities spelt out: this runs for every node built)
+    entry = ((sig,) if n == 0 else (sig, src[0].key) if n == 1 else
+             (sig, src[0].key, src[1].key) if n == 2 else (sig, *[s.key for s in src]))
+    key = _STRUCTURES.get(entry)
+    if key is None:
+        if len(_STRUCTURES) >= _MAX_STRUCTURES:
+            _STRUCTURES.clear()
+        key = _STRUCTURES[entry] = next(_numbers)
+    return key
+
+
 class LazyOp:
     """A node of the lazy graph (see the module docstring)."""
 
-    __slots__ = ("__weakref__", "arg", "buffer", "device", "dtype", "guards", "op", "shape",
-                 "sig", "src", "traced")
+    __slots__ = ("__weakref__", "arg", "buffer", "device", "dtype", "guards", "key", "op",
+                 "shape", "sig", "src", "traced")
 
     def __init__(self, op: str, src: tuple[LazyOp, ...], arg: Any, shape: tuple[int, ...],
                  dtype: DType, device: str, buffer: np.ndarray | None = None):
@@ -84,6 +112,7 @@ class LazyOp:
         # realize tells references from that graph apart from a user's (realize.py)
         self.traced: Any = None
         self.sig: tuple = (op, _exact(self.arg), shape, dtype.name)
+        self.key = structure_key(self.sig, src)
         guards: tuple[Guard, ...] = ()
         for s in src:
             if s.guards:
@@ -108,6 +137,7 @@ class LazyOp:
         """Turn this node into a leaf holding `array` (its realized value)."""
         self.op, self.src, self.arg, self.buffer = "buffer", (), None, array
         self.sig = ("buffer", None, self.shape, self.dtype.name)
+        self.key = structure_key(self.sig, ())
 
     @property
     def realized(self) -> bool:

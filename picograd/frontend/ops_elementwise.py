@@ -63,6 +63,12 @@ class ElementwiseOps(MovementOps):
                                  and o._node.dtype is node.dtype
                                  and o._node.device == node.device for o in others):
             return [self, *others]  # type: ignore[list-item]  # nothing to broadcast or cast
+        if dtype is None and len(others) == 1:
+            o = others[0]  # a python number: weak, it keeps a float tensor's dtype, and an
+            kind = o.__class__  # int tensor's when it is an int (`result_type`)
+            if (kind is float or kind is int) and (node.dtype.is_float or (
+                    kind is int and node.dtype.is_int)):
+                return [self, self._const(o, node.shape, node.dtype)]  # type: ignore[arg-type]
         if any(o.__class__ is SymbolicInt for o in others):
             others = tuple(self._symbolic(o) if isinstance(o, SymbolicInt) else o
                            for o in others)

@@ -468,8 +468,11 @@ class MathOps(ReduceOps):
         x = self._f()
         if x.numel() == 0:  # no max to shift by: nothing to compute
             return x
-        e = (x - x.max(dim, keepdim=True)._detached()).exp()
-        return e / e.sum(dim, keepdim=True)
+        with no_grad():
+            e = (x - x.max(dim, keepdim=True)).exp()
+            s = e / e.sum(dim, keepdim=True)
+        # torch's formula, s * (g - sum(g * s)): 6 nodes, through the decomposition 13
+        return s._with_gradient((x,), lambda g: (s * (g - (g * s).sum(dim, keepdim=True)),))
 
     def log_softmax(self, dim: int = -1) -> Self:
         """(x - max) - log(sum(exp(x - max))), as torch: NaN for a whole row holding inf or

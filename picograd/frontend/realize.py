@@ -41,7 +41,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
-from picograd.compiler.driver import CompileStats, clear_cache, compile_stats, program_for
+from picograd import flags
+from picograd.compiler.driver import CompileStats, compile_stats, program_for
+from picograd.compiler.driver import clear_cache as driver_clear_cache
 from picograd.compiler.pipelines import PipelineError
 from picograd.debug.settings import SETTINGS
 from picograd.debug.trace import report_variables
@@ -155,49 +157,141 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
 # ── compile and run ──────────────────────────────────────────────────────────
 
 
+class GraphKey(tuple):
+    """A graph's structural key (a tuple, as the compile driver and the disk cache read it)
+    with its hash computed once: the driver's cache, looked up by this very object again, costs
+    no walk of the key (a hit compares it by identity first)."""
+
+    _hash: int
+
+    def __new__(cls, parts: tuple) -> GraphKey:
+        key = super().__new__(cls, parts)
+        key._hash = tuple.__hash__(key)
+        return key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or tuple.__eq__(self, other)  # type: ignore[operator]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+
+class _Plan:
+    """A graph realized before, as `linearize` saw it: per node position its `key`
+    (`LazyOp.key`) and the positions of its sources; the positions of the leaves whose
+    buffers are the inputs and of the outputs; the graph's key for the compile driver; and,
+    for the program it last ran (`stored_for`), the intermediates that program stores
+    (`_stored`)."""
+
+    __slots__ = ("entries", "graph_key", "keys", "leaves", "outputs", "sources", "stored",
+                 "stored_for")
+
+    def __init__(self, nodes: Sequence[LazyOp], entries: Sequence[tuple],
+                 outputs: tuple[int, ...], graph_key: GraphKey):
+        self.keys = [n.key for n in nodes]
+        self.sources = [srcs for _, srcs in entries]
+        self.leaves = [i for i, n in enumerate(nodes)
+                       if n.buffer is not None and n.buffer.size]
+        self.outputs, self.entries, self.graph_key = outputs, entries, graph_key
+        self.stored: list[tuple[int, int, int]] = []
+        self.stored_for: weakref.ref[Program] | None = None
+
+
+# Plans by (device, the outputs' keys), the most recently used last (the pipeline is the
+# compile driver's part of its key).
+_PLANS: dict[tuple, _Plan] = {}
+
+
+def _match(plan: _Plan, outputs: Sequence[LazyOp]) -> list[LazyOp] | None:
+    """The nodes of the graph of `outputs` in `plan`'s positions, when that graph is the
+    plan's: every node has the plan's key at its position, its sources are the nodes at the
+    plan's source positions, and no node stands at two positions; else None. (Keys alone
+    would not do: they leave out which nodes are shared, and a consumer's key is its sources'
+    as they were built, not as they are after a realize made one of them a buffer.)"""
+    keys, sources = plan.keys, plan.sources
+    nodes: list[Any] = [None] * len(keys)
+    for position, node in zip(plan.outputs, outputs, strict=True):
+        nodes[position] = node
+    for i in range(len(keys) - 1, -1, -1):  # postorder: a node's sources come before it
+        node = nodes[i]
+        if node is None or node.key != keys[i]:
+            return None
+        positions = sources[i]
+        if positions:  # (equal keys mean equal arity: a key counts the node's sources)
+            for position, s in zip(positions, node.src, strict=True):
+                placed = nodes[position]
+                if placed is None:
+                    nodes[position] = s
+                elif placed is not s:
+                    return None
+    if len(set(nodes)) != len(nodes):
+        return None
+    return nodes
+
+
 def _program(outputs: list[LazyOp], device: str, pipeline: str | None
-             ) -> tuple[Program, list[np.ndarray], list[LazyOp]]:
+             ) -> tuple[Program, list[np.ndarray], list[LazyOp], _Plan]:
+    """The program of the graph of `outputs`, its input buffers, the graph's nodes in
+    postorder and its plan: a graph that matches the plan of its outputs' keys is neither
+    walked nor keyed again."""
     if pipeline is not None and not isinstance(pipeline, str):
         raise PipelineError(f"realize: pipeline must be a pass pipeline string, got "
                             f"{type(pipeline).__name__} {pipeline!r}\n  at {user_location()}")
-    nodes, entries, buffers, out_pos = linearize(outputs)
-    key = (device, tuple(entries), out_pos)
-    program = program_for(key, lambda: build_module(nodes, entries, out_pos), device,
-                          pipeline, entries, out_pos)
-    return program, buffers, nodes
+    plan_key = (device, *[n.key for n in outputs])
+    plan = _PLANS.pop(plan_key, None)
+    nodes = _match(plan, outputs) if plan is not None else None
+    if plan is None or nodes is None:
+        nodes, entries, buffers, out_pos = linearize(outputs)
+        plan = _Plan(nodes, entries, out_pos, GraphKey((device, tuple(entries), out_pos)))
+        while len(_PLANS) >= flags.cache_graphs():  # the least recently used goes
+            del _PLANS[next(iter(_PLANS))]
+    else:
+        buffers: list[Any] = [nodes[i].buffer for i in plan.leaves]  # (leaves: not None)
+    _PLANS[plan_key] = plan
+    found, chosen = nodes, plan
+    program = program_for(plan.graph_key,
+                          lambda: build_module(found, chosen.entries, chosen.outputs), device,
+                          pipeline, plan.entries, plan.outputs)
+    return program, buffers, nodes, plan
+
+
+def clear_cache() -> None:
+    """Forget every compiled graph (the counters are kept)."""
+    _PLANS.clear()
+    driver_clear_cache()
+
+
+def _stored(plan: _Plan, program: Program, nodes: list[LazyOp]
+            ) -> list[tuple[int, int, int]]:
+    """(position, alloc slot, uses as a source inside the graph) of every pending non-output
+    node of the graph that `program` stores in a buffer (`program.holds`) of its size and
+    dtype: a function of the graph's structure and the program, so the plan keeps it."""
+    if plan.stored_for is not None and plan.stored_for() is program:
+        return plan.stored
+    finals = set(plan.outputs)
+    stored = []
+    for position, slot in program.holds.items():
+        if position < len(nodes) and position not in finals:
+            node = nodes[position]
+            size, dtype = program.alloc_spec(slot)
+            if (node.buffer is None and dtype == node.dtype.np
+                    and size == math.prod(node.shape)):
+                stored.append((position, slot, sum(srcs.count(position)
+                                                   for srcs in plan.sources)))
+    plan.stored, plan.stored_for = stored, weakref.ref(program)
+    return stored
 
 
 # References to a node of the graph while the graph alone holds it, besides its uses as a
-# source: the `nodes` list, the key of `_referenced_elsewhere`'s dict, its loop variable and
-# `sys.getrefcount`'s argument.
-_GRAPH_REFS = 4
+# source: the `nodes` list, `_referenced_elsewhere`'s loop variable and `sys.getrefcount`'s
+# argument.
+_GRAPH_REFS = 3
 
 
-def _held_intermediates(program: Program, nodes: list[LazyOp], outputs: list[LazyOp]
-                        ) -> tuple[dict[LazyOp, int], dict[int, int]]:
-    """The pending non-output nodes `program` stores (`holds`) with their uses as a source
-    inside the graph, and their alloc slots by node id. (A function of its own: its loop
-    variables, which hold nodes, are gone before the caller counts references.)"""
-    finals = set(outputs)
-    uses: dict[LazyOp, int] = {}
-    slot_of: dict[int, int] = {}
-    for position, slot in program.holds.items():
-        if position < len(nodes):
-            node = nodes[position]
-            size, dtype = program.alloc_spec(slot)
-            if (node.buffer is None and node not in finals and dtype == node.dtype.np
-                    and size == math.prod(node.shape)):
-                uses[node] = 0
-                slot_of[id(node)] = slot
-    if uses:
-        for node in nodes:
-            for src in node.src:
-                if src in uses:
-                    uses[src] += 1
-    return uses, slot_of
-
-
-def _referenced_elsewhere(program: Program, nodes: list[LazyOp], outputs: list[LazyOp]
+def _referenced_elsewhere(program: Program, nodes: list[LazyOp], plan: _Plan
                           ) -> tuple[list[LazyOp], list[int]]:
     """The intermediates of the graph that `program` stores in a buffer (`program.holds`)
     and that something outside the graph still references (a tensor, a pending node of
@@ -212,13 +306,15 @@ def _referenced_elsewhere(program: Program, nodes: list[LazyOp], outputs: list[L
     value."""
     if not program.holds:
         return [], []
-    uses, slot_of = _held_intermediates(program, nodes, outputs)
     found: list[LazyOp] = []
-    for node in uses:  # (not `.items()`: its pair would hold one more reference)
-        outside = sys.getrefcount(node) - _GRAPH_REFS - uses[node]
-        if outside > 0 and not (outside == 1 and _autograd_only(node, uses[node])):
+    slots: list[int] = []
+    for position, slot, uses in _stored(plan, program, nodes):
+        node = nodes[position]
+        outside = sys.getrefcount(node) - _GRAPH_REFS - uses
+        if outside > 0 and not (outside == 1 and _autograd_only(node, uses)):
             found.append(node)
-    return found, [slot_of[id(n)] for n in found]
+            slots.append(slot)
+    return found, slots
 
 
 def _autograd_only(node: LazyOp, uses: int) -> bool:
@@ -234,11 +330,11 @@ def _autograd_only(node: LazyOp, uses: int) -> bool:
 
 
 def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> None:
-    program, buffers, nodes = _program(outputs, device, pipeline)
+    program, buffers, nodes, plan = _program(outputs, device, pipeline)
     if SETTINGS.level >= 2:
         report_variables(program, [(n.arg.name, int(n.buffer))  # type: ignore[arg-type]
                                    for n in nodes if n.op == "var"])
-    shared, export = _referenced_elsewhere(program, nodes, outputs)
+    shared, export = _referenced_elsewhere(program, nodes, plan)
     del nodes
     try:
         results = program.run(buffers, export)

@@ -51,6 +51,8 @@ from picograd.runtimes.memory_plan import MemoryPlan, distinct
 from picograd.runtimes.pool import pool_of
 
 _c_char = ctypes.c_char
+_from_buffer = _c_char.from_buffer
+_addressof = ctypes.addressof
 _BYTES = np.dtype(np.uint8)
 
 
@@ -234,16 +236,21 @@ class Program:
         return plan.before_bytes, plan.group_bytes
 
     def _host_inputs(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The inputs as C-contiguous arrays of their buffers' dtypes (any shape of the
+        buffer's element count: a kernel reads only the address). A realize passes its
+        leaves' buffers, which are that already: they are taken as they are."""
         if len(inputs) != len(self._inputs):
             raise DeviceError(f"the program takes {len(self._inputs)} inputs, got {len(inputs)}")
         arrays: list[np.ndarray] = []
         for i, value in enumerate(inputs):
             size, dtype, buffer_type = self._inputs[i]
-            array = np.ascontiguousarray(value, dtype=dtype).reshape(-1)
-            if array.size != size:
-                raise DeviceError(f"input {i} has {array.size} elements, its buffer {buffer_type} "
+            if (value.__class__ is not np.ndarray or value.dtype != dtype
+                    or not value.flags.c_contiguous):
+                value = np.ascontiguousarray(value, dtype=dtype)
+            if value.size != size:
+                raise DeviceError(f"input {i} has {value.size} elements, its buffer {buffer_type} "
                                   f"holds {size}")
-            arrays.append(array)
+            arrays.append(value)
         return arrays
 
     def run(self, inputs: Sequence[np.ndarray], export: Sequence[int] = ()
@@ -253,14 +260,17 @@ class Program:
         intermediates of alloc slots `export` (a realize hands stored values that live
         tensors reference back to their nodes: `holds`)."""
         buffers = self._host_inputs(inputs)
-        export = tuple(export)
-        memory = self._memory_for(export)
-        wanted = self._results + export
+        if export:
+            export = tuple(export)
+            memory, wanted = self._memory_for(export), self._results + export
+        else:
+            memory, wanted = self._memory, self._results
         if not isinstance(self.runtime, HostRuntime):
             return self._run_on_device(buffers, memory, wanted)
-        pool = pool_of(self.runtime)
+        request = memory.arena_request
+        pool = pool_of(self.runtime) if request else None
         try:
-            arena = pool.take(memory.arena_request, _BYTES) if memory.arena_request else None
+            arena = pool.take(request, _BYTES) if pool is not None else None
         except MemoryError:
             raise _out_of_memory(self.runtime, memory) from None
         try:
@@ -269,16 +279,26 @@ class Program:
             except MemoryError:
                 raise _out_of_memory(self.runtime, memory) from None
             skip, made = self._reuse_kept(inputs, buffers) if self._keep else ((), {})
-            addresses = [_address(b) for b in buffers]
-            for i, (kernel, slots) in enumerate(self._launches):
-                if i not in skip:
+            try:
+                addresses = [_addressof(_from_buffer(b))  # pyright: ignore[reportArgumentType]
+                             for b in buffers]
+            except TypeError:  # a read-only input
+                addresses = [_address(b) for b in buffers]
+            if skip:
+                for i, (kernel, slots) in enumerate(self._launches):
+                    if i not in skip:
+                        kernel(*[addresses[s] for s in slots])
+            else:
+                for kernel, slots in self._launches:
                     kernel(*[addresses[s] for s in slots])
         finally:
-            if arena is not None:  # no result, export or kept copy lives in the arena
-                pool.give(arena)
-        self._kept.update(made)  # only once every launch has run
+            if arena is not None and pool is not None:  # no result, export or kept copy
+                pool.give(arena)                         # lives in the arena
+        if made:
+            self._kept.update(made)  # only once every launch has run
         num_inputs = len(self._inputs)
-        return [buffers[s] if s >= num_inputs else buffers[s].copy() for s in wanted]
+        return [buffers[s] if s >= num_inputs else buffers[s].reshape(-1).copy()
+                for s in wanted]
 
     def _reuse_kept(self, inputs: Sequence[Any], buffers: list[np.ndarray]
                     ) -> tuple[set[int], dict[int, tuple[tuple[weakref.ref, ...], np.ndarray]]]:
