@@ -289,7 +289,8 @@ def test_max_buffers_splits_wide_kernels_and_keeps_the_result(limit: int) -> Non
     ConvertTensorToSchedPass(max_buffers=limit).apply(ctx, module)
     module.verify()
     ks = kernels(module)
-    assert len(ks) > 1
+    launches = [op for op in main_of(module).body.block.ops if isinstance(op, S.LaunchOp)]
+    assert len(launches) > 1  # (kernels that add alike are one kernel, launched again)
     assert all(len(k.body.block.args) <= limit for k in ks)
     inputs = [np.full(4, float(i), np.float32) for i in range(11)]
     (got,) = run(module, inputs)
