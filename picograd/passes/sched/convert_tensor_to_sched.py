@@ -3,8 +3,11 @@
 Input: a module whose `func.func @main` takes and returns tensors and computes with
 `pg_tensor` ops (stage 1).
 Output (stage 2): one `pg_sched.kernel @kN` per materialised value (see `kernel_grouping.py`
-for the fusion rule), named `@k0, @k1, ...` in launch order, followed by a `func.func @main`
-over `!pg.buffer`s whose body is only `pg_sched.alloc`, `pg_sched.launch` and `func.return`.
+for the fusion rule), named `@kN` after its position N in launch order, followed by a
+`func.func @main` over `!pg.buffer`s whose body is only `pg_sched.alloc`, `pg_sched.launch`
+and `func.return`. Values whose kernels would be built alike (the same ops on buffers of the
+same types, names aside: the layers of a deep model) share the first one's kernel, which
+each of their launches runs; `sched-dedup` merges what is left (kernels with regions).
 
 Each kernel takes the buffers it reads (in order of first use in the kernel) and then the
 buffer it writes; it `pg_sched.load`s every read buffer whole as a tensor of its original
@@ -120,6 +123,33 @@ def _build_kernel(name: str, group: KernelGroup, attention_rows: int) -> S.Kerne
     return kernel
 
 
+def _structure(group: KernelGroup, attention_rows: int) -> tuple | None:
+    """What `_build_kernel` makes of `group`, up to names: the types of its buffers, then per
+    cone op its name, properties, attributes, result types and where each operand comes
+    from (a read buffer by position, an earlier cone op by position). Groups of one
+    structure build structurally identical kernels, which `sched-dedup` would merge into the
+    first: a graph of N identical layers builds each kernel once, not N times. None for an
+    op with regions or successors (not compared here: built, and left to `sched-dedup`)."""
+    scratch = _scratch_type(group, attention_rows)
+    out = group.root if group.into is None else group.into
+    source: dict[SSAValue, tuple] = {v: ("read", n) for n, v in enumerate(group.reads)}
+    ops = []
+    for n, op in enumerate(group.cone):
+        if op.regions or op.successors:
+            return None
+        if group.in_place and op is group.root.owner:  # the base is the output buffer
+            operands = [("own",), *(source[x] for x in op.operands[1:])]
+        else:
+            operands = [source[x] for x in op.operands]
+        ops.append((op.name, tuple(sorted(op.properties.items())),
+                    tuple(sorted(op.attributes.items())),
+                    tuple(r.type for r in op.results), tuple(operands)))
+        for k, result in enumerate(op.results):
+            source[result] = ("op", n, k)
+    return (tuple(v.type for v in group.reads), out.type, scratch, group.in_place,
+            source[group.root], tuple(ops))
+
+
 @dataclass(frozen=True)
 class ConvertTensorToSchedPass(ModulePass):
     """Lower `pg_tensor` (stage 1) to `pg_sched` kernels plus a buffer schedule (stage 2).
@@ -129,12 +159,15 @@ class ConvertTensorToSchedPass(ModulePass):
     `max-buffers` (0: no limit) caps the buffers of a kernel, its output included (a GPU
     target's binding limit; see kernel_grouping.py). Option `attention-rows` bounds the score
     rows an attention kernel keeps in flight (its scratch buffer; a GPU wants more work
-    items than a CPU's threads).
+    items than a CPU's threads). Option `share-kernels` (default true): values whose kernels
+    would be built alike launch one kernel; false builds one per value (`sched-dedup`'s
+    tests start from there).
     """
 
     name = "convert-tensor-to-sched"
     max_buffers: int = 0
     attention_rows: int = 256
+    share_kernels: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_buffers and self.max_buffers < MIN_BUFFER_LIMIT:
@@ -157,9 +190,15 @@ class ConvertTensorToSchedPass(ModulePass):
             buffers[old] = new
 
         kernels: list[Operation] = []
+        built: dict[tuple, str] = {}  # structure -> the name of the kernel built for it
         for n, group in enumerate(grouping.kernels):
-            kernel = _build_kernel(f"k{n}", group, self.attention_rows)
-            kernels.append(kernel)
+            structure = _structure(group, self.attention_rows) if self.share_kernels else None
+            name = built.get(structure) if structure is not None else None
+            if name is None:
+                name = f"k{n}"
+                kernels.append(_build_kernel(name, group, self.attention_rows))
+                if structure is not None:
+                    built[structure] = name
             if group.in_place:  # the buffer its base's kernel wrote
                 out = buffers[group.root]
             else:
@@ -176,7 +215,7 @@ class ConvertTensorToSchedPass(ModulePass):
                 launch_args.insert(-1, rows.result)
             invariant = isinstance(group.root.owner, T.ContiguousOp) and all(
                 isinstance(v, BlockArgument) for v in group.reads)
-            new_block.add_op(S.LaunchOp(f"k{n}", launch_args, invariant))
+            new_block.add_op(S.LaunchOp(name, launch_args, invariant))
         results = [buffers[v] for v in grouping.results]
         new_block.add_op(func.ReturnOp(*results))
 

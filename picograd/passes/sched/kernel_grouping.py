@@ -332,22 +332,54 @@ def _fuse_row_reductions(roots: Sequence[SSAValue], returned: set[SSAValue],
                          max_reads: int | None) -> list[SSAValue]:
     """The materialised values left once every consumed reduce that one kernel can compute
     row by row is fused into that kernel (see the module docstring); updates `is_buffer`."""
-    kept = list(roots)
+    readers = _Readers(roots, is_buffer, position)
+    kept = dict.fromkeys(roots)  # insertion-ordered set
     for candidate in reversed(roots):
         reduce = candidate.owner
         if candidate in returned or not isinstance(reduce, T.ReduceOp):
             continue
-        readers = [root for root in kept
-                   if candidate in _kernel(root, is_buffer, position).reads]
-        if len(readers) != 1 or isinstance(readers[0].owner, T.ScatterAddOp | T.AttentionOp):
+        reading = readers.of(candidate)
+        if len(reading) != 1 or isinstance(reading[0].owner, T.ScatterAddOp | T.AttentionOp):
             continue  # their loops are their own (see convert-sched-to-loop)
         is_buffer.discard(candidate)
-        fused = _kernel(readers[0], is_buffer, position)
+        fused = _kernel(reading[0], is_buffer, position)
         if _row_wise(fused, reduce) and (max_reads is None or len(fused.reads) <= max_reads):
-            kept.remove(candidate)
+            del kept[candidate]
+            readers.forget(candidate)
+            readers.set_reads(reading[0], fused.reads)
         else:
             is_buffer.add(candidate)
-    return kept
+    return list(kept)
+
+
+class _Readers:
+    """Which kernels (by root) read each buffer, kept current while reduces are fused.
+
+    Fusing a reduce changes the buffers of exactly one kernel, the one that read it (every
+    kernel whose cone reaches a buffer reads it), so each fusion recomputes one cone, not
+    the cone of every kernel: a graph of N layers costs N times one layer, not N**2."""
+
+    def __init__(self, roots: Sequence[SSAValue], is_buffer: set[SSAValue],
+                 position: dict[Operation, int]):
+        self._reads: dict[SSAValue, tuple[SSAValue, ...]] = {}
+        self._readers: dict[SSAValue, dict[SSAValue, None]] = {}  # ordered like the roots
+        for root in roots:
+            self.set_reads(root, _kernel(root, is_buffer, position).reads)
+
+    def of(self, value: SSAValue) -> list[SSAValue]:
+        """The roots of the kernels that read `value`."""
+        return list(self._readers.get(value, ()))
+
+    def set_reads(self, root: SSAValue, reads: tuple[SSAValue, ...]) -> None:
+        self.forget(root)
+        self._reads[root] = reads
+        for value in reads:
+            self._readers.setdefault(value, {})[root] = None
+
+    def forget(self, root: SSAValue) -> None:
+        """`root` is no kernel any more."""
+        for value in self._reads.pop(root, ()):
+            self._readers[value].pop(root, None)
 
 
 def _row_wise(kernel: KernelGroup, reduce: T.ReduceOp) -> bool:

@@ -4,6 +4,7 @@ atomic writes, and the kernel-level cache of the CPU runtimes."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import stat
 import threading
@@ -356,3 +357,23 @@ def test_stats_count_hits_and_misses(tmp_path: os.PathLike[str],
     assert disk_store.read("graphs", "k" * 64) == b"payload"
     after = disk_store.stats()
     assert (after.hits - before.hits, after.misses - before.misses) == (1, 1)
+
+
+class _Kind(enum.Enum):
+    MUL = "mul"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Spec:
+    axes: frozenset
+    name: str
+
+
+def test_stable_text_spells_plain_values_as_repr_and_sorts_sets():
+    value = ("CPU", [1, ("f", "0x1p+0"), None, True, b"x"], _Kind.MUL,
+             {"b": 2, "a": {3, 1}}, _Spec(frozenset({"y", "x"}), "s"), ())
+    assert disk_store.stable_text(value) == (
+        "('CPU', (1, ('f', '0x1p+0'), None, True, b'x'), <_Kind.MUL: 'mul'>, "
+        "{'a': {1, 3}, 'b': 2}, _Spec(axes={'x', 'y'}, name='s'), ())")
+    # a one-element tuple and its element differ, as do 1, 1.0 and True
+    assert len({disk_store.stable_text(v) for v in [(1,), 1, 1.0, True, ((1,),)]}) == 5
