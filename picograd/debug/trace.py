@@ -28,9 +28,9 @@ from picograd.debug.ir_summary import (
     converts,
     kernel_flops,
     kernels_of,
-    schedule_of,
     loop_change,
     loop_shape,
+    schedule_of,
     texts,
 )
 from picograd.debug.launch_timing import Launches, launch_infos, report_pools

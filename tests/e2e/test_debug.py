@@ -113,7 +113,8 @@ def test_debug_2_shows_each_kernels_schedule_and_threads(
     small, large = tails
     assert re.fullmatch(r'schedule "interchange\(0\);.*split_reduce\(0, \d+\)"; 1 call '
                         r"\(work [\d,]+ < [\d,]+ ops\)", small), small
-    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; \d+ chunks on 2 threads', large), large
+    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; \d+ chunks on 2 threads',
+                        large), large
 
 
 def test_set_level_2_times_graphs_compiled_at_level_1(
