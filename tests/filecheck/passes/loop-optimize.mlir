@@ -10,16 +10,16 @@
 // a broadcast: 29 registers) with the 4 rows left in a remainder inside each column tile;
 // with 16 registers of 8 floats 6 x 16 (12 + 2 + 1), with 4 floats a register 6 x 8.
 // AVX512-LABEL: pg_loop.kernel @mm(
-// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); split(0, 6, upcast); interchange(1); interchange(0)"
+// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 6, upcast)"
 // AVX512-NEXT:    pg_loop.range %{{.*}} = 0 to 8 global {
 // AVX512-NEXT:      pg_loop.range %{{.*}} = 0 to 10 global {
 // AVX512-NEXT:        pg_loop.range %{{.*}} = 0 to 6 upcast {
 // AVX512:               pg_loop.range %{{.*}} = 0 to 64 upcast {
 // AVX512:             pg_loop.range %{{.*}} = 60 to 64 global {
 // AVX2-LABEL: pg_loop.kernel @mm(
-// AVX2-SAME:    pg.schedule = "split(1, 16, upcast); split(0, 6, upcast); interchange(1); interchange(0)"
+// AVX2-SAME:    pg.schedule = "split(1, 16, upcast); interchange(0); split(1, 6, upcast)"
 // SSE-LABEL: pg_loop.kernel @mm(
-// SSE-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 6, upcast); interchange(1); interchange(0)"
+// SSE-SAME:    pg.schedule = "split(1, 8, upcast); interchange(0); split(1, 6, upcast)"
 
 // With big-work=2^22, kernels of fewer multiply-adds (this one has 2^21) get 8 columns.
 // SMALL-LABEL: pg_loop.kernel @mm(
@@ -27,20 +27,20 @@
 
 // 256 columns: 4 vectors of 16 would leave 4 column tiles, 2 vectors leave 8.
 // AVX512-LABEL: pg_loop.kernel @mm256(
-// AVX512-SAME:    pg.schedule = "split(1, 32, upcast); split(0, 6, upcast); interchange(1); interchange(0)"
+// AVX512-SAME:    pg.schedule = "split(1, 32, upcast); interchange(0); split(1, 6, upcast)"
 
 // K = 256: the tile's 256 x 64 panel of B is 64 KiB, more than a quarter of a 128 KiB
 // cache; an eighth holds 64 rows of it: K is blocked by 64, the block loop inside the
 // column tiles, around the row tiles. Without cache-bytes (or with 1 MiB) it is not.
 // CACHE-LABEL: pg_loop.kernel @mm_deep(
-// CACHE-SAME:    pg.schedule = "split(1, 64, upcast); split(0, 4, upcast); interchange(1); interchange(0); block_reduce(0, 64, 0)"
+// CACHE-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 4, upcast); block_reduce(0, 64, 0)"
 // CACHE-NEXT:    pg_loop.range %{{.*}} = 0 to 8 global {
 // CACHE-NEXT:      pg_loop.range %r_block = 0 to 4 loop {
 // CACHE-NEXT:        pg_loop.range %{{.*}} = 0 to 2 global {
 // CACHE:               %s = pg_loop.reduce sum %r_in = 0 to 64 : f32 {
 // CACHE:               pg_loop.load %out[%{{.*}}] if %{{.*}} else 0.0
 // AVX512-LABEL: pg_loop.kernel @mm_deep(
-// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); split(0, 4, upcast); interchange(1); interchange(0)"
+// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 4, upcast)"
 
 // A row reduction too short for vector lanes gets 8 rows at once.
 // AVX512-LABEL: pg_loop.kernel @rows(
@@ -370,7 +370,7 @@ pg_loop.kernel @conv(%x: !pg.buffer<520xf32>, %w: !pg.buffer<128xf32>, %out: !pg
 // read and write rows only as batch * 6 + row, so they collapse into 12 rows (no division
 // is left), which the register tile then takes (6 rows alone would get 2).
 // AVX512-LABEL: pg_loop.kernel @bmm(
-// AVX512-SAME:    pg.schedule = "collapse(0); split(1, 16, upcast); split(0, 6, upcast); interchange(1); interchange(0)"
+// AVX512-SAME:    pg.schedule = "collapse(0); split(1, 16, upcast); interchange(0); split(1, 6, upcast)"
 // AVX512-NOT:     div
 // AVX512-NOT:     mod
 pg_loop.kernel @bmm(%a: !pg.buffer<96xf32>, %b: !pg.buffer<1024xf32>, %out: !pg.buffer<1536xf32>) {
