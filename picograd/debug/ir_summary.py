@@ -95,9 +95,7 @@ def loop_shape(kernel: Operation) -> LoopShape:
             kind = op.properties.get("kind" if op.name == "pg_loop.range" else "range_kind")
             label = str(getattr(kind, "data", "")).split(".")[-1].lower()
             ranges.append(f"{_trip(op)} {label}".strip())
-    schedule = kernel.attributes.get(SCHEDULE_ATTR)
-    return LoopShape("[" + ", ".join(ranges) + "]", ops, str(kernel),
-                     schedule.data if isinstance(schedule, StringAttr) else "")
+    return LoopShape("[" + ", ".join(ranges) + "]", ops, str(kernel), schedule_of(kernel))
 
 
 def loop_change(before: dict[str, LoopShape], after: dict[str, LoopShape]) -> list[str]:
