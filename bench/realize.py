@@ -26,6 +26,8 @@ bench/neighbours.py): "picograd" alone (after a pause that lets numpy's, torch's
 onnxruntime's worker threads go to sleep) and "busy", each timed call right after a small
 numpy, torch and onnxruntime matmul, with "busy/alone" the ratio of the two times (> 1:
 slower beside them; for a fresh-process row the child runs that work once before its step).
+Kernel rows also note numpy's and torch's own busy/alone beside the same neighbours: what
+any library pays there.
 `--quick` uses small sizes (a smoke test, not a result). Numbers move with machine load: run
 it on an idle machine to compare.
 """
@@ -139,10 +141,15 @@ def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callabl
     times: dict[str, float | None] = {"picograd": program.benchmark(inputs, repeat)}
     times["busy"] = program.benchmark(inputs, repeat, before_each=neighbours())
     times["numpy"] = _median_time(want, repeat)
+    # the peers beside the same neighbours: how much of a busy slowdown any library pays
+    peers_busy = {"numpy": busy_median(want, repeat)}
+    settle()
     torch = _torch()
     if torch is not None and torch_fn is not None:
         tensors = [torch.from_numpy(a) for a in arrays]
         times["torch"] = _torch_time(lambda: torch_fn(*tensors), "cpu", repeat)
+        peers_busy["torch"] = busy_median(lambda: torch_fn(*tensors), repeat)
+        settle()
     if tiny_fn is not None:
         times["tinygrad"] = _tinygrad_time(tiny_fn, arrays, repeat)
 
@@ -150,8 +157,10 @@ def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callabl
         t = times.get(key)
         return work / t / 1e9 if t else None
 
+    note = "peers busy/alone: " + ", ".join(
+        f"{peer} {t / times[peer]:.2f}" for peer, t in peers_busy.items() if times.get(peer))
     rows = [Row(name, unit, rate("picograd"), rate("numpy"), rate("torch"), rate("tinygrad"),
-                busy=rate("busy"))]
+                busy=rate("busy"), note=note)]
     if per_ms:
         ms = {k: (t * 1e3 if t else None) for k, t in times.items()}
         rows.insert(0, Row(name, "ms", ms["picograd"], ms["numpy"], ms.get("torch"),

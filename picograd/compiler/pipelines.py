@@ -41,19 +41,25 @@ def _join(*parts: str | tuple[str, ...]) -> str:
     return ",".join(p for part in parts for p in ((part,) if isinstance(part, str) else part))
 
 
-def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None = None
-                    ) -> tuple[str, ...]:
-    """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want,
-    long reductions in two steps (many partials, then their reduction), fusion into
-    kernels (at most `max_buffers` buffers per kernel where the target has such a limit; an
-    attention's score rows in flight, `attention_rows`, where the target wants more work
-    items than the CPUs' threads), one kernel per group of identical ones, then index
-    arithmetic."""
+def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None = None,
+                    alias_bytes: int | None = None) -> tuple[str, ...]:
+    """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want
+    (on CPUs also with rows that do not alias in the caches, `alias_bytes`), long
+    reductions in two steps (many partials, then their reduction), fusion into kernels (at
+    most `max_buffers` buffers per kernel where the target has such a limit; an attention's
+    score rows in flight, `attention_rows`, where the target wants more work items than the
+    CPUs' threads), one kernel per group of identical ones, then index arithmetic."""
     options = " ".join(f"{name}={value}" for name, value in (
         ("max-buffers", max_buffers), ("attention-rows", attention_rows)) if value is not None)
     schedule = f"convert-tensor-to-sched{{{options}}}" if options else "convert-tensor-to-sched"
-    return ("tensor-simplify", "matmul-layout", "tensor-split-reduce", schedule, "sched-dedup",
+    layout = f"matmul-layout{{alias-bytes={alias_bytes}}}" if alias_bytes else "matmul-layout"
+    return ("tensor-simplify", layout, "tensor-split-reduce", schedule, "sched-dedup",
             "convert-sched-to-loop", "loop-simplify")
+
+
+# CPU caches map addresses 4 KiB apart to the same sets (L1: 64 sets of 64-byte lines; the
+# L2 of the CPUs measured, 128 KiB per way): matmul-layout pads B's rows that far apart.
+CPU_ALIAS_BYTES = 4096
 
 
 # A GPU runs an attention's tiles of rows as its work items: many more than a CPU's threads.
@@ -95,9 +101,10 @@ _GPU_TILE = ("loop-upcast{rows=8 cols=8 min-tiles=65536}",
 
 # WebGPU's kernels are split to fit its 8 storage-buffer bindings
 # (`capabilities("wgsl").max_buffers`).
-CPU_LLVM = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "uop-contract",
-                 "convert-uop-to-llvm")
-CPU_C = _join(_tensor_to_loop(), _cpu_schedule(), _CPU_LOOP_TO_UOP, "convert-uop-to-c")
+_CPU_TO_UOP = (*_tensor_to_loop(alias_bytes=CPU_ALIAS_BYTES), _cpu_schedule(),
+               *_CPU_LOOP_TO_UOP)
+CPU_LLVM = _join(_CPU_TO_UOP, "uop-contract", "convert-uop-to-llvm")
+CPU_C = _join(_CPU_TO_UOP, "convert-uop-to-c")
 GPU_PTX = _join(_tensor_to_loop(attention_rows=GPU_ATTENTION_ROWS), _GPU_TILE, _LOOP_TO_UOP,
                 _gpu_map("ptx"), "convert-uop-to-ptx")
 GPU_WGSL = _join(_tensor_to_loop(max_buffers=8, attention_rows=GPU_ATTENTION_ROWS),

@@ -325,8 +325,12 @@ class Program:
         """The median time in seconds of one run of the kernels, with the inputs already in
         device memory (allocation and copies are outside the timed part). `before_each`, when
         given, is called right before every run, outside the timed part (bench/ passes other
-        libraries' work, to time the kernels as they run beside it)."""
+        libraries' work, to time the kernels as they run beside it). A kept copy (a weight's
+        layout copy) runs in the first, untimed run only: `run` too makes it once for the
+        same inputs (module docstring)."""
         runtime = self.runtime
+        kept = self._keep if isinstance(runtime, HostRuntime) else {}
+        timed = [launch for i, launch in enumerate(self._launches) if i not in kept]
         pool = pool_of(runtime)
         buffers: list[Any] = []
         try:
@@ -335,11 +339,11 @@ class Program:
                 runtime.copy_in(buffers[-1], array)
             buffers.extend(self._memory.device_buffers(pool))
             times = []
-            for _ in range(repeats + 1):  # the first run warms caches and lazy state up
+            for run in range(repeats + 1):  # the first run warms caches and lazy state up
                 if before_each is not None:
                     before_each()
                 start = time.perf_counter()
-                for kernel, slots in self._launches:
+                for kernel, slots in timed if run else self._launches:
                     runtime.launch(kernel, [buffers[s] for s in slots])
                 runtime.synchronize()
                 times.append(time.perf_counter() - start)

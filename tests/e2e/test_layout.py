@@ -76,6 +76,14 @@ def test_a_weight_copy_is_made_once_while_the_weight_is_unchanged() -> None:
     assert calls[0] == 5
 
 
+def test_benchmark_times_the_kernels_a_run_with_the_same_weight_launches() -> None:
+    w, x = pg.Tensor(_random(16, 32)), pg.Tensor(_random(64, 32))
+    program, inputs = compiled(x @ w.T)
+    calls = _launch_counter(program)
+    program.benchmark(inputs, 3)
+    assert calls[0] == 2 + 3  # the copy in the untimed first run, the matmul in all four
+
+
 def test_a_new_weight_value_is_copied_again() -> None:
     layer = nn.Linear(32, 16, bias=False)
     x = _random(64, 32)
@@ -84,6 +92,29 @@ def test_a_new_weight_value_is_copied_again() -> None:
         layer.weight.assign(pg.Tensor(new))
         np.testing.assert_allclose(layer(pg.Tensor(x)).numpy(), x @ new.T, rtol=1e-5,
                                    atol=1e-5)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_weight_rows_4_kib_apart_are_read_through_a_padded_copy_made_once(
+        transposed: bool) -> None:
+    # 1024 f32 columns put W's rows 4 KiB apart: the CPU pipelines pad them (matmul-layout
+    # alias-bytes), in the transposed copy of x @ W.T as in a copy of its own for x @ W
+    w_np, x_np = _random(1024, 48) if transposed else _random(48, 1024), _random(40, 48)
+    w, x = pg.Tensor(w_np), pg.Tensor(x_np)
+    program, inputs = compiled(x @ (w.T if transposed else w))
+    assert program.num_kernels == 2  # the padded copy of w, then the matmul
+    calls = _launch_counter(program)
+    first, second = program.run(inputs)[0], program.run(inputs)[0]
+    assert calls[0] == 3  # the second run reused the copy
+    np.testing.assert_array_equal(first, second)
+    want = x_np @ (w_np.T if transposed else w_np)
+    np.testing.assert_allclose(first.reshape(want.shape), want, rtol=1e-4, atol=1e-4)
+
+
+def test_weight_rows_that_do_not_alias_are_read_in_place() -> None:
+    for w_shape in ((48, 1000), (8, 1024)):  # rows 4000 bytes apart; fewer rows than ways
+        program, _ = compiled(pg.Tensor(_random(40, w_shape[0])) @ pg.Tensor(_random(*w_shape)))
+        assert program.num_kernels == 1
 
 
 def test_one_row_keeps_its_dot_products() -> None:

@@ -1,8 +1,8 @@
 """`matmul-layout` on random matmuls as the frontend builds them (B stored (m, k) and read
 transposed as `nn.Linear` does, stored (k, m), computed, batched, attention's keys): the
 interpreter gives the same bits before and after; afterwards no matmul reads a B whose
-columns are strided `min-reuse` or more times; the output verifies and round-trips; and the
-compiled program matches numpy."""
+columns are strided, or whose rows alias (`alias-bytes`), `min-reuse` or more times; the
+output verifies and round-trips; and the compiled program matches numpy."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from picograd.passes.tensor.matmul_layout import MatmulLayoutPass, matmul_b, wan
 def matmuls(draw: st.DrawFn) -> tuple[pg.Tensor, np.ndarray]:
     """A picograd matmul with a B of a random layout, and numpy's result."""
     batch = draw(st.sampled_from([(), (2,), (2, 3)]))
-    n, m, k = (draw(st.integers(1, 9)) for _ in range(3))
+    n, m = (draw(st.integers(1, 9)) for _ in range(2))
+    k = draw(st.integers(1, 20))  # from ALIAS_ROWS = 16 rows, aliasing rows are padded
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     a = rng.standard_normal((*batch, n, k)).astype(np.float32)
     layout = draw(st.sampled_from(["transposed", "plain", "computed", "batched_keys",
@@ -46,17 +47,20 @@ def matmuls(draw: st.DrawFn) -> tuple[pg.Tensor, np.ndarray]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(matmuls(), st.sampled_from([1, 4, 32]))
-def test_matmul_layout_preserves_results_and_leaves_no_strided_b(case, min_reuse: int):
+@given(matmuls(), st.sampled_from([1, 4, 32]), st.sampled_from([0, 8, 16]))
+def test_matmul_layout_preserves_results_and_leaves_no_strided_b(case, min_reuse: int,
+                                                                  alias_bytes: int):
     product, want = case
     nodes, entries, buffers, outputs = linearize([product._node])
     before = build_module(nodes, entries, outputs)
     after = build_module(nodes, entries, outputs)
-    MatmulLayoutPass(min_reuse=min_reuse).apply(make_context(), after)
+    # rows a multiple of 8 or 16 bytes apart (2 or 4 f32) alias: padded by one element
+    MatmulLayoutPass(min_reuse=min_reuse, alias_bytes=alias_bytes, line_bytes=4).apply(
+        make_context(), after)
     after.verify()
     round_trip(after)
     assert_same(run(before, buffers), run(after, buffers))
     for op in after.walk():
         if isinstance(op, pg_tensor.ReduceOp) and (b := matmul_b(op)) is not None:
-            assert not wants_copy(b, min_reuse)
+            assert not wants_copy(b, min_reuse, alias_bytes)
     np.testing.assert_allclose(product.numpy(), want, rtol=1e-4, atol=1e-4)

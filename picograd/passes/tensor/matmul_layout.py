@@ -21,6 +21,26 @@ made only where B is re-read at least `min-reuse` times (the expand's broadcast 
 decode step's one row keeps its dot products). B's layout is found by composing the views
 between B and the value they start from (a buffer, or a computed value, which a kernel
 stores row-major); a chain with a pad or flip, or a reshape that would copy, is left alone.
+
+Aliasing rows (`alias-bytes`, CPU pipelines only): the kernel's column tile reads the same
+few cache lines of every row of B, one row per step of k. When rows lie a multiple of 4 KiB
+apart (B of 1024 or 2048 f32 columns), all those lines fall into the same sets of the L1 and
+L2 caches, which then hold only as many rows as they have ways: the panel of B that should
+stay in L2 is fetched again from L3 for every row tile. Measured (one process, 2-core Xeon,
+fp32, kernel only): 1024^2 38 GFLOP/s, 155 with B's rows padded by one cache line; 2048^2
+43 / 143; 960^2 (no aliasing) 120. So a B whose rows (of at least `ALIAS_ROWS`) are a
+multiple of `alias-bytes` apart is read through a padded copy, rows one cache line
+(`line-bytes`) longer, seen through a slice with B's shape; a transposed copy whose rows
+would alias is padded the same way:
+
+    %bt = pg_tensor.permute %b {perm = [..., k axis, m axis]}
+    %p  = pg_tensor.pad %bt low [0, ...] high [0, ..., pad]
+    %c  = pg_tensor.contiguous %p
+    %s  = pg_tensor.slice %c (the m columns of every row)
+    %b2 = pg_tensor.permute %s {perm = [..., k axis, m axis]}
+
+A copy of a weight (of `@main`'s arguments only) is kept by the CPU program across runs
+(docs/design.md, "Matmul operand layouts and kept copies"), so it is made once per weight.
 """
 
 from __future__ import annotations
@@ -34,13 +54,19 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_tensor as T
+from picograd.dialects.dtypes import to_numpy_dtype
 from picograd.dialects.pg import BinaryKind, ReduceKind
-from picograd.dialects.pg_tensor import shape_of
+from picograd.dialects.pg_tensor import dtype_of, shape_of
 from picograd.passes.loop.views import reshape_groups
 
 MIN_REUSE = 32
+# Rows of B that alias in the caches are padded only when there are more of them than a
+# cache has ways (8 to 16 on the CPUs measured): fewer fit the sets they share.
+ALIAS_ROWS = 16
+LINE_BYTES = 64
 
 
 def row_major(shape: Sequence[int]) -> tuple[int, ...]:
@@ -129,44 +155,89 @@ def matmul_b(reduce: T.ReduceOp) -> MatmulOperand | None:
     return None
 
 
-def wants_copy(b: MatmulOperand, min_reuse: int) -> bool:
-    """Whether B is re-read often enough and its columns are not contiguous."""
+@dataclass(frozen=True)
+class Copy:
+    """How B is copied: transposed (its columns become contiguous) and/or with `pad`
+    elements after each row (the rows stop aliasing in the caches)."""
+
+    transpose: bool
+    pad: int
+
+
+def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
+                line_bytes: int = LINE_BYTES) -> Copy | None:
+    """The copy B is read through, or None: B must be re-read `min_reuse` times and have
+    more than one column; then it is transposed where its columns are not contiguous, and
+    padded (by `line_bytes`, at least one element) where it has `ALIAS_ROWS` rows or more
+    and its rows, as the kernel reads them, would lie a multiple of `alias_bytes` apart (0:
+    never)."""
     shape = shape_of(b.expand.input)
     if b.reuse < min_reuse or shape[-1] == 1:
-        return False
+        return None
     strides = view_strides(b.expand.input)
-    return strides is not None and strides[-2] != 1
+    if strides is None:
+        return None
+    transpose = strides[-2] != 1
+    itemsize = to_numpy_dtype(dtype_of(b.expand.input)).itemsize
+    row_bytes = (shape[-2] if transpose else strides[-1]) * itemsize
+    aliased = (alias_bytes > 0 and shape[-1] >= ALIAS_ROWS and shape[-2] > 1
+               and row_bytes > 0 and row_bytes % alias_bytes == 0)
+    if not (transpose or aliased):
+        return None
+    return Copy(transpose, max(1, line_bytes // itemsize) if aliased else 0)
 
 
-def transpose_copy(b: MatmulOperand) -> None:
-    """Read B through a copy with its last two axes swapped (see the module docstring)."""
+def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0) -> bool:
+    """Whether B is read through a copy (`wanted_copy`)."""
+    return wanted_copy(b, min_reuse, alias_bytes) is not None
+
+
+def layout_copy(b: MatmulOperand, copy: Copy) -> None:
+    """Read B through a k-major copy of itself, padded after each row by `copy.pad`
+    elements (see the module docstring)."""
     src = b.expand.input
-    rank = len(shape_of(src))
+    shape = shape_of(src)
+    rank = len(shape)
     perm = [*range(rank - 2), rank - 1, rank - 2]
-    first = T.PermuteOp(src, perm)
-    copy = T.ContiguousOp(first)
-    back = T.PermuteOp(copy, perm)
+    ops: list[Operation] = [T.PermuteOp(src, perm)]
+    if copy.pad:
+        high = [0] * (rank - 1) + [copy.pad]
+        ops.append(T.PadOp(ops[-1], [0] * rank, high))
+    ops.append(T.ContiguousOp(ops[-1]))
+    if copy.pad:
+        k_major = [*shape[:-2], shape[-1], shape[-2]]
+        ops.append(T.SliceOp(ops[-1], [0] * rank, [1] * rank, k_major))
+    ops.append(T.PermuteOp(ops[-1], perm))
     block = b.expand.parent_block()
     assert block is not None
-    block.insert_ops_before([first, copy, back], b.expand)
-    b.expand.operands[0] = back.result
+    block.insert_ops_before(ops, b.expand)
+    b.expand.operands[0] = ops[-1].results[0]
 
 
 @dataclass(frozen=True)
 class MatmulLayoutPass(ModulePass):
-    """Give a matmul's B operand its columns contiguous (see the module docstring).
+    """Give a matmul's B operand its columns contiguous and rows that do not alias (see the
+    module docstring).
 
     Input: `pg_tensor` ops inside `func.func` (stage 1). Output: the same dialects, with a
-    `pg_tensor.contiguous` transposed copy before every B operand read `min-reuse` or more
-    times whose columns are not contiguous. Guarantee: bit-identical results.
+    `pg_tensor.contiguous` copy before every B operand read `min-reuse` or more times whose
+    columns are not contiguous (transposed) or whose rows lie a multiple of `alias-bytes`
+    apart (padded by `line-bytes`; `alias-bytes=0`, the default, never pads). Guarantee:
+    bit-identical results.
     """
 
     name = "matmul-layout"
 
     min_reuse: int = MIN_REUSE
+    alias_bytes: int = 0
+    line_bytes: int = LINE_BYTES
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.alias_bytes < 0 or self.line_bytes < 1:
+            raise PassFailedException("matmul-layout: alias-bytes must not be negative and "
+                                      "line-bytes must be positive")
         for reduce in [o for o in op.walk() if isinstance(o, T.ReduceOp)]:
             b = matmul_b(reduce)
-            if b is not None and wants_copy(b, self.min_reuse):
-                transpose_copy(b)
+            if b is not None and (copy := wanted_copy(b, self.min_reuse, self.alias_bytes,
+                                                      self.line_bytes)):
+                layout_copy(b, copy)

@@ -80,3 +80,57 @@ func.func @row_sum(%x: tensor<64x8x16xf32>) -> tensor<64x8x1xf32> {
   %s = pg_tensor.reduce sum %e {axes = array<i64: 2>} : tensor<64x8x16xf32> -> tensor<64x8x1xf32>
   func.return %s : tensor<64x8x1xf32>
 }
+
+
+// Rows of B a multiple of alias-bytes apart (16 f32 = 64 bytes) alias in the caches: B is
+// read through a copy whose rows are one line (line-bytes, 4 f32 here) longer, sliced back
+// to B's shape. Without alias-bytes (the default, as on GPUs) B is read in place.
+// RUN: opt-tool %s -p 'matmul-layout{alias-bytes=64 line-bytes=16}' | filecheck %s --check-prefix=ALIAS
+// ALIAS-LABEL: func.func @aliased_rows(
+// ALIAS:         %[[T:.*]] = pg_tensor.permute %{{.*}} {perm = array<i64: 0, 2, 1>} : tensor<1x16x16xf32> -> tensor<1x16x16xf32>
+// ALIAS-NEXT:    %[[P:.*]] = pg_tensor.pad %[[T]] low [0, 0, 0] high [0, 0, 4] value 0.0 : tensor<1x16x16xf32> -> tensor<1x16x20xf32>
+// ALIAS-NEXT:    %[[C:.*]] = pg_tensor.contiguous %[[P]] : tensor<1x16x20xf32>
+// ALIAS-NEXT:    %[[S:.*]] = pg_tensor.slice %[[C]] {start = array<i64: 0, 0, 0>, step = array<i64: 1, 1, 1>} : tensor<1x16x20xf32> -> tensor<1x16x16xf32>
+// ALIAS-NEXT:    %[[B:.*]] = pg_tensor.permute %[[S]] {perm = array<i64: 0, 2, 1>} : tensor<1x16x16xf32> -> tensor<1x16x16xf32>
+// ALIAS-NEXT:    pg_tensor.expand %[[B]] : tensor<1x16x16xf32> -> tensor<64x16x16xf32>
+// The transposed copy of x @ W.T, whose rows would alias, is padded the same way.
+// ALIAS-LABEL: func.func @aliased_transposed(
+// ALIAS:         pg_tensor.pad %{{.*}} low [0, 0, 0] high [0, 0, 4] value 0.0 : tensor<1x16x16xf32> -> tensor<1x16x20xf32>
+// ALIAS-NEXT:    pg_tensor.contiguous
+// ALIAS-NEXT:    pg_tensor.slice
+// Fewer rows than ALIAS_ROWS (16) fit the sets they share: no copy.
+// ALIAS-LABEL: func.func @few_rows(
+// ALIAS-NOT:     pg_tensor.contiguous
+// ALIAS:         func.return
+// CHECK-LABEL: func.func @aliased_rows(
+// CHECK-NOT:     pg_tensor.contiguous
+// CHECK:         func.return
+func.func @aliased_rows(%x: tensor<64x16xf32>, %w: tensor<16x16xf32>) -> tensor<64x16x1xf32> {
+  %wt = pg_tensor.permute %w {perm = array<i64: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>
+  %xr = pg_tensor.reshape %x : tensor<64x16xf32> -> tensor<64x1x16xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x16xf32> -> tensor<64x16x16xf32>
+  %wr = pg_tensor.reshape %wt : tensor<16x16xf32> -> tensor<1x16x16xf32>
+  %we = pg_tensor.expand %wr : tensor<1x16x16xf32> -> tensor<64x16x16xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x16x16xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x16x16xf32> -> tensor<64x16x1xf32>
+  func.return %s : tensor<64x16x1xf32>
+}
+func.func @aliased_transposed(%x: tensor<64x16xf32>, %w: tensor<16x16xf32>) -> tensor<64x16x1xf32> {
+  %xr = pg_tensor.reshape %x : tensor<64x16xf32> -> tensor<64x1x16xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x16xf32> -> tensor<64x16x16xf32>
+  %wr = pg_tensor.reshape %w : tensor<16x16xf32> -> tensor<1x16x16xf32>
+  %we = pg_tensor.expand %wr : tensor<1x16x16xf32> -> tensor<64x16x16xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x16x16xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x16x16xf32> -> tensor<64x16x1xf32>
+  func.return %s : tensor<64x16x1xf32>
+}
+func.func @few_rows(%x: tensor<64x8xf32>, %w: tensor<8x16xf32>) -> tensor<64x16x1xf32> {
+  %wt = pg_tensor.permute %w {perm = array<i64: 1, 0>} : tensor<8x16xf32> -> tensor<16x8xf32>
+  %xr = pg_tensor.reshape %x : tensor<64x8xf32> -> tensor<64x1x8xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x8xf32> -> tensor<64x16x8xf32>
+  %wr = pg_tensor.reshape %wt : tensor<16x8xf32> -> tensor<1x16x8xf32>
+  %we = pg_tensor.expand %wr : tensor<1x16x8xf32> -> tensor<64x16x8xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x16x8xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x16x8xf32> -> tensor<64x16x1xf32>
+  func.return %s : tensor<64x16x1xf32>
+}

@@ -74,10 +74,12 @@ def test_default_pipelines_are_the_documented_strings() -> None:
               "sched-dedup,"
               "convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
     vector_bytes, registers = host_vector_registers()  # CPU only: the host's vector unit
+    # CPU only: B's rows padded where they alias in the caches
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
                          f"vector-bytes={vector_bytes} registers={registers} "
                          f"cache-bytes={host_cache_bytes()}}},").replace(
-        "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},")
+        "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},").replace(
+        "matmul-layout,", "matmul-layout{alias-bytes=4096},")
     assert cpu + "uop-contract,convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
     for target in ("ptx", "wgsl"):
@@ -103,9 +105,11 @@ def test_default_pipelines_are_the_documented_strings() -> None:
 
 
 def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
-    assert P.stage_pipeline("tensor") == "tensor-simplify,matmul-layout,tensor-split-reduce"
-    assert P.stage_pipeline("sched") == ("tensor-simplify,matmul-layout,tensor-split-reduce,"
-                                         "convert-tensor-to-sched,sched-dedup")
+    assert P.stage_pipeline("tensor") == ("tensor-simplify,matmul-layout{alias-bytes=4096},"
+                                          "tensor-split-reduce")
+    assert P.stage_pipeline("sched") == ("tensor-simplify,matmul-layout{alias-bytes=4096},"
+                                         "tensor-split-reduce,convert-tensor-to-sched,"
+                                         "sched-dedup")
     assert P.stage_pipeline("loop").endswith(
         f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[7]}")
     assert P.stage_pipeline("loop").split(",")[-1].startswith("loop-optimize{")
