@@ -18,8 +18,8 @@ innermost global range, stored contiguously along that range):
   from the vector unit: half the vector registers hold accumulators, the rest the loaded
   row of B and broadcasts of A, so on AVX-512 (32 x 64-byte registers) f32 gets 4 x 64 (16
   zmm accumulators), on AVX2 (16 x 32 bytes) 4 x 16 — narrowed to 2 or 1 vectors where
-  that leaves 8 column tiles and 4 would not (256 columns: 4 x 32). When the tiles cover
-  the columns exactly and there are 8 or more, the column tiles become the outer loop
+  that leaves 4 column tiles and 4 vectors would not (128 columns: 4 x 32). When the tiles
+  cover the columns exactly and there are 4 or more, the column tiles become the outer loop
   (BLIS's order: a K x cols panel of B stays in cache while the row tiles pass). When that
   panel is more than a quarter of the cache (`cache-bytes`: one core's L2), K is blocked
   (`block_reduce`) into the longest blocks whose part of the panel fits an eighth of it,
@@ -105,8 +105,13 @@ MIN_SPLIT_VECTORS = 4
 # The narrowest vector worth its lanes (an SSE register of f32).
 MIN_LANES = 4
 # Column tiles a matmul needs before they become its outer loop (and what its threads share);
-# the tile narrows (4, 2, 1 vectors) to leave that many where it can.
-MIN_COLUMN_TILES = 8
+# the tile narrows (4, 2, 1 vectors) to leave that many where it can. A wider tile does more
+# multiply-adds per load; more tiles leave the threads more chunks to share. Measured (fp32,
+# AVX-512, one thread, CPU time on a busy 2-core Xeon), GFLOP/s of 6-row tiles 16 / 32 / 64
+# columns wide: 128^2 35 / 55 / 61, 256^2 - / 64 / 78-104.
+MIN_COLUMN_TILES = 4
+# ... and the column tiles of a vector-matrix product (`wide_cols`), a memory-bound loop
+MIN_WIDE_TILES = 8
 # Rows of a matmul tile whose column tiles are the outer loop (`panel_rows`).
 PANEL_ROWS = 6
 # A matmul's B panel is blocked when it takes more than 1/PANEL_SHARE of the cache, into
@@ -249,7 +254,7 @@ def panel_rows(unit: VectorUnit, element_bytes: int, m: int, cols: int, rows: in
 def wide_cols(unit: VectorUnit, element_bytes: int, n: int, top_level: bool) -> int:
     """Columns for a reduce over rows with no range of rows around it (a vector-matrix
     product `x @ B` of one row, a column sum): one accumulator per column, so the widest
-    count of vectors that fits half the registers and leaves `MIN_COLUMN_TILES` tiles (else
+    count of vectors that fits half the registers and leaves `MIN_WIDE_TILES` tiles (else
     the widest that fits), dividing `n` when the range is the kernel's top one; 0 when not
     even a vector fits. Each step of the reduce then reads `cols` contiguous elements of a
     row: measured (1 x 4096 @ 4096 x 4096 fp32, one process, a busy 2-core Xeon) 8 columns
@@ -257,7 +262,7 @@ def wide_cols(unit: VectorUnit, element_bytes: int, n: int, top_level: bool) -> 
     lanes = unit.lanes(element_bytes)
     widths = [lanes * v for v in narrower_counts(max(1, unit.registers // 2))]
     fitting = [c for c in widths if c <= n and not (top_level and n % c)]
-    return next((c for c in fitting if n // c >= MIN_COLUMN_TILES), fitting[0] if fitting else 0)
+    return next((c for c in fitting if n // c >= MIN_WIDE_TILES), fitting[0] if fitting else 0)
 
 
 def narrower_counts(count: int) -> list[int]:

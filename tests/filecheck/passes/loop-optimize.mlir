@@ -5,7 +5,7 @@
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 cache-bytes=131072}' | filecheck %s --check-prefix=CACHE
 
 // A 64 x 512 matmul (K = 64). With 32
-// registers of 16 floats, the widest column tile that leaves 8 of them is 64 columns; the
+// registers of 16 floats, the widest column tile that leaves 4 of them is 64 columns; the
 // column tiles become the outer loop, and then 6 rows (24 accumulators, 4 vectors of B and
 // a broadcast: 29 registers) with the 4 rows left in a remainder inside each column tile;
 // with 16 registers of 8 floats 6 x 16 (12 + 2 + 1), with 4 floats a register 6 x 8.
@@ -25,8 +25,8 @@
 // SMALL-LABEL: pg_loop.kernel @mm(
 // SMALL-SAME:    pg.schedule = "split(1, 8, upcast); split(0, 4, upcast); interchange(1)"
 
-// 256 columns: 4 vectors of 16 would leave 4 column tiles, 2 vectors leave 8.
-// AVX512-LABEL: pg_loop.kernel @mm256(
+// 128 columns: 4 vectors of 16 would leave 2 column tiles, 2 vectors leave 4.
+// AVX512-LABEL: pg_loop.kernel @mm128(
 // AVX512-SAME:    pg.schedule = "split(1, 32, upcast); interchange(0); split(1, 6, upcast)"
 
 // K = 256: the tile's 256 x 64 panel of B is 64 KiB, more than a quarter of a 128 KiB
@@ -125,25 +125,25 @@ pg_loop.kernel @mm(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %out: !p
   }
 }
 
-pg_loop.kernel @mm256(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<16384xf32>, %out: !pg.buffer<16384xf32>) {
+pg_loop.kernel @mm128(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<8192xf32>, %out: !pg.buffer<8192xf32>) {
   pg_loop.range %i0 = 0 to 64 global {
-    pg_loop.range %i1 = 0 to 256 global {
+    pg_loop.range %i1 = 0 to 128 global {
       %s = pg_loop.reduce sum %r = 0 to 64 : f32 {
         %ck = pg_loop.const 64
-        %cn = pg_loop.const 256
+        %cn = pg_loop.const 128
         %ar = pg_loop.index mul %i0, %ck
         %ai = pg_loop.index add %ar, %r
         %x = pg_loop.load %a[%ai] : !pg.buffer<4096xf32> -> f32
         %br = pg_loop.index mul %r, %cn
         %bi = pg_loop.index add %br, %i1
-        %y = pg_loop.load %b[%bi] : !pg.buffer<16384xf32> -> f32
+        %y = pg_loop.load %b[%bi] : !pg.buffer<8192xf32> -> f32
         %xy = pg_uop.binary mul %x, %y : f32
         pg_loop.yield %xy : f32
       }
-      %n = pg_loop.const 256
+      %n = pg_loop.const 128
       %or = pg_loop.index mul %i0, %n
       %oi = pg_loop.index add %or, %i1
-      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<16384xf32>
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<8192xf32>
     }
   }
 }
@@ -370,7 +370,7 @@ pg_loop.kernel @conv(%x: !pg.buffer<520xf32>, %w: !pg.buffer<128xf32>, %out: !pg
 // read and write rows only as batch * 6 + row, so they collapse into 12 rows (no division
 // is left), which the register tile then takes (6 rows alone would get 2).
 // AVX512-LABEL: pg_loop.kernel @bmm(
-// AVX512-SAME:    pg.schedule = "collapse(0); split(1, 16, upcast); interchange(0); split(1, 6, upcast)"
+// AVX512-SAME:    pg.schedule = "collapse(0); split(1, 32, upcast); interchange(0); split(1, 6, upcast)"
 // AVX512-NOT:     div
 // AVX512-NOT:     mod
 pg_loop.kernel @bmm(%a: !pg.buffer<96xf32>, %b: !pg.buffer<1024xf32>, %out: !pg.buffer<1536xf32>) {
