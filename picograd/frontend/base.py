@@ -13,7 +13,7 @@ import numpy as np
 from picograd.errors import PicogradError
 from picograd.frontend import capture
 from picograd.frontend.dtype import DType, cast_scalar, first_overflow
-from picograd.frontend.grad_mode import Context, is_grad_enabled
+from picograd.frontend.grad_mode import GRAD_MODES, Context, is_grad_enabled
 from picograd.frontend.lazy import Guard, LazyOp, dtype_error, shape_error
 from picograd.frontend.realize import realize
 
@@ -105,10 +105,15 @@ class TensorBase:
               dtype: DType | None = None) -> Self:
         """A new tensor whose node applies `op` to the nodes of `src` (same device); it
         records its context for autograd when grad mode is on and a source requires grad."""
-        node = LazyOp(op, tuple(s._node for s in src), arg, shape,
-                      self._node.dtype if dtype is None else dtype, self._node.device)
-        out = type(self)._from_node(node)
-        if is_grad_enabled() and any(s.requires_grad for s in src):
+        n = len(src)  # (the common arities spelt out: this runs for every node built)
+        nodes = ((src[0]._node,) if n == 1 else (src[0]._node, src[1]._node) if n == 2 else
+                 tuple([s._node for s in src]))
+        mine = self._node
+        node = LazyOp(op, nodes, arg, shape, mine.dtype if dtype is None else dtype,
+                      mine.device)
+        out = object.__new__(type(self))  # (`_from_node`, inline)
+        out._node, out._ctx, out.grad, out.requires_grad = node, None, None, False
+        if GRAD_MODES[-1] and any([s.requires_grad for s in src]):
             out.requires_grad = True
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
             node.traced = weakref.ref(out)
