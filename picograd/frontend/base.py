@@ -31,8 +31,9 @@ def shape_arg(op: str, args: Sequence[Any]) -> tuple[int, ...]:
     """`f(2, 3)` and `f((2, 3))` both mean the shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], tuple | list):
         args = tuple(args[0])
-    if not all(isinstance(d, int) and not isinstance(d, bool) for d in args):
-        raise shape_error(op, f"a shape must be ints, got {tuple(args)}")
+    for d in args:  # (plain ints, the common case, are checked by class alone)
+        if d.__class__ is not int and (not isinstance(d, int) or isinstance(d, bool)):
+            raise shape_error(op, f"a shape must be ints, got {tuple(args)}")
     return tuple(args)
 
 
@@ -71,6 +72,8 @@ def normalize_axis(op: str, axis: int, ndim: int, shape: tuple[int, ...]) -> int
 
 def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """numpy's broadcast of two shapes; ShapeError naming `op` and both shapes."""
+    if a == b:
+        return a
     n = max(len(a), len(b))
     pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
     out = []
@@ -116,6 +119,19 @@ class TensorBase:
         if GRAD_MODES[-1] and any([s.requires_grad for s in src]):
             out.requires_grad = True
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
+            node.traced = weakref.ref(out)
+        return out
+
+    def _view_node(self, node: LazyOp, op: str, arg: Any) -> Self:
+        """A tensor of `node` (a view of this tensor's value that a movement op made
+        without a node of its own over this one: a reshape of a reshape is one reshape of
+        the first one's source) recorded for autograd as `op(arg)` of this tensor, as
+        `_make` would, so its backward is that op's."""
+        out = object.__new__(type(self))
+        out._node, out._ctx, out.grad, out.requires_grad = node, None, None, False
+        if self.requires_grad and GRAD_MODES[-1]:
+            out.requires_grad = True
+            out._ctx = Context(op, arg, (self,))  # type: ignore[arg-type]
             node.traced = weakref.ref(out)
         return out
 
