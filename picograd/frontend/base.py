@@ -13,7 +13,7 @@ import numpy as np
 from picograd.errors import PicogradError
 from picograd.frontend import capture
 from picograd.frontend.dtype import DType, cast_scalar, first_overflow
-from picograd.frontend.grad_mode import Context, is_grad_enabled
+from picograd.frontend.grad_mode import GRAD_MODES, Context, is_grad_enabled
 from picograd.frontend.lazy import Guard, LazyOp, dtype_error, shape_error
 from picograd.frontend.realize import realize
 
@@ -31,8 +31,9 @@ def shape_arg(op: str, args: Sequence[Any]) -> tuple[int, ...]:
     """`f(2, 3)` and `f((2, 3))` both mean the shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], tuple | list):
         args = tuple(args[0])
-    if not all(isinstance(d, int) and not isinstance(d, bool) for d in args):
-        raise shape_error(op, f"a shape must be ints, got {tuple(args)}")
+    for d in args:  # (plain ints, the common case, are checked by class alone)
+        if d.__class__ is not int and (not isinstance(d, int) or isinstance(d, bool)):
+            raise shape_error(op, f"a shape must be ints, got {tuple(args)}")
     return tuple(args)
 
 
@@ -71,6 +72,8 @@ def normalize_axis(op: str, axis: int, ndim: int, shape: tuple[int, ...]) -> int
 
 def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """numpy's broadcast of two shapes; ShapeError naming `op` and both shapes."""
+    if a == b:
+        return a
     n = max(len(a), len(b))
     pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
     out = []
@@ -105,12 +108,30 @@ class TensorBase:
               dtype: DType | None = None) -> Self:
         """A new tensor whose node applies `op` to the nodes of `src` (same device); it
         records its context for autograd when grad mode is on and a source requires grad."""
-        node = LazyOp(op, tuple(s._node for s in src), arg, shape,
-                      self._node.dtype if dtype is None else dtype, self._node.device)
-        out = type(self)._from_node(node)
-        if is_grad_enabled() and any(s.requires_grad for s in src):
+        n = len(src)  # (the common arities spelt out: this runs for every node built)
+        nodes = ((src[0]._node,) if n == 1 else (src[0]._node, src[1]._node) if n == 2 else
+                 tuple([s._node for s in src]))
+        mine = self._node
+        node = LazyOp(op, nodes, arg, shape, mine.dtype if dtype is None else dtype,
+                      mine.device)
+        out = object.__new__(type(self))  # (`_from_node`, inline)
+        out._node, out._ctx, out.grad, out.requires_grad = node, None, None, False
+        if GRAD_MODES[-1] and any([s.requires_grad for s in src]):
             out.requires_grad = True
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
+            node.traced = weakref.ref(out)
+        return out
+
+    def _view_node(self, node: LazyOp, op: str, arg: Any) -> Self:
+        """A tensor of `node` (a view of this tensor's value that a movement op made
+        without a node of its own over this one: a reshape of a reshape is one reshape of
+        the first one's source) recorded for autograd as `op(arg)` of this tensor, as
+        `_make` would, so its backward is that op's."""
+        out = object.__new__(type(self))
+        out._node, out._ctx, out.grad, out.requires_grad = node, None, None, False
+        if self.requires_grad and GRAD_MODES[-1]:
+            out.requires_grad = True
+            out._ctx = Context(op, arg, (self,))  # type: ignore[arg-type]
             node.traced = weakref.ref(out)
         return out
 

@@ -22,20 +22,22 @@ class AutogradError(PicogradError, RuntimeError):
     """A backward that cannot run: nothing requires grad, or a non-scalar without a gradient."""
 
 
-_grad_enabled = [True]
+# The grad mode of each open `no_grad` / `enable_grad` block, innermost last (read inline
+# by `TensorBase._make`, which runs for every node built).
+GRAD_MODES = [True]
 
 
 def is_grad_enabled() -> bool:
-    return _grad_enabled[-1]
+    return GRAD_MODES[-1]
 
 
 @contextlib.contextmanager
 def _grad_mode(enabled: bool) -> Iterator[None]:
-    _grad_enabled.append(enabled)
+    GRAD_MODES.append(enabled)
     try:
         yield
     finally:
-        _grad_enabled.pop()
+        GRAD_MODES.pop()
 
 
 def no_grad() -> contextlib.AbstractContextManager[None]:

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from picograd.dialects.capabilities import capabilities
+from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.errors import (
     DTypeError,
     IndexRangeError,
@@ -86,11 +87,20 @@ def structure_key(sig: tuple, src: tuple[LazyOp, ...]) -> int:
     entry = ((sig,) if n == 0 else (sig, src[0].key) if n == 1 else
              (sig, src[0].key, src[1].key) if n == 2 else (sig, *[s.key for s in src]))
     key = _STRUCTURES.get(entry)
-    if key is None:
-        if len(_STRUCTURES) >= _MAX_STRUCTURES:
-            _STRUCTURES.clear()
-        key = _STRUCTURES[entry] = next(_numbers)
+    return key if key is not None else _new_structure(entry)
+
+
+def _new_structure(entry: tuple) -> int:
+    """A fresh number for the structure `entry` (`structure_key`'s miss)."""
+    if len(_STRUCTURES) >= _MAX_STRUCTURES:
+        _STRUCTURES.clear()
+    key = _STRUCTURES[entry] = next(_numbers)
     return key
+
+
+# Classes of op parameters that are exact and hashable as they are (`_exact` returns them
+# unchanged): the op kinds (str enums), ints, strings, bools.
+_EXACT_AS_IS = frozenset({int, str, bool, UnaryKind, BinaryKind, CmpKind})
 
 
 class LazyOp:
@@ -101,9 +111,12 @@ class LazyOp:
 
     def __init__(self, op: str, src: tuple[LazyOp, ...], arg: Any, shape: tuple[int, ...],
                  dtype: DType, device: str, buffer: np.ndarray | None = None):
+        # (this runs for every node built: the common cases are spelt out inline)
+        if op == "const":
+            arg = cast_scalar(arg, dtype)
         self.op = op
         self.src: tuple[LazyOp, ...] = src
-        self.arg: Any = cast_scalar(arg, dtype) if op == "const" else arg
+        self.arg: Any = arg
         self.shape = shape
         self.dtype = dtype
         self.device = device
@@ -111,14 +124,21 @@ class LazyOp:
         # a weak reference to the tensor whose autograd context made this node, if any: the
         # realize tells references from that graph apart from a user's (realize.py)
         self.traced: Any = None
-        self.sig: tuple = (op, _exact(self.arg), shape, dtype.name)
-        self.key = structure_key(self.sig, src)
+        sig = self.sig = (op, arg if arg is None or arg.__class__ in _EXACT_AS_IS
+                          else _exact(arg), shape, dtype.name)
+        n = len(src)
+        entry = ((sig,) if n == 0 else (sig, src[0].key) if n == 1 else
+                 (sig, src[0].key, src[1].key) if n == 2 else (sig, *[s.key for s in src]))
+        key = _STRUCTURES.get(entry)
+        self.key: int = key if key is not None else _new_structure(entry)
         guards: tuple[Guard, ...] = ()
         for s in src:
             if s.guards:
                 guards = s.guards if not guards else tuple(dict.fromkeys(guards + s.guards))
         self.guards = guards
-        if not _holds(device, dtype):
+        # a source of the same dtype on the same device passed this check already
+        if (not n or src[0].dtype is not dtype or src[0].device != device) and not _holds(
+                device, dtype):
             raise _unsupported(op, device, dtype)
 
     @classmethod
@@ -136,8 +156,9 @@ class LazyOp:
     def become_buffer(self, array: np.ndarray) -> None:
         """Turn this node into a leaf holding `array` (its realized value)."""
         self.op, self.src, self.arg, self.buffer = "buffer", (), None, array
-        self.sig = ("buffer", None, self.shape, self.dtype.name)
-        self.key = structure_key(self.sig, ())
+        sig = self.sig = ("buffer", None, self.shape, self.dtype.name)
+        key = _STRUCTURES.get((sig,))
+        self.key = key if key is not None else structure_key(sig, ())
 
     @property
     def realized(self) -> bool:
@@ -158,6 +179,56 @@ def view_source(node: LazyOp) -> LazyOp:
     while node.op in _VALUE_VIEWS:
         node = node.src[0]
     return node
+
+
+# A realized index leaf of at most this many elements is read on the host for its range
+# (`static_range`); a larger one is checked on the device as a computed index is.
+_RANGE_READ_ELEMENTS = 64
+_RANGE_DEPTH = 8  # nodes deep: an index is a short chain (arange + a position, a view)
+
+
+def static_range(node: LazyOp, depth: int = _RANGE_DEPTH) -> tuple[int, int] | None:
+    """Bounds `(low, high)` that every element of the integer node's value lies in, known
+    before it is computed, or None when they are not: a small realized leaf by its values,
+    a bound variable by its range (`bind` refuses a value outside it), an int constant,
+    value views of these, casts to an integer type that holds the source's range, and
+    add / sub / max / min of two such values when the result's bounds fit the dtype (so no
+    element wraps). A computed index inside bounds like these needs no range check on the
+    device (`IndexOps._checked_index`)."""
+    op = node.op
+    if node.dtype.is_float or depth == 0:
+        return None
+    if op == "buffer":
+        values = node.buffer
+        if values is None or not 0 < values.size <= _RANGE_READ_ELEMENTS:
+            return None
+        return int(values.min()), int(values.max())
+    if op == "var":
+        return node.arg.min, node.arg.max
+    if op == "const":
+        return (int(node.arg), int(node.arg))
+    if op in _VALUE_VIEWS or op == "contiguous":
+        return static_range(node.src[0], depth - 1)
+    if op == "cast":
+        inner = static_range(node.src[0], depth - 1)
+    elif op == "binary" and node.arg in _RANGE_RULES:
+        a = static_range(node.src[0], depth - 1)
+        b = static_range(node.src[1], depth - 1) if a is not None else None
+        inner = None if a is None or b is None else _RANGE_RULES[node.arg](a, b)
+    else:
+        return None
+    if inner is None or not node.dtype.min <= inner[0] <= inner[1] <= node.dtype.max:
+        return None
+    return inner
+
+
+# binary kind -> the bounds of its result from its operands' (as exact integers)
+_RANGE_RULES: dict[BinaryKind, Any] = {
+    BinaryKind.ADD: lambda a, b: (a[0] + b[0], a[1] + b[1]),
+    BinaryKind.SUB: lambda a, b: (a[0] - b[1], a[1] - b[0]),
+    BinaryKind.MAX: lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
+    BinaryKind.MIN: lambda a, b: (min(a[0], b[0]), min(a[1], b[1])),
+}
 
 
 class Guard:

@@ -64,7 +64,12 @@ class ElementwiseOps(MovementOps):
                                  and o._node.device == node.device for o in others):
             return [self, *others]  # type: ignore[list-item]  # nothing to broadcast or cast
         if dtype is None and len(others) == 1:
-            o = others[0]  # a python number: weak, it keeps a float tensor's dtype, and an
+            o = others[0]
+            if isinstance(o, TensorBase) and o._node.dtype is node.dtype and (
+                    o._node.device == node.device):  # one dtype: only shapes to broadcast
+                shape = broadcast_shape(op, node.shape, o._node.shape)
+                return [self._broadcast_to(shape), o._broadcast_to(shape)]  # type: ignore[list-item]
+            # a python number: weak, it keeps a float tensor's dtype, and an
             kind = o.__class__  # int tensor's when it is an int (`result_type`)
             if (kind is float or kind is int) and (node.dtype.is_float or (
                     kind is int and node.dtype.is_int)):

@@ -43,7 +43,14 @@ from picograd.frontend.base import (
 )
 from picograd.frontend.dtype import bool_, int32
 from picograd.frontend.grad_mode import no_grad
-from picograd.frontend.lazy import RangeGuard, dtype_error, index_error, shape_error, view_source
+from picograd.frontend.lazy import (
+    RangeGuard,
+    dtype_error,
+    index_error,
+    shape_error,
+    static_range,
+    view_source,
+)
 from picograd.frontend.ops_shape import ShapeOps, cat
 
 
@@ -136,9 +143,17 @@ class IndexOps(ShapeOps):
             raise index_error(op, f"{noun} {bad} is out of bounds for a dim of size {n} "
                                   f"({noun} values lie in [{checked.min()}, {checked.max()}])")
         idx: Any = index
-        if negative and (held is None or (held.size and held.min() < 0)):
+        # bounds known now (a position from a bound variable's range) need no check on the
+        # device; inside a capture a replay's values are not these, so it checks them
+        bounds = (static_range(index._node) if held is None and capture.recorder() is None
+                  else None)
+        if bounds is not None and not (low <= bounds[0] and bounds[1] < n):
+            bounds = None
+        if negative and (held is None or (held.size and held.min() < 0)) and (
+                bounds is None or bounds[0] < 0):
             idx = (idx < 0).where(idx + n, idx)  # count from the end
-        if index.numel() and (held is None or capture.recorder() is not None):
+        if index.numel() and (held is None or capture.recorder() is not None) and (
+                bounds is None):
             idx = _guarded(op, index, idx, low, n, ignore, noun)
         return idx
 
@@ -245,6 +260,10 @@ class IndexOps(ShapeOps):
             if k == 0:  # nothing to write: the tensor's values
                 written: Any = self._const(False, shape, bool_)
                 out = type(self)._from_node(self._node)
+            elif k == 1:  # one slice (a decode step's): written where the index points
+                written = (idx == self._arange(n)).reshape(shape)
+                src1: Any = source
+                out = written.expand(self.shape).where(src1.expand(self.shape), self)
             else:
                 hit = idx.unsqueeze(-1) == self._arange(n)  # (k, n)
                 order = self._arange(k).cast(int32).unsqueeze(-1).expand(hit.shape)

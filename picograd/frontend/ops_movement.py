@@ -18,7 +18,7 @@ from picograd.frontend.base import (
     prod,
     shape_arg,
 )
-from picograd.frontend.lazy import shape_error
+from picograd.frontend.lazy import LazyOp, shape_error
 
 
 def _index(value: Any) -> int | None:
@@ -86,7 +86,16 @@ class MovementOps(TensorBase):
         if prod(new) != self.numel():
             raise shape_error("reshape", f"cannot reshape {self.shape} ({self.numel()} elements)"
                                          f" to {new} ({prod(new)} elements)")
-        return self if new == self.shape else self._make("reshape", (self,), None, new)
+        if new == self.shape:
+            return self
+        node = self._node
+        inner = node.src[0] if node.op == "reshape" else None
+        if inner is not None and node.guards == inner.guards:  # (it adds no check)
+            # a reshape of a reshape: one reshape of the first one's source, or that source
+            view = inner if inner.shape == new else LazyOp("reshape", (inner,), None, new,
+                                                           node.dtype, node.device)
+            return self._view_node(view, "reshape", None)
+        return self._make("reshape", (self,), None, new)
 
     def permute(self, *dims: int | Sequence[int]) -> Self:
         """Reorder dimensions: result dim i is dim `dims[i]` of this tensor."""
@@ -98,7 +107,17 @@ class MovementOps(TensorBase):
         perm = unique_axes("permute", order, n, self.shape)
         if perm == tuple(range(n)):
             return self
-        return self._make("permute", (self,), perm, tuple(self.shape[p] for p in perm))
+        shape = tuple(self.shape[p] for p in perm)
+        node = self._node
+        inner = node.src[0] if node.op == "permute" else None
+        if inner is not None and node.guards == inner.guards:  # (it adds no check)
+            # a permute of a permute: one permute of the first one's source (a weight's
+            # transpose transposed back by matmul: that source itself)
+            both = tuple(node.arg[p] for p in perm)
+            view = inner if both == tuple(range(n)) else LazyOp(
+                "permute", (inner,), both, shape, node.dtype, node.device)
+            return self._view_node(view, "permute", perm)
+        return self._make("permute", (self,), perm, shape)
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Self:
         """Swap two dimensions (default: the last two). As torch, a 0-d tensor has one dim
@@ -125,11 +144,12 @@ class MovementOps(TensorBase):
             raise shape_error("expand", f"cannot expand {self.shape} to fewer dims {new}")
         lead = len(new) - self.ndim
         padded = (1,) * lead + self.shape
-        new = tuple(p if (d == -1 and i >= lead) else d for i, (p, d) in enumerate(zip(padded, new,
-                                                                                     strict=True)))
-        if any(p != d and p != 1 for p, d in zip(padded, new, strict=True)) or min(new,
-                                                                                  default=0) < 0:
-            raise shape_error("expand", f"cannot expand {self.shape} to {new}")
+        if -1 in new:
+            new = tuple(p if (d == -1 and i >= lead) else d
+                        for i, (p, d) in enumerate(zip(padded, new, strict=True)))
+        for p, d in zip(padded, new, strict=True):
+            if (p != d and p != 1) or d < 0:
+                raise shape_error("expand", f"cannot expand {self.shape} to {new}")
         x = self.reshape(padded)
         return x if new == x.shape else x._make("expand", (x,), None, new)
 

@@ -213,7 +213,7 @@ def _match(plan: _Plan, outputs: Sequence[LazyOp]) -> list[LazyOp] | None:
     as they were built, not as they are after a realize made one of them a buffer.)"""
     keys, sources = plan.keys, plan.sources
     nodes: list[Any] = [None] * len(keys)
-    for position, node in zip(plan.outputs, outputs, strict=True):
+    for position, node in zip(plan.outputs, outputs, strict=False):  # (lengths: the key's)
         nodes[position] = node
     for i in range(len(keys) - 1, -1, -1):  # postorder: a node's sources come before it
         node = nodes[i]
@@ -221,7 +221,7 @@ def _match(plan: _Plan, outputs: Sequence[LazyOp]) -> list[LazyOp] | None:
             return None
         positions = sources[i]
         if positions:  # (equal keys mean equal arity: a key counts the node's sources)
-            for position, s in zip(positions, node.src, strict=True):
+            for position, s in zip(positions, node.src, strict=False):
                 placed = nodes[position]
                 if placed is None:
                     nodes[position] = s
@@ -240,7 +240,8 @@ def _program(outputs: list[LazyOp], device: str, pipeline: str | None
     if pipeline is not None and not isinstance(pipeline, str):
         raise PipelineError(f"realize: pipeline must be a pass pipeline string, got "
                             f"{type(pipeline).__name__} {pipeline!r}\n  at {user_location()}")
-    plan_key = (device, *[n.key for n in outputs])
+    plan_key = (device, outputs[0].key) if len(outputs) == 1 else (
+        device, *[n.key for n in outputs])
     plan = _PLANS.pop(plan_key, None)
     nodes = _match(plan, outputs) if plan is not None else None
     if plan is None or nodes is None:
@@ -334,7 +335,10 @@ def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> 
     if SETTINGS.level >= 2:
         report_variables(program, [(n.arg.name, int(n.buffer))  # type: ignore[arg-type]
                                    for n in nodes if n.op == "var"])
-    shared, export = _referenced_elsewhere(program, nodes, plan)
+    if program.holds:
+        shared, export = _referenced_elsewhere(program, nodes, plan)
+    else:
+        shared, export = [], []
     del nodes
     try:
         results = program.run(buffers, export)
@@ -343,7 +347,7 @@ def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> 
     recorder = capture.recorder()
     if recorder is not None:  # before the outputs become leaves: it reads their graph
         recorder.on_realize(program, outputs, shared, export)
-    for node, flat in zip([*outputs, *shared], results, strict=True):
+    for node, flat in zip([*outputs, *shared] if shared else outputs, results, strict=True):
         node.become_buffer(flat.reshape(node.shape))
 
 
@@ -411,6 +415,11 @@ def realize(*tensors: HasNode, pipeline: str | None = None) -> None:
     pipeline). The pipeline is part of the compile cache key."""
     if _initial:
         _compute_initial_values()
+    if len(tensors) == 1:  # the common call, without the bookkeeping of several outputs
+        node = tensors[0]._node
+        if node.buffer is None and not node.guards and 0 not in node.shape:
+            _realize_nodes([node], node.device, pipeline)
+            return
     nodes = [t._node for t in tensors]
     _realize_all(nodes, pipeline)
     _check_guards(nodes)

@@ -104,6 +104,8 @@ class Program:
         # copy outlives the run, so it is planned like a result
         self._memory = self._plan(())
         self._plans: dict[tuple[int, ...], MemoryPlan] = {(): self._memory}
+        # a host program without kept copies runs through `_run_lean` (a realize's case)
+        self._lean = isinstance(runtime, HostRuntime) and not self._keep
 
     def _plan(self, export: tuple[int, ...]) -> MemoryPlan:
         return MemoryPlan(len(self._inputs), self._allocs,
@@ -259,6 +261,57 @@ class Program:
         the buffer's dtype) and return the result buffers as flat arrays, followed by the
         intermediates of alloc slots `export` (a realize hands stored values that live
         tensors reference back to their nodes: `holds`)."""
+        if self._lean and not export:
+            results = self._run_lean(inputs)
+            if results is not None:
+                return results
+        return self._run_full(inputs, export)
+
+    def _run_lean(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+        """`run` on the host without exports or kept copies, for inputs that are already
+        what the kernels read (numpy arrays of the buffer's dtype and element count, as a
+        realize's leaves are): no conversion, no placement, the arena from the pool only
+        when there are intermediates. None, before any kernel ran, for an input that is
+        not such an array (read-only or not C-contiguous: `from_buffer` refuses both), which
+        `_run_full` then converts."""
+        specs = self._inputs
+        if len(inputs) != len(specs):
+            return None
+        addresses: list[int] = []
+        try:
+            for value, (size, dtype, _) in zip(inputs, specs, strict=False):  # (lengths: checked)
+                if value.__class__ is not np.ndarray or value.dtype is not dtype or (
+                        value.size != size):
+                    return None
+                addresses.append(_addressof(_from_buffer(value)))  # pyright: ignore[reportArgumentType]
+        except TypeError:
+            return None
+        memory = self._memory
+        request = memory.arena_request
+        pool = pool_of(self.runtime) if request else None
+        try:
+            arena = pool.take(request, _BYTES) if pool is not None else None
+        except MemoryError:
+            raise _out_of_memory(self.runtime, memory) from None
+        try:
+            try:
+                made = memory.host_buffers(arena)
+            except MemoryError:
+                raise _out_of_memory(self.runtime, memory) from None
+            addresses.extend([_addressof(_from_buffer(b))  # pyright: ignore[reportArgumentType]
+                              for b in made])
+            for kernel, slots in self._launches:
+                kernel(*[addresses[s] for s in slots])
+        finally:
+            if arena is not None and pool is not None:  # no result lives in the arena
+                pool.give(arena)
+        num_inputs = len(specs)
+        return [made[s - num_inputs] if s >= num_inputs else inputs[s].reshape(-1).copy()
+                for s in self._results]
+
+    def _run_full(self, inputs: Sequence[np.ndarray], export: Sequence[int]
+                  ) -> list[np.ndarray]:
+        """`run` in every case: inputs converted, exports, kept copies, device runtimes."""
         buffers = self._host_inputs(inputs)
         if export:
             export = tuple(export)

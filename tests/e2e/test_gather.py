@@ -232,7 +232,8 @@ def test_a_lazy_index_out_of_range_in_one_dim_raises(device: str) -> None:
         pg.Tensor(x, device=device)[rows, cols].numpy()
 
 
-@pytest.mark.parametrize(("dim", "index"), [(1, [4, 0, 2]), (0, [1, 1]), (-1, [5, 0])])
+@pytest.mark.parametrize(("dim", "index"), [(1, [4, 0, 2]), (0, [1, 1]), (-1, [5, 0]), (1, [3]),
+                                           (-1, [0])])  # (one slice: its own graph)
 def test_index_copy_forward_and_backward(device: str, dim: int, index: list[int]) -> None:
     """torch's index_copy: slices of src written at the indexed positions; a repeated index
     keeps the last slice (what torch gives on the CPU); gradients to both operands."""

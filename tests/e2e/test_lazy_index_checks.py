@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import picograd as pg
+import picograd.frontend.lazy as lazy
 import picograd.nn.functional as F
 from picograd.errors import IndexRangeError
 
@@ -23,8 +24,9 @@ torch = pytest.importorskip("torch", reason="torch is the oracle of the loss val
 
 
 def _computed(values: list[int], device: str) -> pg.Tensor:
-    """An int32 index computed on the device (pending: its values are not on the host)."""
-    return pg.Tensor(np.array(values, np.int32) - 1, device=device) + 1
+    """An int32 index computed on the device (pending: its values are not on the host, and
+    a product's bounds are not derived before it runs, `lazy.static_range`)."""
+    return (pg.Tensor(np.array(values, np.int32) - 1, device=device) + 1) * 1
 
 
 def _table(device: str) -> pg.Tensor:
@@ -166,3 +168,68 @@ def test_a_jitted_decoder_step_checks_its_computed_token(device: str) -> None:
         np.testing.assert_array_equal(run(best, 0), np.eye(4, dtype=np.float32)[[best]])
     with pytest.raises(IndexRangeError, match="embedding: index 5"):
         run(3, 2)
+
+
+# ── bounds known before the run (`lazy.static_range`) ────────────────────────
+
+
+def _cache_write(device: str, position: Any) -> pg.Tensor:
+    """A KV cache update at `arange(1) + position`, as a decode step writes it."""
+    cache = pg.Tensor(np.zeros((1, 6, 2), np.float32), device=device).realize()
+    pos = pg.Tensor.arange(1, dtype=pg.int32, device=device) + position
+    return cache.index_copy(1, pos, pg.Tensor(np.ones((1, 1, 2), np.float32), device=device))
+
+
+def test_a_position_inside_its_variables_range_needs_no_device_check(device: str) -> None:
+    position = pg.Variable("p", 0, 5)  # every value it can be bound to fits the dim of 6
+    for at in (0, 3, 5):
+        out = _cache_write(device, position.bind(at))
+        assert not out._node.guards
+        want = np.zeros((1, 6, 2), np.float32)
+        want[0, at] = 1
+        np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_a_variable_whose_range_passes_the_dim_is_still_checked(device: str) -> None:
+    position = pg.Variable("q", 0, 9)  # 6..9 would write past the dim of 6
+    out = _cache_write(device, position.bind(2))
+    assert len(out._node.guards) == 1
+    assert out.numpy()[0, 2].tolist() == [1, 1]
+    with pytest.raises(IndexRangeError, match="index_copy: index 7 is out of bounds"):
+        _cache_write(device, position.bind(7)).numpy()
+
+
+def test_bounds_that_could_wrap_around_are_not_trusted(device: str) -> None:
+    # int32 max + 1 wraps to int32 min: the sum's bounds are not the operands' sum
+    top = pg.Tensor(np.array([2**31 - 1], np.int32), device=device)
+    index = top + 1  # 2**31 without the wrap: its bounds do not fit int32
+    assert lazy.static_range(index._node) is None
+    table = pg.Tensor(np.arange(6, dtype=np.float32), device=device)
+    with pytest.raises(IndexRangeError, match="gather: index -2147483648"):
+        table.gather(0, index).numpy()
+
+
+def test_static_bounds_follow_views_casts_and_arithmetic() -> None:
+    position = pg.Variable("r", 2, 7)
+    base = pg.Tensor(np.array([0, 1, 2], np.int32))
+    node = ((base + position.bind(4)).reshape(3, 1).expand(3, 2) - 1)._node
+    assert lazy.static_range(node) == (1, 8)  # [0, 2] + [2, 7] - 1
+    assert lazy.static_range(base.maximum(pg.Tensor(np.array([1, 1, 1], np.int32)))._node) \
+        == (1, 2)
+    assert lazy.static_range((base * 2)._node) is None  # products are not derived
+    assert lazy.static_range(pg.Tensor(np.arange(100, dtype=np.int32))._node) is None  # large
+    assert lazy.static_range(pg.Tensor(np.ones(3, np.float32))._node) is None
+
+
+def test_a_capture_keeps_the_device_check_of_a_bounded_position(device: str) -> None:
+    position = pg.Variable("s", 0, 5)
+    cache = pg.Tensor(np.zeros((1, 6, 2), np.float32), device=device).realize()
+
+    @pg.jit
+    def write(at: Any) -> Any:
+        pos = pg.Tensor.arange(1, dtype=pg.int32, device=device) + at
+        out = cache.index_copy(1, pos, pg.Tensor(np.ones((1, 1, 2), np.float32), device=device))
+        return out.sum(1)
+
+    for at in (1, 2, 4):  # eager, capture, replay: a replay's value is not the capture's
+        assert write(position.bind(at)).numpy().tolist() == [[1.0, 1.0]]

@@ -62,3 +62,16 @@ def test_composites_build_at_most_their_nodes(name: str) -> None:
                                rtol=1e-5, atol=1e-5)
     assert tx.grad is not None
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_kv_cache_write_at_a_bounded_position_builds_no_range_check() -> None:
+    """A decode step's `index_copy_` at `arange(1) + position` (a variable whose range fits
+    the cache): the position's bounds are known before the run, so no min / max / cat of
+    the index is built and computed with every write (`lazy.static_range`)."""
+    cache = pg.Tensor(np.zeros((1, 2, 16, 4), np.float32)).realize()
+    position = pg.Variable("at", 0, 15)
+    pos = pg.Tensor.arange(1, dtype=pg.int32) + position.bind(3)
+    out = cache.index_copy(2, pos, pg.Tensor(np.ones((1, 2, 1, 4), np.float32)))
+    assert not out._node.guards
+    assert _nodes(out) <= 13  # (one slice written: no scatter order, no gather)
+    assert out.numpy()[0, :, 3].tolist() == [[1.0] * 4] * 2

@@ -116,8 +116,11 @@ def test_jit_replays_with_each_call_s_values(device: str) -> None:
         out = step(x, POS.bind(v))
         np.testing.assert_allclose(out.numpy(), (A[:, v:v + 2] * (v + 1)).sum(axis=(0, 1)),
                                    rtol=1e-5)
-        if v >= 1:
-            assert pg.compile_stats().compiles == before, v
+        # v = 0 runs eagerly, v = 1 captures: the slice's positions lie inside the dim for
+        # every value of POS, so the eager graph has no range check, but a capture checks
+        # every index (a replay's are not seen on the host): one graph of its own. Replays
+        # (v >= 2) compile nothing.
+        assert pg.compile_stats().compiles - before <= (1 if v <= 1 else 0), v
 
 
 def test_jit_refuses_two_values_of_one_variable() -> None:

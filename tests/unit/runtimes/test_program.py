@@ -362,3 +362,23 @@ func.func @main() -> (!pg.buffer<2xf32>, !pg.buffer<2xf32>) {
     out, e = build(text).run([])
     np.testing.assert_array_equal(out, [16, 16])
     np.testing.assert_array_equal(e, [1, 1])
+
+
+def test_inputs_the_lean_run_cannot_take_as_they_are_are_converted(build_llvm):
+    """`Program.run` takes arrays of the buffer's dtype and element count as they are
+    (`_run_lean`); a read-only, strided, wrongly typed or wrongly shaped one goes the full
+    way (converted, or refused), and every way gives the same values."""
+    program = build_llvm(TWO_KERNELS)
+    a = np.arange(8, dtype=np.float32)
+    b = np.ones(8, np.float32)
+    want = a**2 + 1
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    strided = np.repeat(a, 2)[::2]  # the same values, every other element of a buffer
+    for first in (a, read_only, strided, a.astype(np.float64), a.reshape(2, 4), list(a)):
+        out, b_back = program.run([first, b])  # type: ignore[list-item]
+        np.testing.assert_array_equal(out, want)
+        np.testing.assert_array_equal(b_back, b)
+        assert not np.shares_memory(b_back, b)
+    with pytest.raises(DeviceError, match=r"input 1 has 7 elements"):
+        program.run([a, np.zeros(7, np.float32)])
