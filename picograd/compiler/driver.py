@@ -41,11 +41,16 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd import disk_store, flags
 from picograd.compiler import disk_cache
 from picograd.compiler.dump import Dump
-from picograd.compiler.pipelines import DEFAULT_PIPELINES, PipelineError, run_pipeline
+from picograd.compiler.pipelines import (
+    DEFAULT_PIPELINES,
+    PipelineError,
+    pipeline_head,
+    run_pipeline,
+)
 from picograd.debug import trace as debug
 from picograd.dialects.capabilities import capabilities
 from picograd.errors import DeviceError, user_location
-from picograd.lowering.render import render
+from picograd.lowering.render import DIRECT_ROUTES, render
 from picograd.runtimes import (
     Program,
     Runtime,
@@ -145,16 +150,26 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
     if program is not None:
         debug.finish(trace, None, program, _cache_summary())
         return program
+    # Only PG_DUMP, DEBUG>=2 and VIZ look at the target stage's IR: otherwise a target that
+    # prints its kernels straight from pg_uop skips building it (the pipeline's last pass)
+    direct = None if dump_dir or debug.needs_ir() else DIRECT_ROUTES.get(runtime.renderer)
+    head = pipeline_head(spec, direct[0]) if direct is not None else None
     with _no_cyclic_gc():
         module = build()
         _check_index_width(module, device, runtime.renderer)
         after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
         try:
-            run_pipeline(module, spec, after_pass=debug.watch(trace, module, after_pass))
+            run_pipeline(module, spec if head is None else head,
+                         after_pass=debug.watch(trace, module, after_pass))
+            if direct is not None and head is not None:
+                _check_lowered(module, spec, runtime.renderer, _UOP_KERNEL)
+                source = direct[1](module)
+            else:
+                _check_lowered(module, spec, runtime.renderer)
+                source = render(module, runtime.renderer, getattr(runtime, "arch", None))
         except PassFailedException as e:  # e.g. a schedule action a kernel cannot take
             raise PipelineError(f"{e} (pipeline '{spec}')") from e
-        _check_lowered(module, spec, runtime.renderer)
-        program = _build_program(module, runtime)
+        program = _build_program(module, runtime, source)
     debug.finish(trace, module, program, _cache_summary())
     disk_cache.store_program(disk_key, program)
     return program
@@ -185,12 +200,18 @@ _KERNEL_OPS = {"llvm": "llvm.func", "c": "pg_c.func", "ptx": "pg_ptx.entry", "wg
 _SCHEDULE_OPS = {"pg_sched.alloc", "pg_sched.launch", "func.return"}
 
 
-def _check_lowered(module: ModuleOp, spec: str, target: str) -> None:
-    """A user's pipeline must take the graph all the way to `target`'s kernels."""
+_UOP_KERNEL = "pg_uop.kernel"  # the kernels before the last pass (a direct route's input)
+
+
+def _check_lowered(module: ModuleOp, spec: str, target: str, kernel_op: str | None = None
+                   ) -> None:
+    """A user's pipeline must take the graph all the way to `target`'s kernels (or to
+    `kernel_op`, the pg_uop kernels a direct route prints, before the last pass)."""
+    kernel_op = kernel_op or _KERNEL_OPS.get(target)
     for op in module.ops:
         inner = op.regions[0].ops if isinstance(op, func.FuncOp) and op.regions else ()
         left = next((o.name for o in inner if o.name not in _SCHEDULE_OPS), None)
-        if not isinstance(op, func.FuncOp) and op.name != _KERNEL_OPS.get(target):
+        if not isinstance(op, func.FuncOp) and op.name != kernel_op:
             left = op.name
         if left is not None:
             raise PipelineError(
@@ -199,8 +220,9 @@ def _check_lowered(module: ModuleOp, spec: str, target: str) -> None:
                 f"the default does: '{DEFAULT_PIPELINES[target]}'")
 
 
-def _build_program(module: ModuleOp, runtime: Runtime) -> Program:
-    source = render(module, runtime.renderer, getattr(runtime, "arch", None))
+def _build_program(module: ModuleOp, runtime: Runtime, source: str) -> Program:
+    """Compile `source`, the kernels of `module` (a stage-5 module, or a pg_uop one that a
+    direct route printed), and plan its `@main`."""
     debug.lap("render")  # DEBUG=1's time per stage (a no-op unless DEBUG or VIZ is on)
     binary = runtime.compile(source)
     debug.lap("toolchain compile")
@@ -210,4 +232,6 @@ def _build_program(module: ModuleOp, runtime: Runtime) -> Program:
 def compile_module(module: ModuleOp, target: str) -> Program:
     """Compile the kernels of a stage-5 `module` for `target` ("llvm", "c", "ptx", "wgsl")
     on that target's device and plan its `@main` (no pipeline runs, nothing is cached)."""
-    return _build_program(module, get_device(device_for_target(target)))
+    runtime = get_device(device_for_target(target))
+    return _build_program(module, runtime,
+                          render(module, runtime.renderer, getattr(runtime, "arch", None)))

@@ -350,6 +350,16 @@ def stage_pipeline(stage: str) -> str:
     return full
 
 
+def pipeline_head(spec: str, last: str) -> str | None:
+    """The flat form of `spec` without its last pass, when that pass is `last` (without
+    options); else None. The compile driver runs a pipeline that ends in a target's
+    conversion this way when it prints the kernels straight from pg_uop."""
+    elements = _Splitter(spec).elements()
+    if not elements or elements[-1] != last:
+        return None
+    return ",".join(elements[:-1])
+
+
 # ── running ──────────────────────────────────────────────────────────────────
 
 

@@ -2,6 +2,7 @@
 
     render(module, "llvm" | "c" | "ptx" | "wgsl", arch=None) -> str
     TARGETS                       the target names, in the order docs list them
+    DIRECT_ROUTES                 target -> (its conversion pass, a pg_uop-stage printer)
 
 `module` is at stage 5 (after `convert-uop-to-<target>`); the result is the source text the
 target's runtime compiles. `arch` is the PTX `.target` (default sm_80); other targets ignore
@@ -22,6 +23,7 @@ from picograd.dialects import pg_c, pg_ptx, pg_wgsl
 from picograd.errors import CompileError
 from picograd.lowering.c.printer import CSourceError, module_to_c
 from picograd.lowering.llvm.printer import module_to_llvm_ir
+from picograd.lowering.llvm.text_route import uop_module_to_llvm_ir
 from picograd.lowering.ptx.printer import PtxSourceError, module_to_ptx
 from picograd.lowering.wgsl.printer import WgslSourceError, module_to_wgsl
 
@@ -32,6 +34,14 @@ _PRINTERS: dict[str, Callable[[ModuleOp, str | None], str]] = {
     "wgsl": lambda module, arch: module_to_wgsl(module),
 }
 TARGETS = tuple(_PRINTERS)
+
+# Targets whose `pg_uop` kernels also print straight to source text: the conversion pass
+# that route stands in for (the pipeline's last), and the printer of a pg_uop-stage module.
+# The text is the same as the conversion and `render` give; the compile driver takes this
+# route when nothing needs the target-stage IR (docs/design.md, "Departures").
+DIRECT_ROUTES: dict[str, tuple[str, Callable[[ModuleOp], str]]] = {
+    "llvm": ("convert-uop-to-llvm", uop_module_to_llvm_ir),
+}
 
 # The module-level ops each printer prints; besides them a stage-5 module holds only the
 # host function (`func.func` of allocs and launches).
