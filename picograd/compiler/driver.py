@@ -18,7 +18,10 @@
    target's index reaches, 2**31 - 1 on PTX and WGSL, is a DeviceError at the user's line),
    the pipeline runs on it (PG_DUMP writes the input, the pipeline and the IR after every
    pass; `picograd.debug` records the compile through its hooks), `lowering.render` prints
-   it and the device's runtime compiles it.
+   it and the device's runtime compiles it. A target with a direct route
+   (`lowering.render.DIRECT_ROUTES`: CPU:LLVM) skips the pipeline's last pass and prints
+   its kernels straight from pg_uop, the same text, unless PG_DUMP, DEBUG>=2 or VIZ need
+   the target stage's IR.
 
 The structural key is the caller's: `realize()` keys a graph by its device, its nodes'
 signatures and their sources (`picograd.frontend.realize.linearize`), so equal keys mean
