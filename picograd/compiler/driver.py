@@ -44,16 +44,19 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd import disk_store, flags
 from picograd.compiler import disk_cache
 from picograd.compiler.dump import Dump
+from picograd.compiler.parallel_lowering import lower_kernels
 from picograd.compiler.pipelines import (
     DEFAULT_PIPELINES,
+    AfterPass,
     PipelineError,
+    kernel_local_tail,
     pipeline_head,
     run_pipeline,
 )
 from picograd.debug import trace as debug
 from picograd.dialects.capabilities import capabilities
 from picograd.errors import DeviceError, user_location
-from picograd.lowering.render import DIRECT_ROUTES, render
+from picograd.lowering.render import DIRECT_ROUTES, DirectRoute, render
 from picograd.runtimes import (
     Program,
     Runtime,
@@ -156,18 +159,17 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
     # Only PG_DUMP, DEBUG>=2 and VIZ look at the target stage's IR: otherwise a target that
     # prints its kernels straight from pg_uop skips building it (the pipeline's last pass)
     direct = None if dump_dir or debug.needs_ir() else DIRECT_ROUTES.get(runtime.renderer)
-    head = pipeline_head(spec, direct[0]) if direct is not None else None
+    head = pipeline_head(spec, direct.conversion) if direct is not None else None
     with _no_cyclic_gc():
         module = build()
         _check_index_width(module, device, runtime.renderer)
         after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
+        hook = debug.watch(trace, module, after_pass)
         try:
-            run_pipeline(module, spec if head is None else head,
-                         after_pass=debug.watch(trace, module, after_pass))
             if direct is not None and head is not None:
-                _check_lowered(module, spec, runtime.renderer, _UOP_KERNEL)
-                source = direct[1](module)
+                source = _direct_source(module, spec, head, runtime.renderer, direct, hook)
             else:
+                run_pipeline(module, spec, after_pass=hook)
                 _check_lowered(module, spec, runtime.renderer)
                 source = render(module, runtime.renderer, getattr(runtime, "arch", None))
         except PassFailedException as e:  # e.g. a schedule action a kernel cannot take
@@ -176,6 +178,25 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
     debug.finish(trace, module, program, _cache_summary())
     disk_cache.store_program(disk_key, program)
     return program
+
+
+def _direct_source(module: ModuleOp, spec: str, head: str, target: str, direct: DirectRoute,
+                   hook: AfterPass | None) -> str:
+    """Run `head` (the pipeline but its conversion pass) and print the pg_uop kernels
+    through `direct`; the kernel-local passes at its end run on two processes' halves of
+    the kernels where that pays (`parallel_lowering`)."""
+
+    def lower(lowered: ModuleOp) -> list[dict]:
+        _check_lowered(lowered, spec, target, _UOP_KERNEL)
+        return direct.lower(lowered)
+
+    split = kernel_local_tail(head)
+    if split is None:
+        run_pipeline(module, head, after_pass=hook)
+        return direct.assemble(lower(module))
+    graph_passes, kernel_passes = split
+    run_pipeline(module, graph_passes, after_pass=hook)
+    return direct.assemble(lower_kernels(module, kernel_passes, hook, lower))
 
 
 def _check_index_width(module: ModuleOp, device: str, target: str) -> None:

@@ -35,6 +35,7 @@ from xdsl.ir import Attribute
 
 from picograd.lowering.llvm.builder import LlvmBuilder
 from picograd.lowering.llvm.emit import suffix
+from picograd.lowering.llvm.vector_select import define_vector_selects
 
 _POINTER = llvm.LLVMPointerType()
 
@@ -115,7 +116,7 @@ class TextBuilder(LlvmBuilder):
         self.alloca_slots: list[tuple[TextValue | None, tuple]] = []  # after the hoisted
         self.ops = 1  # what the xDSL route's llvm.func walks over (itself included)
         self.intrinsics: dict[str, str] = {}  # name -> its declaration, in first-use order
-        self.helpers: dict[str, Attribute] = {}  # vector select helpers called -> their type
+        self.helpers: dict[str, str] = {}  # vector select helpers called -> their definition
 
     def _add(self, t: Attribute, parts: tuple, hoist: bool = False,
              text_type: str | None = None) -> TextValue:
@@ -192,7 +193,7 @@ class TextBuilder(LlvmBuilder):
         return self._call(name, args, result)
 
     def call(self, name: str, args: Sequence[TextValue], result: Attribute) -> TextValue:
-        self.helpers[name] = result
+        self.helpers[name] = helper_text(name, result)
         return self._call(name, args, result, "ccc ")
 
     def fma(self, a: TextValue, b: TextValue, c: TextValue) -> TextValue:
@@ -319,15 +320,39 @@ class TextFunction:
     """A kernel's LLVM text, the ops the xDSL route would have made of it (which decide
     how a graph splits into modules, `printer.compile_parts`) and the intrinsics it
     declares (name -> declaration, in first-use order) and the vector select helpers it
-    calls (name -> their vector type)."""
+    calls (name -> their definition)."""
 
     __slots__ = ("helpers", "intrinsics", "name", "ops", "outer", "text")
 
     def __init__(self, name: str, text: str, ops: int, intrinsics: dict[str, str],
-                 helpers: dict[str, Attribute]):
+                 helpers: dict[str, str]):
         self.name = name
         self.text = text
         self.ops = ops
         self.intrinsics = intrinsics
         self.helpers = helpers
         self.outer: tuple[int, int] | None = None  # (trip, work) when it runs in chunks
+
+    def to_dict(self) -> dict:
+        """Plain values (JSON): `from_dict` makes the function again."""
+        return {"name": self.name, "text": self.text, "ops": self.ops,
+                "intrinsics": self.intrinsics, "helpers": self.helpers, "outer": self.outer}
+
+    @classmethod
+    def from_dict(cls, piece: dict) -> TextFunction:
+        function = cls(piece["name"], piece["text"], piece["ops"], dict(piece["intrinsics"]),
+                       dict(piece["helpers"]))
+        outer = piece["outer"]
+        function.outer = None if outer is None else (int(outer[0]), int(outer[1]))
+        return function
+
+
+@functools.cache
+def helper_text(name: str, t: Attribute) -> str:
+    """The definition of the vector select helper `name` of vector type `t`, made by the
+    code that makes it on the xDSL route (`define_vector_selects`)."""
+    scratch = ir.Module()
+    vector = convert_type(t)
+    ir.Function(scratch, ir.FunctionType(vector, [vector, vector]), name=name)
+    define_vector_selects(scratch)
+    return str(scratch.get_global(name))

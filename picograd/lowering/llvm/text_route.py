@@ -1,6 +1,8 @@
 """The LLVM IR text of a module's `pg_uop` kernels, printed straight from them.
 
     uop_module_to_llvm_ir(module) -> str
+    lower_kernels(module) -> list[dict]       each kernel's text (JSON-able), in order
+    assemble(pieces) -> str                   the source of such pieces
 
 The same text as `convert-uop-to-llvm` followed by `printer.module_to_llvm_ir` (byte for
 byte: the kernel lowering is the same code, `convert_uop_to_llvm._KernelLowering`, given a
@@ -20,10 +22,8 @@ from __future__ import annotations
 import functools
 
 from llvmlite import binding, ir
-from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute
 
 from picograd.dialects import pg_uop
 from picograd.dialects.abi import outer_symbol
@@ -37,7 +37,6 @@ from picograd.lowering.llvm.printer import (
     split_kernels,
 )
 from picograd.lowering.llvm.text_builder import TextBuilder, TextFunction
-from picograd.lowering.llvm.vector_select import define_vector_selects
 
 
 class NotUopStageError(CompileError):
@@ -46,8 +45,14 @@ class NotUopStageError(CompileError):
 
 def uop_module_to_llvm_ir(module: ModuleOp) -> str:
     """LLVM IR text of every `pg_uop.kernel` of `module` (see the module docstring)."""
+    return assemble(lower_kernels(module))
+
+
+def lower_kernels(module: ModuleOp) -> list[dict]:
+    """Each `pg_uop.kernel` of `module` as LLVM text, in order: `TextFunction.to_dict`s,
+    which `assemble` joins into the source (and which another process can send as JSON)."""
     distinct = kernels_with_distinct_buffers(module)
-    functions: list[TextFunction] = []
+    functions: list[dict] = []
     for op in module.ops:
         if isinstance(op, pg_uop.KernelOp):
             name = op.sym_name.data
@@ -55,14 +60,21 @@ def uop_module_to_llvm_ir(module: ModuleOp) -> str:
             function: TextFunction = lowering.run()
             if lowering.split is not None:
                 function.outer = (lowering.split.trip, lowering.split.work)
-            functions.append(function)
+            functions.append(function.to_dict())
         elif not isinstance(op, func.FuncOp):
             raise NotUopStageError(f"the LLVM text route prints pg_uop.kernel ops, and this "
                                    f"module holds '{op.name}'")
-    helpers: dict[str, Attribute] = {}
+    return functions
+
+
+def assemble(pieces: list[dict]) -> str:
+    """The source of the kernels `pieces` (`lower_kernels`' dicts, in the module's order):
+    `compile_parts` modules, the kernels split among them as the printer splits them."""
+    functions = [TextFunction.from_dict(piece) for piece in pieces]
+    helpers: dict[str, str] = {}
     for function in functions:
         helpers.update(function.helpers)
-    shared = [_helper_text(name, helpers[name]) for name in sorted(helpers)]
+    shared = [helpers[name] for name in sorted(helpers)]
     parts = compile_parts(len(functions), sum(f.ops for f in functions))
     groups = split_kernels([f.ops for f in functions], parts)
     return PART_SEPARATOR.join(_module_text(shared, [functions[n] for n in group])
@@ -85,17 +97,6 @@ def _module_text(shared: list[str], functions: list[TextFunction]) -> str:
 @functools.cache
 def _triple() -> str:
     return binding.get_default_triple()
-
-
-@functools.cache
-def _helper_text(name: str, t: Attribute) -> str:
-    """The definition of the vector select helper `name` of vector type `t`, made by the
-    code that makes it on the xDSL route (`define_vector_selects`)."""
-    scratch = ir.Module()
-    vector = convert_type(t)
-    ir.Function(scratch, ir.FunctionType(vector, [vector, vector]), name=name)
-    define_vector_selects(scratch)
-    return str(scratch.get_global(name))
 
 
 def _outer_text(kernel: str, trip: int, work: int) -> str:

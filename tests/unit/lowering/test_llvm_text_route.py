@@ -5,10 +5,12 @@ The corpus is every kernel of a few real graphs, realized through the compile dr
 a direct route that also runs the llvm dialect route on a copy and compares: an MLP's Adam
 step, a small CNN's step (convolutions, max pooling, cross-entropy), an encoder layer's
 forward (attention, LayerNorm, GELU, embeddings) and integer, bool and cast ops. Random
-programs are in tests/property/test_llvm_text_route.py.
+programs are in tests/property/test_llvm_routes_agree.py.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from xdsl.parser import Parser
 
 import picograd as pg
 import picograd.compiler.driver as driver
+import picograd.compiler.parallel_lowering as parallel_lowering
 import picograd.frontend.realize as realize_mod
 import picograd.nn as nn
 import picograd.nn.functional as F
@@ -35,20 +38,23 @@ def compared(monkeypatch: pytest.MonkeyPatch):
     """Realize through a direct route that checks itself against the llvm dialect route;
     yields the list of (kernels, parts) of every graph it printed."""
     monkeypatch.setenv("PG_CACHE", "0")
+    # every graph lowered in this process, so that each kernel is compared (and counted)
+    monkeypatch.setattr(parallel_lowering, "MIN_KERNELS", 10**9)
     realize_mod.clear_cache()
     printed: list[tuple[int, int]] = []
-    name, route = driver.DIRECT_ROUTES["llvm"]
+    route = driver.DIRECT_ROUTES["llvm"]
 
     def checked(module):
         slow = module.clone()
         ConvertUopToLlvmPass().apply(make_context(), slow)
         want = module_to_llvm_ir(slow)
-        got = route(module)
+        pieces = route.lower(module)
+        got = route.assemble(pieces)
         assert got == want
         printed.append((got.count("\ndefine void "), got.count(PART_SEPARATOR) + 1))
-        return got
+        return pieces
 
-    monkeypatch.setitem(driver.DIRECT_ROUTES, "llvm", (name, checked))
+    monkeypatch.setitem(driver.DIRECT_ROUTES, "llvm", dataclasses.replace(route, lower=checked))
     yield printed
     realize_mod.clear_cache()
 
