@@ -5,7 +5,7 @@
     write(kind, key, payload)             atomic: temp file in the same directory + os.replace
     key_text(*parts) -> str               one unambiguous text of the parts of a key
     stable_text(value) -> str             a repr that is the same in every process
-    picograd_version() -> str             the package version and a fingerprint of its sources
+    picograd_version() -> str             a fingerprint of the sources and the Python version
     stats() -> StoreStats                 this process's hits and misses
 
 The store knows nothing of what it holds: the compile driver (`picograd.compiler.disk_cache`)
@@ -44,7 +44,6 @@ import struct
 import sys
 import tempfile
 import warnings
-from importlib import metadata
 
 from picograd import flags
 
@@ -237,10 +236,11 @@ def write(kind: str, key: str, payload: bytes) -> None:
 
 @functools.cache
 def picograd_version() -> str:
-    try:
-        version = metadata.version("picograd")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
+    """picograd's sources as a key part: a fingerprint of every module's path, size and
+    mtime (any edit changes it, a new release's too) and the Python version. The installed
+    package's metadata is not read: `importlib.metadata` scans `sys.path`, which took 10 to
+    40 ms of a warm process's first realize, for a version the fingerprint already covers."""
+    version = "src"
     package = os.path.dirname(os.path.abspath(__file__))
     fingerprint = hashlib.sha256()
     for folder, dirs, files in os.walk(package):
@@ -268,6 +268,8 @@ def stable_text(value: object) -> str:
     if kind in _REPR_STABLE:
         return repr(value)
     if kind is tuple or kind is list:
+        if kind is tuple and len(value) != 1 and _REPR_STABLE.issuperset(map(type, value)):  # type: ignore[arg-type]
+            return repr(value)  # the same text, in C: most of a key's tuples hold only these
         texts = [stable_text(v) for v in value]  # type: ignore[union-attr]
         return "(" + ", ".join(texts) + ")"
     if isinstance(value, (set, frozenset)):

@@ -18,7 +18,10 @@
    target's index reaches, 2**31 - 1 on PTX and WGSL, is a DeviceError at the user's line),
    the pipeline runs on it (PG_DUMP writes the input, the pipeline and the IR after every
    pass; `picograd.debug` records the compile through its hooks), `lowering.render` prints
-   it and the device's runtime compiles it.
+   it and the device's runtime compiles it. A target with a direct route
+   (`lowering.render.DIRECT_ROUTES`: CPU:LLVM) skips the pipeline's last pass and prints
+   its kernels straight from pg_uop, the same text, unless PG_DUMP, DEBUG>=2 or VIZ need
+   the target stage's IR.
 
 The structural key is the caller's: `realize()` keys a graph by its device, its nodes'
 signatures and their sources (`picograd.frontend.realize.linearize`), so equal keys mean
@@ -41,11 +44,19 @@ from xdsl.utils.exceptions import PassFailedException
 from picograd import disk_store, flags
 from picograd.compiler import disk_cache
 from picograd.compiler.dump import Dump
-from picograd.compiler.pipelines import DEFAULT_PIPELINES, PipelineError, run_pipeline
+from picograd.compiler.parallel_lowering import lower_kernels
+from picograd.compiler.pipelines import (
+    DEFAULT_PIPELINES,
+    AfterPass,
+    PipelineError,
+    kernel_local_tail,
+    pipeline_head,
+    run_pipeline,
+)
 from picograd.debug import trace as debug
 from picograd.dialects.capabilities import capabilities
 from picograd.errors import DeviceError, user_location
-from picograd.lowering.render import render
+from picograd.lowering.render import DIRECT_ROUTES, DirectRoute, render
 from picograd.runtimes import (
     Program,
     Runtime,
@@ -145,19 +156,47 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
     if program is not None:
         debug.finish(trace, None, program, _cache_summary())
         return program
+    # Only PG_DUMP, DEBUG>=2 and VIZ look at the target stage's IR: otherwise a target that
+    # prints its kernels straight from pg_uop skips building it (the pipeline's last pass)
+    direct = None if dump_dir or debug.needs_ir() else DIRECT_ROUTES.get(runtime.renderer)
+    head = pipeline_head(spec, direct.conversion) if direct is not None else None
     with _no_cyclic_gc():
         module = build()
         _check_index_width(module, device, runtime.renderer)
         after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
+        hook = debug.watch(trace, module, after_pass)
         try:
-            run_pipeline(module, spec, after_pass=debug.watch(trace, module, after_pass))
+            if direct is not None and head is not None:
+                source = _direct_source(module, spec, head, runtime.renderer, direct, hook)
+            else:
+                run_pipeline(module, spec, after_pass=hook)
+                _check_lowered(module, spec, runtime.renderer)
+                source = render(module, runtime.renderer, getattr(runtime, "arch", None))
         except PassFailedException as e:  # e.g. a schedule action a kernel cannot take
             raise PipelineError(f"{e} (pipeline '{spec}')") from e
-        _check_lowered(module, spec, runtime.renderer)
-        program = _build_program(module, runtime)
+        program = _build_program(module, runtime, source)
     debug.finish(trace, module, program, _cache_summary())
     disk_cache.store_program(disk_key, program)
     return program
+
+
+def _direct_source(module: ModuleOp, spec: str, head: str, target: str, direct: DirectRoute,
+                   hook: AfterPass | None) -> str:
+    """Run `head` (the pipeline but its conversion pass) and print the pg_uop kernels
+    through `direct`; the kernel-local passes at its end run on two processes' halves of
+    the kernels where that pays (`parallel_lowering`)."""
+
+    def lower(lowered: ModuleOp) -> list[dict]:
+        _check_lowered(lowered, spec, target, _UOP_KERNEL)
+        return direct.lower(lowered)
+
+    split = kernel_local_tail(head)
+    if split is None:
+        run_pipeline(module, head, after_pass=hook)
+        return direct.assemble(lower(module))
+    graph_passes, kernel_passes = split
+    run_pipeline(module, graph_passes, after_pass=hook)
+    return direct.assemble(lower_kernels(module, kernel_passes, hook, lower))
 
 
 def _check_index_width(module: ModuleOp, device: str, target: str) -> None:
@@ -185,12 +224,18 @@ _KERNEL_OPS = {"llvm": "llvm.func", "c": "pg_c.func", "ptx": "pg_ptx.entry", "wg
 _SCHEDULE_OPS = {"pg_sched.alloc", "pg_sched.launch", "func.return"}
 
 
-def _check_lowered(module: ModuleOp, spec: str, target: str) -> None:
-    """A user's pipeline must take the graph all the way to `target`'s kernels."""
+_UOP_KERNEL = "pg_uop.kernel"  # the kernels before the last pass (a direct route's input)
+
+
+def _check_lowered(module: ModuleOp, spec: str, target: str, kernel_op: str | None = None
+                   ) -> None:
+    """A user's pipeline must take the graph all the way to `target`'s kernels (or to
+    `kernel_op`, the pg_uop kernels a direct route prints, before the last pass)."""
+    kernel_op = kernel_op or _KERNEL_OPS.get(target)
     for op in module.ops:
         inner = op.regions[0].ops if isinstance(op, func.FuncOp) and op.regions else ()
         left = next((o.name for o in inner if o.name not in _SCHEDULE_OPS), None)
-        if not isinstance(op, func.FuncOp) and op.name != _KERNEL_OPS.get(target):
+        if not isinstance(op, func.FuncOp) and op.name != kernel_op:
             left = op.name
         if left is not None:
             raise PipelineError(
@@ -199,8 +244,9 @@ def _check_lowered(module: ModuleOp, spec: str, target: str) -> None:
                 f"the default does: '{DEFAULT_PIPELINES[target]}'")
 
 
-def _build_program(module: ModuleOp, runtime: Runtime) -> Program:
-    source = render(module, runtime.renderer, getattr(runtime, "arch", None))
+def _build_program(module: ModuleOp, runtime: Runtime, source: str) -> Program:
+    """Compile `source`, the kernels of `module` (a stage-5 module, or a pg_uop one that a
+    direct route printed), and plan its `@main`."""
     debug.lap("render")  # DEBUG=1's time per stage (a no-op unless DEBUG or VIZ is on)
     binary = runtime.compile(source)
     debug.lap("toolchain compile")
@@ -210,4 +256,6 @@ def _build_program(module: ModuleOp, runtime: Runtime) -> Program:
 def compile_module(module: ModuleOp, target: str) -> Program:
     """Compile the kernels of a stage-5 `module` for `target` ("llvm", "c", "ptx", "wgsl")
     on that target's device and plan its `@main` (no pipeline runs, nothing is cached)."""
-    return _build_program(module, get_device(device_for_target(target)))
+    runtime = get_device(device_for_target(target))
+    return _build_program(module, runtime,
+                          render(module, runtime.renderer, getattr(runtime, "arch", None)))

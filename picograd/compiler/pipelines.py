@@ -357,6 +357,36 @@ def stage_pipeline(stage: str) -> str:
     return full
 
 
+def pipeline_head(spec: str, last: str) -> str | None:
+    """The flat form of `spec` without its last pass, when that pass is `last` (without
+    options); else None. The compile driver runs a pipeline that ends in a target's
+    conversion this way when it prints the kernels straight from pg_uop."""
+    elements = _Splitter(spec).elements()
+    if not elements or elements[-1] != last:
+        return None
+    return ",".join(elements[:-1])
+
+
+# Passes that rewrite each kernel on its own, whatever the other kernels are (`@main`, the
+# schedule, they leave as it is or rewrite alike): a pipeline's tail of them may run on
+# parts of a graph's kernels in separate processes (`picograd/compiler/parallel_lowering.py`).
+KERNEL_LOCAL_PASSES = frozenset({
+    "convert-sched-to-loop", "loop-simplify", "loop-optimize", "convert-loop-to-uop",
+    "uop-simplify", "cse", "uop-contract"})
+
+
+def kernel_local_tail(spec: str) -> tuple[str, str] | None:
+    """(`spec` up to its tail of `KERNEL_LOCAL_PASSES`, that tail), both flat; None when
+    the pipeline does not end in such passes, or has nothing before them."""
+    elements = _Splitter(spec).elements()
+    cut = len(elements)
+    while cut > 0 and _NAME.match(elements[cut - 1]).group() in KERNEL_LOCAL_PASSES:  # type: ignore[union-attr]
+        cut -= 1
+    if cut == len(elements) or cut == 0:
+        return None
+    return ",".join(elements[:cut]), ",".join(elements[cut:])
+
+
 # ── running ──────────────────────────────────────────────────────────────────
 
 

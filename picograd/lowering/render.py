@@ -2,6 +2,7 @@
 
     render(module, "llvm" | "c" | "ptx" | "wgsl", arch=None) -> str
     TARGETS                       the target names, in the order docs list them
+    DIRECT_ROUTES                 target -> DirectRoute: its pg_uop-stage printer
 
 `module` is at stage 5 (after `convert-uop-to-<target>`); the result is the source text the
 target's runtime compiles. `arch` is the PTX `.target` (default sm_80); other targets ignore
@@ -13,6 +14,7 @@ printers print the ops of their own target and would skip everything else.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
@@ -21,6 +23,7 @@ from xdsl.ir import Operation
 from picograd.dialects import pg_c, pg_ptx, pg_wgsl
 from picograd.errors import CompileError
 from picograd.lowering.c.printer import CSourceError, module_to_c
+from picograd.lowering.llvm import text_route
 from picograd.lowering.llvm.printer import module_to_llvm_ir
 from picograd.lowering.ptx.printer import PtxSourceError, module_to_ptx
 from picograd.lowering.wgsl.printer import WgslSourceError, module_to_wgsl
@@ -32,6 +35,25 @@ _PRINTERS: dict[str, Callable[[ModuleOp, str | None], str]] = {
     "wgsl": lambda module, arch: module_to_wgsl(module),
 }
 TARGETS = tuple(_PRINTERS)
+
+@dataclass(frozen=True)
+class DirectRoute:
+    """How a target's `pg_uop` kernels also print straight to source text, the same text
+    that its conversion pass and `render` give: `lower` makes each kernel's piece (plain
+    values: JSON), `assemble` the source of the pieces. The compile driver takes this route
+    when nothing needs the target-stage IR (docs/design.md, "Departures")."""
+
+    conversion: str  # the pass the route stands in for (the pipeline's last)
+    lower: Callable[[ModuleOp], list[dict]]  # a pg_uop-stage module -> its kernels' pieces
+    assemble: Callable[[list[dict]], str]  # the pieces, in the module's order -> the source
+
+    def print(self, module: ModuleOp) -> str:
+        return self.assemble(self.lower(module))
+
+
+DIRECT_ROUTES: dict[str, DirectRoute] = {
+    "llvm": DirectRoute("convert-uop-to-llvm", text_route.lower_kernels, text_route.assemble),
+}
 
 # The module-level ops each printer prints; besides them a stage-5 module holds only the
 # host function (`func.func` of allocs and launches).

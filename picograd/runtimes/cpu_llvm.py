@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import platform
 import struct
-import threading
 import warnings
 from dataclasses import dataclass
 from functools import cache
@@ -141,9 +140,7 @@ def _fork_is_safe() -> bool:
     run (another thread of the program might hold llvmlite's lock, which the child would
     then wait for forever). Where other threads run (a notebook kernel's, a test runner's),
     the modules compile one after the other."""
-    current = threading.current_thread()
-    return all(t is current or t.name.startswith(parallel.POOL_THREADS)
-               for t in threading.enumerate())
+    return parallel.fork_is_safe()
 
 
 def _fork_compile(part: str) -> tuple[int, int]:

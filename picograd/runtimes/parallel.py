@@ -67,6 +67,17 @@ CHUNKS_PER_THREAD = 4
 # forked compiler process could need).
 POOL_THREADS = "picograd-cpu"
 
+
+
+def fork_is_safe() -> bool:
+    """Whether a forked child can run Python and LLVM: only the calling thread and the
+    kernel pool's run (another thread of the program might hold a lock, llvmlite's or the
+    logging module's, that the child would then wait for forever). Where other threads run
+    (a notebook kernel's, a test runner's), the callers do their work in this process."""
+    current = threading.current_thread()
+    return all(t is current or t.name.startswith(POOL_THREADS) for t in threading.enumerate())
+
+
 # Bounds of a pool thread's busy wait for the next launch (see the module docstring).
 SPIN_MIN_S, SPIN_MAX_S = 50e-6, 2e-3
 

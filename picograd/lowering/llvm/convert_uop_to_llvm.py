@@ -54,20 +54,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DenseArrayBase,
-    DictionaryAttr,
-    IntegerAttr,
-    IntegerType,
-    ModuleOp,
-    UnitAttr,
-    VectorType,
-    i8,
-    i32,
-    i64,
-)
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import IntegerType, ModuleOp, VectorType, i8, i32, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -77,71 +65,48 @@ from picograd.dialects.dtypes import is_bool, lane_type
 from picograd.dialects.flat_vectors import lanes_of
 from picograd.dialects.pg import BinaryKind, BufferType
 from picograd.lowering.kernels import replace_kernels
-from picograd.lowering.llvm.alu import (
-    Emitter,
-    const,
-    icmp,
-    llvm_type,
-    lower_alu,
-    lower_constant,
-    splat,
-)
+from picograd.lowering.llvm.alu import const, llvm_type, lower_alu, lower_constant, splat
+from picograd.lowering.llvm.builder import BlockRef, LlvmBuilder, Value
 from picograd.lowering.llvm.vector_select import declare_vector_selects
-from picograd.lowering.outer_range import outer_split
-
-_NO_WRAP = llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP, llvm.OverflowFlag.NO_UNSIGNED_WRAP))
+from picograd.lowering.llvm.xdsl_builder import XdslBuilder
+from picograd.lowering.outer_range import OuterSplit, outer_split
 
 
 @dataclass
 class _Loop:
-    body: Block  # its argument is the induction variable (i64)
-    exit: Block
-    end: SSAValue
-    step: SSAValue
+    body: BlockRef  # its argument is the induction variable (i64)
+    exit: BlockRef
+    end: Value
+    step: Value
 
 
 class _KernelLowering:
-    """Translate one `pg_uop.kernel` into a new `llvm.func`, walking its flat block in order."""
+    """Translate one `pg_uop.kernel` into a function through `builder` (an `llvm.func` with
+    `XdslBuilder`, LLVM text with the text builder), walking its flat block in order."""
 
-    def __init__(self, kernel: pg_uop.KernelOp, noalias: bool):
+    def __init__(self, kernel: pg_uop.KernelOp, noalias: bool, builder: LlvmBuilder):
         self.kernel = kernel
         self.noalias = noalias
-        self.arg_types: list[Attribute] = [llvm.LLVMPointerType()] * len(kernel.args)
-        self.entry = Block(arg_types=[*self.arg_types, i64, i64])  # + (start, end)
-        self.split = outer_split(kernel)
-        self.region = Region(self.entry)
-        self.emit = Emitter(self.entry)
-        self.values: dict[SSAValue, SSAValue] = {}  # pg_uop value -> llvm value
+        self.b = builder
+        self.split: OuterSplit | None = outer_split(kernel)
+        self.values: dict[SSAValue, Value] = {}  # pg_uop value -> the builder's value
         self.loops: dict[SSAValue, _Loop] = {}  # open ranges
-        self.alloca_size: Operation | None = None  # the `1 : i32` every alloca counts
-        self.alloca_anchor: Operation | None = None  # the last entry-block alloca
 
-    def run(self) -> llvm.FuncOp:
-        for arg, new in zip(self.kernel.args, self.entry.args, strict=False):
+    def run(self):
+        """The builder's function (`builder.finish(name, noalias)`)."""
+        args = self.b.args
+        for arg, new in zip(self.kernel.args, args, strict=False):
             self.values[arg] = new
-            new.name_hint = arg.name_hint
-        self.entry.args[-2].name_hint, self.entry.args[-1].name_hint = START_NAME, END_NAME
-        if any(isinstance(op, pg_uop.AccOp) for op in self.kernel.body.block.ops):
-            self.alloca_size = self.alloca_anchor = self.emit(
-                llvm.ConstantOp(IntegerAttr(1, i32), i32))
-        for op in self.kernel.body.block.ops:
+            self.b.name(new, arg.name_hint)
+        self.b.name(args[-2], START_NAME)
+        self.b.name(args[-1], END_NAME)
+        ops = self.kernel.body.block.ops
+        if any(isinstance(op, pg_uop.AccOp) for op in ops):
+            self.b.allocas()
+        for op in ops:
             self._lower(op)
-        self.emit(llvm.ReturnOp())
-        props: dict[str, Attribute | None] = {}
-        if self.noalias and self.arg_types:
-            noalias = DictionaryAttr({"llvm.noalias": UnitAttr()})
-            props["arg_attrs"] = ArrayAttr([noalias] * len(self.arg_types)
-                                           + [DictionaryAttr({})] * 2)
-        func = llvm.FuncOp(
-            self.kernel.sym_name.data,
-            llvm.LLVMFunctionType([*self.arg_types, i64, i64], llvm.LLVMVoidType()),
-            linkage=llvm.LinkageAttr("external"),
-            body=self.region,
-            other_props=props,
-        )
-        if self.split is not None:
-            self.split.mark(func)
-        return func
+        self.b.ret()
+        return self.b.finish(self.kernel.sym_name.data, self.noalias)  # type: ignore[attr-defined]
 
     # ── dispatch ────────────────────────────────────────────────────────────
 
@@ -149,104 +114,96 @@ class _KernelLowering:
         if (handler := _HANDLERS.get(type(op))) is not None:
             handler(self, op)
         elif isinstance(op, pg_uop.ConstOp):
-            self.values[op.result] = lower_constant(self.emit, op.value, op.result.type)
+            self.values[op.result] = lower_constant(self.b, op.value, op.result.type)
         elif isinstance(op, pg_uop.FmaOp):  # llvm.fma: one rounding, as the op says
             a, b, c = (self.values[v] for v in op.operands)
-            self.values[op.result] = self.emit.value(llvm.FMAOp(a, b, c))
+            self.values[op.result] = self.b.fma(a, b, c)
         elif isinstance(op, pg_uop.ALU_OPS):
             operands = [self.values[v] for v in op.operands]
-            self.values[op.results[0]] = lower_alu(self.emit, op, operands)
+            self.values[op.results[0]] = lower_alu(self.b, op, operands)
         else:
             raise PassFailedException(
                 f"convert-uop-to-llvm: @{self.kernel.sym_name.data}: {op.name} has no CPU lowering"
             )
         for result in op.results:  # keep the readable names of the input IR
-            new = self.values[result]
-            if new.name_hint is None:
-                new.name_hint = result.name_hint
+            self.b.name(self.values[result], result.name_hint)
 
-    def _const(self, value: int, t: Attribute = i64) -> SSAValue:
-        return const(self.emit, value, t)
+    def _const(self, value: int, t: Attribute = i64) -> Value:
+        return const(self.b, value, t)
 
     # ── loops ───────────────────────────────────────────────────────────────
 
     def _range(self, op: pg_uop.RangeOp) -> None:
-        body, exit_ = Block(arg_types=[i64]), Block()
+        body, exit_ = self.b.new_block(True), self.b.new_block(False)
         if self.split is not None and op is self.split.range:
             start, end, step = self._bounds_from_args(op)
-            self.region.add_block(body)
+            self.b.add_block(body)
             # the chunk may be empty: test before the first iteration
-            self.emit(llvm.CondBrOp(icmp(self.emit, "slt", start, end), body, [start], exit_, []))
+            self.b.cond_br(self.b.icmp("slt", start, end), body, [start], exit_, [])
         else:
             start, end = self._const(op.start.data), self._const(op.end.data)
             step = self._const(1)
-            self.region.add_block(body)
-            self.emit(llvm.BrOp(body, start) if op.start.data < op.end.data
-                      else llvm.BrOp(exit_))
-        self.emit.block = body
+            self.b.add_block(body)
+            if op.start.data < op.end.data:
+                self.b.br(body, [start])
+            else:
+                self.b.br(exit_)
+        self.b.position(body)
         self.loops[op.result] = _Loop(body, exit_, end, step)
-        self.values[op.result] = body.args[0]
+        self.values[op.result] = self.b.block_argument(body)
 
-    def _bounds_from_args(self, op: pg_uop.RangeOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+    def _bounds_from_args(self, op: pg_uop.RangeOp) -> tuple[Value, Value, Value]:
         """(first, end, step) of the split outer range: iterations `[start, end)` of it, the
         trailing arguments, shifted by the range's own start."""
-        start, end = self.entry.args[-2], self.entry.args[-1]
+        start, end = self.b.args[-2], self.b.args[-1]
         if op.start.data != 0:
             offset = self._const(op.start.data)
-            start = self.emit.value(llvm.AddOp(start, offset, overflow=_NO_WRAP))
-            end = self.emit.value(llvm.AddOp(end, offset, overflow=_NO_WRAP))
+            start = self.b.binary("add", start, offset, no_wrap=True)
+            end = self.b.binary("add", end, offset, no_wrap=True)
         return start, end, self._const(1)
 
     def _end(self, op: pg_uop.EndOp) -> None:
         loop = self.loops.pop(op.range)
-        iv = loop.body.args[0]
-        nxt = self.emit.value(llvm.AddOp(iv, loop.step, overflow=_NO_WRAP))
-        more = icmp(self.emit, "slt", nxt, loop.end)
-        self.emit(llvm.CondBrOp(more, loop.body, [nxt], loop.exit, []))
-        self.region.add_block(loop.exit)
-        self.emit.block = loop.exit
+        iv = self.b.block_argument(loop.body)
+        nxt = self.b.binary("add", iv, loop.step, no_wrap=True)
+        more = self.b.icmp("slt", nxt, loop.end)
+        self.b.cond_br(more, loop.body, [nxt], loop.exit, [])
+        self.b.add_block(loop.exit)
+        self.b.position(loop.exit)
 
     # ── accumulators ────────────────────────────────────────────────────────
 
     def _acc(self, op: pg_uop.AccOp) -> None:
         # allocas go to the entry block (where mem2reg promotes them), after the size constant
-        assert self.alloca_size is not None and self.alloca_anchor is not None
         t = llvm_type(op.element_type)
-        alloca = llvm.AllocaOp(self.alloca_size.results[0], t,
-                               alignment=_byte_size(llvm_type(lane_type(t))))
-        self.entry.insert_op_after(alloca, self.alloca_anchor)
-        self.alloca_anchor = alloca
-        self.values[op.result] = alloca.res
-        self.emit(llvm.StoreOp(lower_constant(self.emit, op.init, op.element_type), alloca.res))
+        slot = self.b.alloca(t, _byte_size(llvm_type(lane_type(t))))
+        self.values[op.result] = slot
+        self.b.store(lower_constant(self.b, op.init, op.element_type), slot)
 
     def _acc_load(self, op: pg_uop.AccLoadOp) -> None:
-        load = llvm.LoadOp(self.values[op.acc], llvm_type(op.result.type))
-        self.values[op.result] = self.emit.value(load)
+        self.values[op.result] = self.b.load(self.values[op.acc], llvm_type(op.result.type))
 
     def _acc_store(self, op: pg_uop.AccStoreOp) -> None:
-        self.emit(llvm.StoreOp(self.values[op.value], self.values[op.acc]))
+        self.b.store(self.values[op.value], self.values[op.acc])
 
     # ── memory ──────────────────────────────────────────────────────────────
 
-    def _address(self, buffer: SSAValue, index: SSAValue) -> SSAValue:
+    def _address(self, buffer: SSAValue, index: Value) -> Value:
         assert isinstance(buffer.type, BufferType)
-        storage = _storage_type(buffer.type.element_type)
-        gep = llvm.GEPOp(self.values[buffer], [llvm.GEP_USE_SSA_VAL], storage,
-                         ssa_indices=[index], inbounds=True)
-        return self.emit.value(gep)
+        return self.b.gep(self.values[buffer], index, _storage_type(buffer.type.element_type))
 
     def _load(self, op: pg_uop.LoadOp) -> None:
         index = self.values[op.index]
         mask = self.values[op.mask] if op.mask is not None else None
         if mask is not None:  # read element 0 where masked off: always in bounds
-            index = self.emit.value(llvm.SelectOp(mask, index, self._const(0)))
+            index = self.b.select(mask, index, self._const(0))
         dtype = op.result.type
-        value = self.emit.value(llvm.LoadOp(self._address(op.buffer, index), _storage_type(dtype)))
+        value = self.b.load(self._address(op.buffer, index), _storage_type(dtype))
         if is_bool(dtype):
-            value = icmp(self.emit, "ne", value, self._const(0, i8))
+            value = self.b.icmp("ne", value, self._const(0, i8))
         if mask is not None and op.other is not None:
-            other = lower_constant(self.emit, op.other, dtype)
-            value = self.emit.value(llvm.SelectOp(mask, value, other))
+            other = lower_constant(self.b, op.other, dtype)
+            value = self.b.select(mask, value, other)
         self.values[op.result] = value
 
     def _vload(self, op: pg_uop.VLoadOp) -> None:
@@ -261,50 +218,45 @@ class _KernelLowering:
             # two vector loads, the second ending on the last element the lanes read (none
             # past it), and one shuffle of the even elements: lane l is element 2l, which
             # the second vector (from element lanes - 1) holds from 2l >= lanes on
-            later = self.emit.value(llvm.AddOp(index, self._const(lanes - 1)))
+            later = self.b.binary("add", index, self._const(lanes - 1))
             first, second = self._vector_at(op.buffer, index, t), self._vector_at(
                 op.buffer, later, t)
             mask = [2 * n if 2 * n < lanes else 2 * n + 1 for n in range(lanes)]
-            self.values[op.result] = self.emit.value(llvm.ShuffleVectorOp(
-                first, second, DenseArrayBase.from_list(i32, mask), t))
+            self.values[op.result] = self.b.shuffle_vector(first, second, mask, t)
             return
-        value = self.emit.value(llvm.UndefOp(t))  # any other step: lane by lane
+        value = self.b.undef(t)  # any other step: lane by lane
         for n in range(lanes):
-            at = self.emit.value(llvm.AddOp(index, self._const(op.stride * n)))
-            element = self.emit.value(llvm.LoadOp(self._address(op.buffer, at),
-                                                  t.element_type))
-            value = self.emit.value(llvm.InsertElementOp(value, element, self._const(n, i32)))
+            at = self.b.binary("add", index, self._const(op.stride * n))
+            element = self.b.load(self._address(op.buffer, at), t.element_type)
+            value = self.b.insert_element(value, element, self._const(n, i32))
         self.values[op.result] = value
 
-    def _vector_at(self, buffer: SSAValue, index: SSAValue, t: VectorType) -> SSAValue:
+    def _vector_at(self, buffer: SSAValue, index: Value, t: VectorType) -> Value:
         """`t`'s lanes from `buffer[index]` on, aligned as one element."""
-        return self.emit.value(llvm.LoadOp(self._address(buffer, index), t,
-                                           alignment=_byte_size(t.element_type)))
+        return self.b.load(self._address(buffer, index), t, _byte_size(t.element_type))
 
     def _vstore(self, op: pg_uop.VStoreOp) -> None:
         t = op.value.type
         assert isinstance(t, VectorType)
         address = self._address(op.buffer, self.values[op.index])
-        self.emit(llvm.StoreOp(self.values[op.value], address,
-                               alignment=_byte_size(t.element_type)))
+        self.b.store(self.values[op.value], address, _byte_size(t.element_type))
 
     def _broadcast(self, op: pg_uop.BroadcastOp) -> None:
-        self.values[op.result] = splat(self.emit, self.values[op.input],
-                                       lanes_of(op.result.type))
+        self.values[op.result] = splat(self.b, self.values[op.input], lanes_of(op.result.type))
 
     def _vreduce(self, op: pg_uop.VReduceOp) -> None:
         # without `reassoc` the intrinsics combine in lane order from the start value, and
         # -0.0 + x and 1.0 * x are x
-        start = -0.0 if op.kind.data == BinaryKind.ADD else 1.0
-        cls = llvm.VectorReduceFAddOp if op.kind.data == BinaryKind.ADD else llvm.VectorReduceFMulOp
-        first = const(self.emit, start, op.result.type)
-        self.values[op.result] = self.emit.value(cls(first, self.values[op.input]))
+        add = op.kind.data == BinaryKind.ADD
+        first = const(self.b, -0.0 if add else 1.0, op.result.type)
+        self.values[op.result] = self.b.vector_reduce("fadd" if add else "fmul", first,
+                                                      self.values[op.input])
 
     def _store(self, op: pg_uop.StoreOp) -> None:
         value = self.values[op.value]
         if is_bool(op.value.type):
-            value = self.emit.value(llvm.ZExtOp(value, i8))
-        self.emit(llvm.StoreOp(value, self._address(op.buffer, self.values[op.index])))
+            value = self.b.cast("zext", value, i8)
+        self.b.store(value, self._address(op.buffer, self.values[op.index]))
 
 
 _HANDLERS = {
@@ -332,6 +284,15 @@ def _byte_size(t: Attribute) -> int:
     return max(1, bits // 8)
 
 
+def lower_kernel_to_llvm_func(kernel: pg_uop.KernelOp, noalias: bool) -> llvm.FuncOp:
+    """One kernel as an `llvm.func` (the split outer range recorded on it)."""
+    lowering = _KernelLowering(kernel, noalias, XdslBuilder(len(kernel.args)))
+    func = lowering.run()
+    if lowering.split is not None:
+        lowering.split.mark(func)
+    return func
+
+
 @dataclass(frozen=True)
 class ConvertUopToLlvmPass(ModulePass):
     """pg_uop kernels -> llvm.func kernels (xDSL llvm dialect); `@main` is kept as it is.
@@ -343,5 +304,5 @@ class ConvertUopToLlvmPass(ModulePass):
     name = "convert-uop-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        replace_kernels(op, lambda kernel, distinct: _KernelLowering(kernel, distinct).run())
+        replace_kernels(op, lower_kernel_to_llvm_func)
         declare_vector_selects(op)

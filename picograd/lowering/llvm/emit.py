@@ -1,60 +1,13 @@
-"""The primitives every part of the LLVM lowering builds with: an op appender, the LLVM
-type of a picograd type, constants, splats and intrinsic name suffixes."""
+"""The primitives every part of the LLVM lowering builds with: the LLVM type of a picograd
+type, constants, splats and intrinsic name suffixes (over either builder of `builder.py`)."""
 
 from __future__ import annotations
 
-from typing import TypeVar
-
-from xdsl.dialects import llvm
-from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    IntegerType,
-    VectorType,
-    i32,
-    i64,
-)
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerType, VectorType, i32, i64
+from xdsl.ir import Attribute
 
 from picograd.dialects.dtypes import is_float
-
-OpT = TypeVar("OpT", bound=Operation)
-
-
-class Emitter:
-    """Appends ops to the current block (`block` moves as control flow is built). Constants
-    and splats of constants are made once per function, at the top of its entry block (which
-    dominates every block): each kernel uses the same few hundreds of times."""
-
-    def __init__(self, block: Block):
-        self.block = block
-        self.entry = block
-        self._hoisted: Operation | None = None  # the last op placed at the entry's top
-        self.constants: dict[tuple[Attribute, Attribute], SSAValue] = {}
-        self.constant_values: set[SSAValue] = set()
-        self.splats: dict[tuple[SSAValue, int], SSAValue] = {}
-
-    def hoist(self, op: Operation) -> SSAValue:
-        """Place `op` (whose operands are hoisted ones) at the top of the entry block."""
-        if self._hoisted is not None:
-            self.entry.insert_op_after(op, self._hoisted)
-        elif self.entry.first_op is not None:
-            self.entry.insert_op_before(op, self.entry.first_op)
-        else:
-            self.entry.add_op(op)
-        self._hoisted = op
-        return op.results[0]
-
-    def __call__(self, op: OpT) -> OpT:
-        self.block.add_op(op)
-        return op
-
-    def value(self, op: Operation) -> SSAValue:
-        """Append a single-result op and return its result."""
-        self.block.add_op(op)
-        return op.results[0]
+from picograd.lowering.llvm.builder import LlvmBuilder, Value
 
 
 def llvm_type(t: Attribute) -> Attribute:
@@ -74,29 +27,23 @@ def suffix(t: Attribute) -> str:
     return f"i{lt.width.data}" if isinstance(lt, IntegerType) else str(lt)
 
 
-def const(emit: Emitter, value: float | int, t: Attribute) -> SSAValue:
-    """The constant `value` of scalar type `t` (one per function, see `Emitter`)."""
+def const(b: LlvmBuilder, value: float | int, t: Attribute) -> Value:
+    """The constant `value` of scalar type `t` (once per function, at the top of its entry
+    block, which dominates every block: each kernel uses the same few hundreds of times)."""
     lt = llvm_type(t)
-    attr = FloatAttr(float(value), lt) if is_float(t) else IntegerAttr(int(value), lt)  # type: ignore[arg-type]
-    key = (attr, lt)  # float attributes compare by bits: -0.0 is not 0.0
-    if (known := emit.constants.get(key)) is None:
-        known = emit.constants[key] = emit.hoist(llvm.ConstantOp(attr, lt))
-        emit.constant_values.add(known)
-    return known
+    return b.constant(float(value) if is_float(t) else int(value), lt)
 
 
-def splat(emit: Emitter, x: SSAValue, lanes: int) -> SSAValue:
+def splat(b: LlvmBuilder, x: Value, lanes: int) -> Value:
     """A vector of `lanes` copies of `x`: inserted into lane 0, shuffled to every lane (once
-    per function when `x` is a constant)."""
-    hoisted = x in emit.constant_values
-    if hoisted and (known := emit.splats.get((x, lanes))) is not None:
+    per function, at the top of the entry block, when `x` is a constant)."""
+    hoisted = id(x) in b.constant_values
+    if hoisted and (known := b.splats.get((id(x), lanes))) is not None:
         return known
-    place = emit.hoist if hoisted else emit.value
-    vector_type = VectorType(x.type, [lanes])
-    zero = const(emit, 0, i32)
-    first = place(llvm.InsertElementOp(place(llvm.UndefOp(vector_type)), x, zero))
-    mask = DenseArrayBase.from_list(i32, [0] * lanes)
-    value = place(llvm.ShuffleVectorOp(first, first, mask, vector_type))
+    vector_type = VectorType(b.type_of(x), [lanes])
+    zero = const(b, 0, i32)
+    first = b.insert_element(b.undef(vector_type, hoist=hoisted), x, zero, hoist=hoisted)
+    value = b.shuffle_vector(first, first, [0] * lanes, vector_type, hoist=hoisted)
     if hoisted:
-        emit.splats[(x, lanes)] = value
+        b.splats[(id(x), lanes)] = value
     return value

@@ -24,9 +24,8 @@ test_llvm_exp.py checks it against float64 numpy), exactly 0 below -103.97, inf 
 
 from __future__ import annotations
 
-from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, f32, i32
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute
 
 from picograd.lowering.exp_f32 import (
     HIGHEST,
@@ -38,7 +37,8 @@ from picograd.lowering.exp_f32 import (
     ROUNDING_SHIFT_BITS,
     TAYLOR,
 )
-from picograd.lowering.llvm.emit import Emitter, const, splat, suffix
+from picograd.lowering.llvm.builder import LlvmBuilder, Value
+from picograd.lowering.llvm.emit import const, splat, suffix
 
 
 def is_exp_f32(t: Attribute) -> bool:
@@ -46,40 +46,39 @@ def is_exp_f32(t: Attribute) -> bool:
     return (t.element_type if isinstance(t, VectorType) else t) == f32
 
 
-def exp_f32(emit: Emitter, x: SSAValue) -> SSAValue:
+def exp_f32(b: LlvmBuilder, x: Value) -> Value:
     """`exp(x)` for an f32 or vector-of-f32 `x`, as described above."""
-    t = x.type
+    t = b.type_of(x)
     lanes = t.get_shape()[0] if isinstance(t, VectorType) else 0
     int_t: Attribute = VectorType(i32, [lanes]) if lanes else i32
 
-    def c(value: float, of: Attribute = f32) -> SSAValue:
-        scalar = const(emit, value, of)
-        return splat(emit, scalar, lanes) if lanes else scalar
+    def c(value: float, of: Attribute = f32) -> Value:
+        scalar = const(b, value, of)
+        return splat(b, scalar, lanes) if lanes else scalar
 
-    def call(name: str, *args: SSAValue, result: Attribute = t) -> SSAValue:
-        return emit.value(llvm.CallIntrinsicOp(f"llvm.{name}.{suffix(result)}", list(args),
-                                               [result]))
+    def call(name: str, *args: Value, result: Attribute = t) -> Value:
+        return b.intrinsic(f"llvm.{name}.{suffix(result)}", list(args), result)
 
     xc = call("minimum", call("maximum", x, c(LOWEST)), c(HIGHEST))
-    n = call("rint", emit.value(llvm.FMulOp(xc, c(LOG2E))))
-    r = emit.value(llvm.FMAOp(n, c(-LN2_HI), xc))  # exact: n * LN2_HI is representable
-    r = emit.value(llvm.FMAOp(n, c(-LN2_LO), r))
+    n = call("rint", b.binary("fmul", xc, c(LOG2E)))
+    r = b.fma(n, c(-LN2_HI), xc)  # exact: n * LN2_HI is representable
+    r = b.fma(n, c(-LN2_LO), r)
     p = c(TAYLOR[0])
     for coefficient in TAYLOR[1:]:  # Horner's steps as fused multiply-adds
-        p = emit.value(llvm.FMAOp(p, r, c(coefficient)))
+        p = b.fma(p, r, c(coefficient))
     # n as an integer: n + 1.5 * 2^23 puts n in the low mantissa bits (exact: |n| <= 150).
     # Not fptosi: that is poison on NaN, and its saturating form runs lane by lane on x86.
     # A NaN x gives some integer here, and p is NaN whatever it scales by.
-    shifted = emit.value(llvm.BitcastOp(emit.value(llvm.FAddOp(n, c(ROUNDING_SHIFT))), int_t))
-    ni = emit.value(llvm.SubOp(shifted, c(ROUNDING_SHIFT_BITS, i32)))
-    half = emit.value(llvm.AShrOp(ni, c(1, i32)))
-    rest = emit.value(llvm.SubOp(ni, half))
-    y = emit.value(llvm.FMulOp(p, _power_of_two(emit, half, c(127, i32), c(23, i32), t)))
-    return emit.value(llvm.FMulOp(y, _power_of_two(emit, rest, c(127, i32), c(23, i32), t)))
+    shifted = b.cast("bitcast", b.binary("fadd", n, c(ROUNDING_SHIFT)), int_t)
+    ni = b.binary("sub", shifted, c(ROUNDING_SHIFT_BITS, i32))
+    half = b.binary("ashr", ni, c(1, i32))
+    rest = b.binary("sub", ni, half)
+    y = b.binary("fmul", p, _power_of_two(b, half, c(127, i32), c(23, i32), t))
+    return b.binary("fmul", y, _power_of_two(b, rest, c(127, i32), c(23, i32), t))
 
 
-def _power_of_two(emit: Emitter, k: SSAValue, bias: SSAValue, shift: SSAValue,
-                  t: Attribute) -> SSAValue:
+def _power_of_two(b: LlvmBuilder, k: Value, bias: Value, shift: Value, t: Attribute
+                  ) -> Value:
     """2^k as a float of type `t`, for k in the normal exponent range: its bits built."""
-    exponent = emit.value(llvm.AddOp(k, bias))
-    return emit.value(llvm.BitcastOp(emit.value(llvm.ShlOp(exponent, shift)), t))
+    exponent = b.binary("add", k, bias)
+    return b.cast("bitcast", b.binary("shl", exponent, shift), t)

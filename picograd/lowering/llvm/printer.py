@@ -56,6 +56,19 @@ def compile_parts(kernels: int, ops: int) -> int:
     return max(1, min(os.cpu_count() or 1, MAX_PARTS, kernels))
 
 
+def split_kernels(sizes: list[int], parts: int) -> list[list[int]]:
+    """The kernels (by position) of each of `parts` modules, each in its order: the biggest
+    kernel (`sizes`: their llvm ops) first goes to the lightest module. Empty modules are
+    left out, but for a single one."""
+    groups: list[list[int]] = [[] for _ in range(parts)]
+    totals = [0] * parts
+    for n in sorted(range(len(sizes)), key=lambda n: -sizes[n]):  # biggest to lightest
+        lightest = totals.index(min(totals))
+        groups[lightest].append(n)
+        totals[lightest] += sizes[n]
+    return [sorted(group) for group in groups if group or parts == 1]
+
+
 def module_to_llvm_ir(module: ModuleOp) -> str:
     """LLVM IR text of every `llvm.func` / `llvm.mlir.global` at the top level of `module`:
     one module, or `compile_parts` of them joined by `PART_SEPARATOR`."""
@@ -66,12 +79,7 @@ def module_to_llvm_ir(module: ModuleOp) -> str:
     sizes = [sum(1 for _ in op.walk()) for op in kernels]
     parts = 1 if any(isinstance(op, llvm.GlobalOp) for op in shared) else compile_parts(
         len(kernels), sum(sizes))
-    groups: list[list[int]] = [[] for _ in range(parts)]
-    totals = [0] * parts
-    for n in sorted(range(len(kernels)), key=lambda n: -sizes[n]):  # biggest to lightest
-        lightest = totals.index(min(totals))
-        groups[lightest].append(n)
-        totals[lightest] += sizes[n]
+    groups = split_kernels(sizes, parts)
     # The kernels move into each part's module and back, in their order: cloning them
     # was a third of printing (the CNN step's render 0.33-0.34 s with clones, 0.19-0.27
     # without).
@@ -80,8 +88,7 @@ def module_to_llvm_ir(module: ModuleOp) -> str:
         op.detach()
     try:
         return PART_SEPARATOR.join(
-            _module_text(shared, [kernels[n] for n in sorted(group)])
-            for group in groups if group or parts == 1)
+            _module_text(shared, [kernels[n] for n in group]) for group in groups)
     finally:
         module.body.block.add_ops(order)
 
@@ -122,11 +129,12 @@ def _module_text(shared: list[llvm.FuncOp | llvm.GlobalOp], kernels: list[llvm.F
         trip, work = op.attributes.get(OUTER_ATTR), op.attributes.get(WORK_ATTR)
         if isinstance(op, llvm.FuncOp) and isinstance(trip, IntegerAttr) and isinstance(
                 work, IntegerAttr):
-            _export_outer(ir_module, op.sym_name.data, trip.value.data, work.value.data)
+            export_outer(ir_module, op.sym_name.data, trip.value.data, work.value.data)
     return str(ir_module)
 
 
-def _export_outer(ir_module: ir.Module, kernel: str, trip: int, work: int) -> None:
+def export_outer(ir_module: ir.Module, kernel: str, trip: int, work: int) -> None:
+    """Add `@{kernel}_pg_outer = constant [2 x i64] [trip, work]` to `ir_module`."""
     array = ir.ArrayType(ir.IntType(64), 2)
     symbol = ir.GlobalVariable(ir_module, array, outer_symbol(kernel))
     symbol.global_constant = True

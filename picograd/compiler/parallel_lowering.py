@@ -1,0 +1,109 @@
+"""A graph's kernels lowered in two processes at once (a target with a direct route).
+
+    lower_kernels(module, spec, after_pass, lower) -> list[dict]
+
+After the graph-level passes (fusion, buffers, the schedule), the rest of a pipeline
+rewrites each kernel on its own (`pipelines.kernel_local_tail`), and that rest is most of a
+cold compile's Python time. With a second CPU and a graph of `MIN_KERNELS` kernels or more,
+the kernels split into two groups of about equal size; a forked child runs the rest of the
+pipeline on one group and lowers it to the target's pieces (a direct route's `lower`: each
+kernel's text) while this process does the other, and the child sends its pieces back
+through a pipe as JSON. The pieces come back in the module's order, so the route assembles
+the very source a serial compile prints: a kernel's lowering does not depend on the other
+kernels, and both processes keep the whole `@main` (which these passes leave as it is, and
+which the LLVM printer reads to mark pointers `noalias`). A child that fails (a pass's
+error on one of its kernels, a crash) is not trusted: its kernels are lowered again here,
+so that the error is raised in this process, as a serial compile raises it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import warnings
+from collections.abc import Callable
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from picograd.compiler.pipelines import AfterPass, run_pipeline
+from picograd.runtimes.parallel import fork_is_safe
+
+# A fork and a second module cost a few milliseconds: a graph of fewer kernels compiles here.
+MIN_KERNELS = 8
+
+Lower = Callable[[ModuleOp], list[dict]]  # a lowered module -> its kernels' pieces, in order
+
+
+def lower_kernels(module: ModuleOp, spec: str, after_pass: AfterPass | None, lower: Lower
+                  ) -> list[dict]:
+    """Run `spec` (kernel-local passes) on `module` and `lower` its kernels, in one process
+    or two (see the module docstring): the pieces of every kernel, in the module's order.
+    `after_pass` sees this process's passes only."""
+    kernels = [op for op in module.ops if not isinstance(op, func.FuncOp)]
+    if (len(kernels) < MIN_KERNELS or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork")
+            or not fork_is_safe()):
+        run_pipeline(module, spec, after_pass=after_pass)
+        return lower(module)
+    ours, theirs = _halves(kernels)
+    order = {id(op): n for n, op in enumerate(kernels)}
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():  # 3.12+ warns of threads: the pool's hold no lock
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: lower and print `theirs`, send it, leave without any cleanup
+        os.close(read_end)
+        try:
+            for op in ours:
+                op.detach()
+            run_pipeline(module, spec)
+            payload = b"O" + json.dumps(lower(module)).encode()
+        except BaseException:  # the parent lowers these kernels again and reports
+            payload = b"E"
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(struct.pack("<Q", len(payload)) + payload)
+        os._exit(0)
+    os.close(write_end)
+    try:
+        for op in theirs:
+            op.detach()
+        run_pipeline(module, spec, after_pass=after_pass)
+        pieces = lower(module)
+    finally:
+        their_pieces = _collect(pid, read_end)
+    if their_pieces is None:  # lower them here: the same error, raised in this process
+        main = next(op for op in module.ops if isinstance(op, func.FuncOp))
+        rest = ModuleOp([*theirs, main.clone()])
+        run_pipeline(rest, spec)
+        their_pieces = lower(rest)
+    if len(pieces) != len(ours) or len(their_pieces) != len(theirs):
+        raise AssertionError("a lowering gave a piece per kernel")
+    merged = [*zip((order[id(op)] for op in ours), pieces, strict=True),
+              *zip((order[id(op)] for op in theirs), their_pieces, strict=True)]
+    return [piece for _, piece in sorted(merged, key=lambda pair: pair[0])]
+
+
+def _halves(kernels: list[Operation]) -> tuple[list[Operation], list[Operation]]:
+    """Two groups of kernels of about equal size (ops, at the stage they are in), in order."""
+    sizes = [sum(1 for _ in kernel.walk()) for kernel in kernels]
+    groups: tuple[list[int], list[int]] = ([], [])
+    totals = [0, 0]
+    for n in sorted(range(len(kernels)), key=lambda n: -sizes[n]):
+        lighter = 0 if totals[0] <= totals[1] else 1
+        groups[lighter].append(n)
+        totals[lighter] += sizes[n]
+    return ([kernels[n] for n in sorted(groups[0])], [kernels[n] for n in sorted(groups[1])])
+
+
+def _collect(pid: int, fd: int) -> list[dict] | None:
+    """The pieces a child sent, or None when it failed or sent nothing whole."""
+    with os.fdopen(fd, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    size = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else -1
+    payload = data[8:]
+    if size != len(payload) or not payload.startswith(b"O"):
+        return None
+    return json.loads(payload[1:])
