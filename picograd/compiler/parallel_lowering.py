@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
-import warnings
 from collections.abc import Callable
 
 from xdsl.dialects import func
@@ -29,6 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from picograd.compiler.pipelines import AfterPass, run_pipeline
+from picograd.runtimes import forked
 from picograd.runtimes.parallel import fork_is_safe
 
 # A fork and a second module cost a few milliseconds: a graph of fewer kernels compiles here.
@@ -49,23 +48,14 @@ def lower_kernels(module: ModuleOp, spec: str, after_pass: AfterPass | None, low
         return lower(module)
     ours, theirs = _halves(kernels)
     order = {id(op): n for n, op in enumerate(kernels)}
-    read_end, write_end = os.pipe()
-    with warnings.catch_warnings():  # 3.12+ warns of threads: the pool's hold no lock
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: lower and print `theirs`, send it, leave without any cleanup
-        os.close(read_end)
-        try:
-            for op in ours:
-                op.detach()
-            run_pipeline(module, spec)
-            payload = b"O" + json.dumps(lower(module)).encode()
-        except BaseException:  # the parent lowers these kernels again and reports
-            payload = b"E"
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(struct.pack("<Q", len(payload)) + payload)
-        os._exit(0)
-    os.close(write_end)
+
+    def lower_theirs() -> bytes:  # in the child: leaves `ours` out and prints `theirs`
+        for op in ours:
+            op.detach()
+        run_pipeline(module, spec)
+        return json.dumps(lower(module)).encode()
+
+    pid, read_end = forked.start(lower_theirs)
     try:
         for op in theirs:
             op.detach()
@@ -98,12 +88,7 @@ def _halves(kernels: list[Operation]) -> tuple[list[Operation], list[Operation]]
 
 
 def _collect(pid: int, fd: int) -> list[dict] | None:
-    """The pieces a child sent, or None when it failed or sent nothing whole."""
-    with os.fdopen(fd, "rb") as pipe:
-        data = pipe.read()
-    os.waitpid(pid, 0)
-    size = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else -1
-    payload = data[8:]
-    if size != len(payload) or not payload.startswith(b"O"):
-        return None
-    return json.loads(payload[1:])
+    """The pieces the child sent, or None when it failed (this process then lowers its
+    kernels again and raises the error a serial compile would)."""
+    outcome = forked.collect(pid, fd)
+    return json.loads(outcome.data) if outcome.ok else None

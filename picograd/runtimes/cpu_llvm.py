@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 import platform
-import struct
-import warnings
 from dataclasses import dataclass
 from functools import cache
 
@@ -31,7 +29,7 @@ from picograd import disk_store
 from picograd.dialects.abi import outer_symbol
 from picograd.errors import CompileError, DeviceError
 from picograd.lowering.llvm.printer import PART_SEPARATOR
-from picograd.runtimes import parallel
+from picograd.runtimes import forked, parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
 
 OPT_LEVEL = 3
@@ -144,38 +142,20 @@ def _fork_is_safe() -> bool:
 
 
 def _fork_compile(part: str) -> tuple[int, int]:
-    """Start a child that compiles `part` and writes its object code (or `E` and the error)
-    to a pipe: (its pid, the pipe's read end)."""
-    read_end, write_end = os.pipe()
-    with warnings.catch_warnings():  # 3.12+ warns of threads: the pool's hold no lock
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: compile, send, and leave without running any cleanup
-        os.close(read_end)
-        try:
-            payload = b"O" + _target_machine().emit_object(_optimize_part(part))
-        except BaseException as e:  # any failure is the parent's to report
-            payload = b"E" + f"{type(e).__name__}: {e}".encode(errors="replace")
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(struct.pack("<Q", len(payload)) + payload)
-        os._exit(0)
-    os.close(write_end)
-    return pid, read_end
+    """Start a child that compiles `part` and sends its object code back (`forked.py`):
+    (its pid, the pipe's read end)."""
+    return forked.start(lambda: _target_machine().emit_object(_optimize_part(part)))
 
 
 def _collect(pid: int, fd: int, part: str) -> bytes:
     """The object code a `_fork_compile` child sends; CompileError with its error."""
-    with os.fdopen(fd, "rb") as pipe:
-        data = pipe.read()
-    os.waitpid(pid, 0)
-    size = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else -1
-    payload = data[8:]
-    if size != len(payload) or not payload.startswith(b"O"):
-        log = payload[1:].decode(errors="replace") if payload.startswith(b"E") else (
+    outcome = forked.collect(pid, fd)
+    if not outcome.ok:
+        log = outcome.data.decode(errors="replace") or (
             "the compiling process ended without its result")
         raise CompileError("LLVM failed to compile the kernels' IR", log=log,
                            source_path=write_failed_source(part, ".ll"))
-    return payload[1:]
+    return outcome.data
 
 
 class CpuLlvmRuntime(HostRuntime[LlvmBinary]):

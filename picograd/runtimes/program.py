@@ -287,12 +287,7 @@ class Program:
         except TypeError:
             return None
         memory = self._memory
-        request = memory.arena_request
-        pool = pool_of(self.runtime) if request else None
-        try:
-            arena = pool.take(request, _BYTES) if pool is not None else None
-        except MemoryError:
-            raise _out_of_memory(self.runtime, memory) from None
+        arena, pool = self._take_arena(memory)
         try:
             try:
                 made = memory.host_buffers(arena)
@@ -309,6 +304,18 @@ class Program:
         return [made[s - num_inputs] if s >= num_inputs else inputs[s].reshape(-1).copy()
                 for s in self._results]
 
+    def _take_arena(self, memory: MemoryPlan) -> tuple[Any, Any]:
+        """The arena of a host run planned by `memory` and the pool to give it back to;
+        (None, None) for a run without intermediates in an arena."""
+        request = memory.arena_request
+        if not request:
+            return None, None
+        pool = pool_of(self.runtime)
+        try:
+            return pool.take(request, _BYTES), pool
+        except MemoryError:
+            raise _out_of_memory(self.runtime, memory) from None
+
     def _run_full(self, inputs: Sequence[np.ndarray], export: Sequence[int]
                   ) -> list[np.ndarray]:
         """`run` in every case: inputs converted, exports, kept copies, device runtimes."""
@@ -320,12 +327,7 @@ class Program:
             memory, wanted = self._memory, self._results
         if not isinstance(self.runtime, HostRuntime):
             return self._run_on_device(buffers, memory, wanted)
-        request = memory.arena_request
-        pool = pool_of(self.runtime) if request else None
-        try:
-            arena = pool.take(request, _BYTES) if pool is not None else None
-        except MemoryError:
-            raise _out_of_memory(self.runtime, memory) from None
+        arena, pool = self._take_arena(memory)
         try:
             try:
                 buffers.extend(memory.host_buffers(arena))
