@@ -155,22 +155,14 @@ def matmul_b(reduce: T.ReduceOp) -> MatmulOperand | None:
     return None
 
 
-@dataclass(frozen=True)
-class Copy:
-    """How B is copied: transposed (its columns become contiguous) and/or with `pad`
-    elements after each row (the rows stop aliasing in the caches)."""
-
-    transpose: bool
-    pad: int
-
-
 def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
-                line_bytes: int = LINE_BYTES) -> Copy | None:
-    """The copy B is read through, or None: B must be re-read `min_reuse` times and have
-    more than one column; then it is transposed where its columns are not contiguous, and
-    padded (by `line_bytes`, at least one element) where it has `ALIAS_ROWS` rows or more
-    and its rows, as the kernel reads them, would lie a multiple of `alias_bytes` apart (0:
-    never)."""
+                line_bytes: int = LINE_BYTES) -> int | None:
+    """The padding (elements after each row) of the k-major copy B is read through, or
+    None for no copy: B must be re-read `min_reuse` times and have more than one column;
+    then it is copied where its columns are not contiguous (the copy is their transpose),
+    and padded (by `line_bytes`, at least one element) where it has `ALIAS_ROWS` rows or
+    more and its rows, as the kernel reads them, would lie a multiple of `alias_bytes`
+    apart (0: never)."""
     shape = shape_of(b.expand.input)
     if b.reuse < min_reuse or shape[-1] == 1:
         return None
@@ -184,7 +176,7 @@ def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
                and row_bytes > 0 and row_bytes % alias_bytes == 0)
     if not (transpose or aliased):
         return None
-    return Copy(transpose, max(1, line_bytes // itemsize) if aliased else 0)
+    return max(1, line_bytes // itemsize) if aliased else 0
 
 
 def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0) -> bool:
@@ -192,19 +184,19 @@ def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0) -> bool:
     return wanted_copy(b, min_reuse, alias_bytes) is not None
 
 
-def layout_copy(b: MatmulOperand, copy: Copy) -> None:
-    """Read B through a k-major copy of itself, padded after each row by `copy.pad`
-    elements (see the module docstring)."""
+def layout_copy(b: MatmulOperand, pad: int) -> None:
+    """Read B through a k-major copy of itself, padded after each row by `pad` elements
+    (see the module docstring)."""
     src = b.expand.input
     shape = shape_of(src)
     rank = len(shape)
     perm = [*range(rank - 2), rank - 1, rank - 2]
     ops: list[Operation] = [T.PermuteOp(src, perm)]
-    if copy.pad:
-        high = [0] * (rank - 1) + [copy.pad]
+    if pad:
+        high = [0] * (rank - 1) + [pad]
         ops.append(T.PadOp(ops[-1], [0] * rank, high))
     ops.append(T.ContiguousOp(ops[-1]))
-    if copy.pad:
+    if pad:
         k_major = [*shape[:-2], shape[-1], shape[-2]]
         ops.append(T.SliceOp(ops[-1], [0] * rank, [1] * rank, k_major))
     ops.append(T.PermuteOp(ops[-1], perm))
@@ -238,6 +230,8 @@ class MatmulLayoutPass(ModulePass):
                                       "line-bytes must be positive")
         for reduce in [o for o in op.walk() if isinstance(o, T.ReduceOp)]:
             b = matmul_b(reduce)
-            if b is not None and (copy := wanted_copy(b, self.min_reuse, self.alias_bytes,
-                                                      self.line_bytes)):
-                layout_copy(b, copy)
+            if b is None:
+                continue
+            pad = wanted_copy(b, self.min_reuse, self.alias_bytes, self.line_bytes)
+            if pad is not None:
+                layout_copy(b, pad)
