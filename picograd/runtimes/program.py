@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import operator
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -54,6 +55,17 @@ _c_char = ctypes.c_char
 _from_buffer = _c_char.from_buffer
 _addressof = ctypes.addressof
 _BYTES = np.dtype(np.uint8)
+_empty = np.empty
+
+
+def _getter(slots: tuple[int, ...]) -> Callable[[list[int]], tuple[int, ...]]:
+    """A function from the run's address list to the addresses of `slots`, as a tuple."""
+    if len(slots) <= 1:
+        if not slots:
+            return lambda addresses: ()
+        slot = slots[0]
+        return lambda addresses: (addresses[slot],)
+    return operator.itemgetter(*slots)
 
 
 def _address(array: np.ndarray) -> int:
@@ -106,6 +118,7 @@ class Program:
         self._plans: dict[tuple[int, ...], MemoryPlan] = {(): self._memory}
         # a host program without kept copies runs through `_run_lean` (a realize's case)
         self._lean = isinstance(runtime, HostRuntime) and not self._keep
+        self._prepare_lean()
 
     def _plan(self, export: tuple[int, ...]) -> MemoryPlan:
         return MemoryPlan(len(self._inputs), self._allocs,
@@ -224,6 +237,7 @@ class Program:
             (kernel if wrap is None else wrap(i, kernel), slots)
             for i, (kernel, (_, slots)) in enumerate(zip(self._plain, self._launches,
                                                          strict=True)))
+        self._prepare_lean()
 
     @property
     def num_kernels(self) -> int:
@@ -273,36 +287,65 @@ class Program:
         realize's leaves are): no conversion, no placement, the arena from the pool only
         when there are intermediates. None, before any kernel ran, for an input that is
         not such an array (read-only or not C-contiguous: `from_buffer` refuses both), which
-        `_run_full` then converts."""
-        specs = self._inputs
+        `_run_full` then converts. Everything it looks up per launch was worked out once
+        (`_prepare_lean`): on Python 3.11 a comprehension is a call of its own, so there are
+        none here."""
+        specs = self._lean_inputs
         if len(inputs) != len(specs):
             return None
         addresses: list[int] = []
+        append = addresses.append
         try:
-            for value, (size, dtype, _) in zip(inputs, specs, strict=False):  # (lengths: checked)
+            for value, (size, dtype) in zip(inputs, specs, strict=False):  # (lengths: checked)
                 if value.__class__ is not np.ndarray or value.dtype is not dtype or (
                         value.size != size):
                     return None
-                addresses.append(_addressof(_from_buffer(value)))  # pyright: ignore[reportArgumentType]
+                append(_addressof(_from_buffer(value)))  # pyright: ignore[reportArgumentType]
         except TypeError:
             return None
         memory = self._memory
-        arena, pool = self._take_arena(memory)
+        if self._lean_arena:
+            arena, pool = self._take_arena(memory)
+        else:
+            arena = pool = None
         try:
-            try:
-                made = memory.host_buffers(arena)
-            except MemoryError:
-                raise _out_of_memory(self.runtime, memory) from None
-            addresses.extend([_addressof(_from_buffer(b))  # pyright: ignore[reportArgumentType]
-                              for b in made])
-            for kernel, slots in self._launches:
-                kernel(*[addresses[s] for s in slots])
+            made = self._lean_buffers(memory, arena)
+            for buffer in made:
+                append(_addressof(_from_buffer(buffer)))  # pyright: ignore[reportArgumentType]
+            for kernel, arguments in self._lean_launches:
+                kernel(*arguments(addresses))
         finally:
             if arena is not None and pool is not None:  # no result lives in the arena
                 pool.give(arena)
-        num_inputs = len(specs)
-        return [made[s - num_inputs] if s >= num_inputs else inputs[s].reshape(-1).copy()
-                for s in self._results]
+        results = []
+        for made_index, input_index in self._lean_results:
+            results.append(made[made_index] if input_index < 0 else
+                           inputs[input_index].reshape(-1).copy())
+        return results
+
+    def _lean_buffers(self, memory: MemoryPlan, arena: np.ndarray | None) -> list[np.ndarray]:
+        """The alloc slots' buffers of a lean run: views of `arena`, or fresh arrays when no
+        intermediate lives in one."""
+        try:
+            if arena is None:
+                made = []
+                for size, dtype in memory.allocs:
+                    made.append(_empty(size, dtype))
+                return made
+            return memory.host_buffers(arena)
+        except MemoryError:
+            raise _out_of_memory(self.runtime, memory) from None
+
+    def _prepare_lean(self) -> None:
+        """What `_run_lean` reads, worked out once: (size, dtype) per input, per launch its
+        kernel and a getter of its argument addresses (an `itemgetter`, cheaper than a
+        comprehension), per result (alloc index, -1) or (-1, input index) for an input
+        returned unchanged, and whether intermediates live in an arena."""
+        self._lean_inputs = tuple((size, dtype) for size, dtype, _ in self._inputs)
+        self._lean_launches = tuple((kernel, _getter(slots)) for kernel, slots in self._launches)
+        n = len(self._inputs)
+        self._lean_results = tuple((s - n, -1) if s >= n else (-1, s) for s in self._results)
+        self._lean_arena = bool(self._memory.arena_request)
 
     def _take_arena(self, memory: MemoryPlan) -> tuple[Any, Any]:
         """The arena of a host run planned by `memory` and the pool to give it back to;
