@@ -85,16 +85,21 @@ _NAMES = frozenset(f.name for f in FLAGS)
 _ENCODED = {name: name.encode() for name in _NAMES}  # as `os.environ` keys them on POSIX
 
 
+# `os.environ` keeps the encoded names in a dict on POSIX (`_data`); it is read directly
+# (`_raw`) where it is one. `os.environ.get` of an unset name raises and catches a KeyError
+# inside it (about 1 us, as much as the rest of a cached realize's lookups, and a realize
+# reads PG_PIPELINE).
+_ENVIRON_CLASS = type(os.environ)
+_DIRECT = os.name == "posix" and isinstance(getattr(os.environ, "_data", None), dict)
+
+
 def _raw(name: str) -> str | None:
     assert name in _NAMES, f"{name} is not in picograd.flags.FLAGS"
-    # `os.environ.get` of an unset name raises and catches a KeyError inside it (about 1 us,
-    # as much as the rest of a cached realize's lookups, and a realize reads PG_PIPELINE);
-    # on POSIX `os.environ` keeps the encoded names in a dict, read here without one.
-    data = getattr(os.environ, "_data", None)
-    if os.name != "posix" or not isinstance(data, dict):
-        return os.environ.get(name)
-    value = data.get(_ENCODED[name])
-    return None if value is None else os.fsdecode(value)
+    environ = os.environ
+    if _DIRECT and environ.__class__ is _ENVIRON_CLASS:  # (not replaced by a test's mapping)
+        value = environ._data.get(_ENCODED[name])  # type: ignore[attr-defined]
+        return None if value is None else os.fsdecode(value)
+    return environ.get(name)
 
 
 def env_int(name: str) -> int:

@@ -1,6 +1,8 @@
 """The compile driver: a pg_tensor module in, a runnable `Program` out.
 
     program_for(key, build, device, pipeline=None, entries=(), outputs=()) -> Program
+    pipeline_for(device, pipeline) -> str           the pipeline program_for chooses
+    touch((pipeline, key), program) -> bool         a hit of a Program the caller kept
     compile_module(module, target) -> Program       stage-5 module -> Program (no pipeline)
     default_pipeline(device) -> str                 what realize() runs when not told
     compile_stats() -> CompileStats                 clear_cache()
@@ -107,7 +109,7 @@ def program_for(key: tuple, build: Callable[[], ModuleOp], device: str,
                 outputs: Sequence[int] = ()) -> Program:
     """The Program of the graph `key` on `device` under `pipeline` (see the module
     docstring); `build()` makes its pg_tensor module when it must be compiled."""
-    spec = pipeline or flags.pipeline_override() or default_pipeline(device)
+    spec = pipeline_for(device, pipeline)
     cache_key = (spec, key)
     program = _CACHE.pop(cache_key, None)
     if program is not None:
@@ -120,6 +122,26 @@ def program_for(key: tuple, build: Callable[[], ModuleOp], device: str,
     _STATS.compiles += 1
     _STATS.kernels += program.num_kernels
     return program
+
+
+def touch(cache_key: tuple, program: Program) -> bool:
+    """Whether `program` is still the cached Program of `cache_key` (`(pipeline, key)`, as
+    `program_for` keys it): then counts the hit and makes it the most recently used, as
+    `program_for`'s hit does. A caller that kept the Program it got (a realize plan) asks
+    this instead of `program_for`, which would hash and compare the key again; after
+    `clear_cache` or an eviction it answers False, and the caller asks `program_for`."""
+    if _CACHE.get(cache_key) is not program:
+        return False
+    del _CACHE[cache_key]
+    _CACHE[cache_key] = program  # the most recently used goes last
+    _STATS.cache_hits += 1
+    return True
+
+
+def pipeline_for(device: str, pipeline: str | None) -> str:
+    """The pipeline a realize on `device` runs: `pipeline`, else `$PG_PIPELINE`, else the
+    device's default (`program_for`'s first step)."""
+    return pipeline or flags.pipeline_override() or default_pipeline(device)
 
 
 def _cache_summary() -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import sys
 import weakref
 from collections.abc import Callable, Sequence
@@ -42,7 +43,13 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from picograd import flags
-from picograd.compiler.driver import CompileStats, compile_stats, program_for
+from picograd.compiler.driver import (
+    CompileStats,
+    compile_stats,
+    pipeline_for,
+    program_for,
+    touch,
+)
 from picograd.compiler.driver import clear_cache as driver_clear_cache
 from picograd.compiler.pipelines import PipelineError
 from picograd.debug.settings import SETTINGS
@@ -186,8 +193,8 @@ class _Plan:
     for the program it last ran (`stored_for`), the intermediates that program stores
     (`_stored`)."""
 
-    __slots__ = ("entries", "graph_key", "keys", "leaves", "outputs", "sources", "stored",
-                 "stored_for")
+    __slots__ = ("entries", "graph_key", "hit", "keys", "leaf_nodes", "leaves", "outputs",
+                 "sources", "stored", "stored_for")
 
     def __init__(self, nodes: Sequence[LazyOp], entries: Sequence[tuple],
                  outputs: tuple[int, ...], graph_key: GraphKey):
@@ -195,9 +202,28 @@ class _Plan:
         self.sources = [srcs for _, srcs in entries]
         self.leaves = [i for i, n in enumerate(nodes)
                        if n.buffer is not None and n.buffer.size]
+        # the leaves' nodes of a matched graph, as a tuple (`_leaf_buffers`)
+        self.leaf_nodes: Callable[[list[LazyOp]], Any] = _positions_getter(self.leaves)
         self.outputs, self.entries, self.graph_key = outputs, entries, graph_key
+        # (pipeline, the driver's key, the Program) of the last realize, held weakly: the
+        # next realize under that pipeline asks the driver whether it still holds that very
+        # Program (`touch`) instead of looking it up by key
+        self.hit: tuple[str, tuple, weakref.ref[Program]] | None = None
         self.stored: list[tuple[int, int, int]] = []
         self.stored_for: weakref.ref[Program] | None = None
+
+
+def _positions_getter(positions: list[int]) -> Callable[[list[LazyOp]], Any]:
+    """A function from a list of nodes to those at `positions`, as a tuple."""
+    if len(positions) <= 1:
+        if not positions:
+            return lambda nodes: ()
+        position = positions[0]
+        return lambda nodes: (nodes[position],)
+    return operator.itemgetter(*positions)
+
+
+_buffer_of = operator.attrgetter("buffer")
 
 
 # Plans by (device, the outputs' keys), the most recently used last (the pipeline is the
@@ -249,13 +275,18 @@ def _program(outputs: list[LazyOp], device: str, pipeline: str | None
         plan = _Plan(nodes, entries, out_pos, GraphKey((device, tuple(entries), out_pos)))
         while len(_PLANS) >= flags.cache_graphs():  # the least recently used goes
             del _PLANS[next(iter(_PLANS))]
-    else:
-        buffers: list[Any] = [nodes[i].buffer for i in plan.leaves]  # (leaves: not None)
+    else:  # (the plan's leaves hold buffers)
+        buffers = list(map(_buffer_of, plan.leaf_nodes(nodes)))
     _PLANS[plan_key] = plan
-    found, chosen = nodes, plan
-    program = program_for(plan.graph_key,
-                          lambda: build_module(found, chosen.entries, chosen.outputs), device,
-                          pipeline, plan.entries, plan.outputs)
+    spec = pipeline_for(device, pipeline)
+    hit = plan.hit
+    program = hit[2]() if hit is not None and hit[0] == spec else None
+    if program is None or not touch(hit[1], program):  # type: ignore[index]
+        found, chosen = nodes, plan
+        program = program_for(plan.graph_key,
+                              lambda: build_module(found, chosen.entries, chosen.outputs),
+                              device, spec, plan.entries, plan.outputs)
+        plan.hit = (spec, (spec, plan.graph_key), weakref.ref(program))
     return program, buffers, nodes, plan
 
 
@@ -348,7 +379,8 @@ def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> 
     if recorder is not None:  # before the outputs become leaves: it reads their graph
         recorder.on_realize(program, outputs, shared, export)
     for node, flat in zip([*outputs, *shared] if shared else outputs, results, strict=True):
-        node.become_buffer(flat.reshape(node.shape))
+        shape = node.shape
+        node.become_buffer(flat if flat.shape == shape else flat.reshape(shape))
 
 
 # Pending initial values by registration number (so they are computed in a stable order):
