@@ -14,7 +14,7 @@ from picograd.errors import PicogradError
 from picograd.frontend import capture
 from picograd.frontend.dtype import DType, cast_scalar, first_overflow
 from picograd.frontend.grad_mode import GRAD_MODES, Context, is_grad_enabled
-from picograd.frontend.lazy import Guard, LazyOp, dtype_error, shape_error
+from picograd.frontend.lazy import Guard, LazyOp, dtype_error, shape_error, shared_const
 from picograd.frontend.realize import realize
 
 Scalar = float | int | bool
@@ -185,6 +185,14 @@ class TensorBase:
         """A tensor of `shape` filled with `value` (a pg_tensor.const), on this device."""
         node = LazyOp("const", (), value, shape, dtype, self._node.device)
         return type(self)._from_node(node)
+
+    def _operand_const(self, value: Scalar, shape: tuple[int, ...], dtype: DType) -> Self:
+        """A python number operand of an op as a tensor of `shape`: the shared constant node
+        of its value (`lazy.shared_const`; the op must not return it as its result)."""
+        node = shared_const(value, shape, dtype, self._node.device)
+        out = object.__new__(type(self))  # (`_from_node`, inline)
+        out._node, out._ctx, out.grad, out.requires_grad = node, None, None, False
+        return out
 
     # ── metadata ────────────────────────────────────────────────────────────
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -166,6 +167,41 @@ class LazyOp:
 
     def __repr__(self) -> str:
         return f"LazyOp({self.op}, {self.arg!r}, shape={self.shape}, {self.dtype.name})"
+
+
+# Shared constants (`shared_const`): (value's key, shape, dtype, device) -> a weak reference
+# to the node; dead entries are dropped when the table is full.
+_SHARED: dict[tuple, weakref.ref[LazyOp]] = {}
+_MAX_SHARED = 4096
+
+
+def shared_const(value: float | int | bool, shape: tuple[int, ...], dtype: DType,
+                 device: str) -> LazyOp:
+    """A constant node of `value` (a python scalar), `shape`, `dtype` and `device`, the same
+    node for every call with an equal value while that node is alive and still a constant:
+    hash-consing, so that the python numbers of a graph (`x * 0.5`, `x + 1e-5`, repeated
+    through every layer) are one node each instead of one per use (fewer nodes to build and
+    to match against a realize's plan). Only an op's operands are shared
+    (`ElementwiseOps._operands`): an op never hands its operand back as its result, so no
+    user's tensor holds a shared node (`assign` writes a node in place, which would write
+    every graph that uses it). The table holds nodes weakly (a node it kept alive would
+    count as referenced outside its graph, see `realize._referenced_elsewhere`), and a node
+    that became a buffer (an intermediate a realize handed back) is replaced, not reused.
+    Equal values are those equal as python numbers, with a float zero's sign apart (`-0.0`
+    is its own constant; NaN, equal to nothing, is never shared)."""
+    key = (value if value or value.__class__ is not float else (value, str(value)), shape,
+           dtype, device)
+    ref = _SHARED.get(key)
+    node = ref() if ref is not None else None
+    if node is None or node.op != "const":
+        node = LazyOp("const", (), value, shape, dtype, device)
+        if len(_SHARED) >= _MAX_SHARED:
+            for stale in [k for k, r in _SHARED.items() if r() is None]:
+                del _SHARED[stale]
+            if len(_SHARED) >= _MAX_SHARED // 2:
+                _SHARED.clear()
+        _SHARED[key] = weakref.ref(node)
+    return node
 
 
 # Views whose elements are the source's values, each exactly once (no padding, no slicing).

@@ -57,7 +57,9 @@ class ElementwiseOps(MovementOps):
 
     def _operands(self, op: str, *others: Operand, dtype: DType | None = None) -> list[Self]:
         """`self` and `others` broadcast to one shape and cast to one dtype: `dtype`, or
-        `result_type` of the operands (dimensioned tensors, 0-d tensors, python scalars)."""
+        `result_type` of the operands (dimensioned tensors, 0-d tensors, python scalars).
+        A python number becomes the shared constant node of its value (`_operand_const`):
+        a caller builds its result over the operands and never returns one of them."""
         node = self._node
         if dtype is None and all(isinstance(o, TensorBase) and o._node.shape == node.shape
                                  and o._node.dtype is node.dtype
@@ -73,7 +75,7 @@ class ElementwiseOps(MovementOps):
             kind = o.__class__  # int tensor's when it is an int (`result_type`)
             if (kind is float or kind is int) and (node.dtype.is_float or (
                     kind is int and node.dtype.is_int)):
-                return [self, self._const(o, node.shape, node.dtype)]  # type: ignore[arg-type]
+                return [self, self._operand_const(o, node.shape, node.dtype)]  # type: ignore[arg-type]
         if any(o.__class__ is SymbolicInt for o in others):
             others = tuple(self._symbolic(o) if isinstance(o, SymbolicInt) else o
                            for o in others)
@@ -93,7 +95,7 @@ class ElementwiseOps(MovementOps):
                 same_class = cast("Self", o)  # every tensor of a graph is of one class
                 out.append(same_class._broadcast_to(shape).cast(dtype))
             else:
-                out.append(self._const(cast("Scalar", o), shape, dtype))
+                out.append(self._operand_const(cast("Scalar", o), shape, dtype))
         return out
 
     def _symbolic(self, value: SymbolicInt) -> Self:
