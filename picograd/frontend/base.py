@@ -116,7 +116,9 @@ class TensorBase:
                       mine.device)
         out = object.__new__(type(self))  # (`_from_node`, inline)
         out._node, out._ctx, out.grad, out.requires_grad = node, None, None, False
-        if GRAD_MODES[-1] and any([s.requires_grad for s in src]):
+        if GRAD_MODES[-1] and (src[0].requires_grad if n == 1 else
+                               src[0].requires_grad or src[1].requires_grad if n == 2 else
+                               any(s.requires_grad for s in src)):
             out.requires_grad = True
             out._ctx = Context(op, arg, src)  # type: ignore[arg-type]
             node.traced = weakref.ref(out)

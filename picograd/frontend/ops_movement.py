@@ -75,20 +75,23 @@ class MovementOps(TensorBase):
     def reshape(self, *shape: int | Sequence[int]) -> Self:
         """Same elements (row-major), new shape; one dimension may be -1 (inferred)."""
         new = shape_arg("reshape", shape)
-        if new.count(-1) > 1 or any(d < -1 for d in new):
-            raise shape_error("reshape", f"cannot reshape {self.shape} to {new}: at most one "
-                                         "dimension may be -1 and none may be negative")
-        if -1 in new:
-            known = prod(d for d in new if d != -1)
-            if known == 0 or self.numel() % known:
-                raise shape_error("reshape", f"cannot reshape {self.shape} to {new}")
-            new = tuple(self.numel() // known if d == -1 else d for d in new)
-        if prod(new) != self.numel():
-            raise shape_error("reshape", f"cannot reshape {self.shape} ({self.numel()} elements)"
-                                         f" to {new} ({prod(new)} elements)")
-        if new == self.shape:
-            return self
         node = self._node
+        if new == node.shape:  # (the same shape: nothing to infer or check)
+            return self
+        count = prod(node.shape)
+        if new and min(new) < 0:
+            if new.count(-1) > 1 or min(new) < -1:
+                raise shape_error("reshape", f"cannot reshape {self.shape} to {new}: at most "
+                                             "one dimension may be -1 and none may be negative")
+            known = prod(d for d in new if d != -1)
+            if known == 0 or count % known:
+                raise shape_error("reshape", f"cannot reshape {self.shape} to {new}")
+            new = tuple(count // known if d == -1 else d for d in new)
+        if prod(new) != count:
+            raise shape_error("reshape", f"cannot reshape {self.shape} ({count} elements)"
+                                         f" to {new} ({prod(new)} elements)")
+        if new == node.shape:
+            return self
         inner = node.src[0] if node.op == "reshape" else None
         if inner is not None and node.guards == inner.guards:  # (it adds no check)
             # a reshape of a reshape: one reshape of the first one's source, or that source
@@ -150,7 +153,7 @@ class MovementOps(TensorBase):
         for p, d in zip(padded, new, strict=True):
             if (p != d and p != 1) or d < 0:
                 raise shape_error("expand", f"cannot expand {self.shape} to {new}")
-        x = self.reshape(padded)
+        x = self.reshape(padded) if lead else self
         return x if new == x.shape else x._make("expand", (x,), None, new)
 
     def _broadcast_to(self, shape: tuple[int, ...]) -> Self:
