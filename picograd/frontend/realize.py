@@ -193,13 +193,24 @@ class _Plan:
     for the program it last ran (`stored_for`), the intermediates that program stores
     (`_stored`)."""
 
-    __slots__ = ("entries", "graph_key", "hit", "keys", "leaf_nodes", "leaves", "outputs",
-                 "sources", "stored", "stored_for")
+    __slots__ = ("blank", "entries", "graph_key", "hit", "keys", "leaf_nodes", "leaves",
+                 "outputs", "sources", "steps", "stored", "stored_for")
 
     def __init__(self, nodes: Sequence[LazyOp], entries: Sequence[tuple],
                  outputs: tuple[int, ...], graph_key: GraphKey):
         self.keys = [n.key for n in nodes]
         self.sources = [srcs for _, srcs in entries]
+        # what `_match` walks, from the last position down: (position, key, first source's
+        # position, second's, all of them) with -1 for a source a node of that arity lacks
+        # and the tuple only for three sources or more (one or two: checked without a loop)
+        steps = []
+        for i in range(len(self.keys) - 1, -1, -1):
+            srcs = self.sources[i]
+            pair = 1 <= len(srcs) <= 2
+            steps.append((i, self.keys[i], srcs[0] if pair else -1,
+                          srcs[1] if len(srcs) == 2 else -1, srcs if len(srcs) > 2 else None))
+        self.steps = tuple(steps)
+        self.blank: list[Any] = [None] * len(self.keys)
         self.leaves = [i for i, n in enumerate(nodes)
                        if n.buffer is not None and n.buffer.size]
         # the leaves' nodes of a matched graph, as a tuple (`_leaf_buffers`)
@@ -237,25 +248,47 @@ def _match(plan: _Plan, outputs: Sequence[LazyOp]) -> list[LazyOp] | None:
     plan's source positions, and no node stands at two positions; else None. (Keys alone
     would not do: they leave out which nodes are shared, and a consumer's key is its sources'
     as they were built, not as they are after a realize made one of them a buffer.)"""
-    keys, sources = plan.keys, plan.sources
-    nodes: list[Any] = [None] * len(keys)
+    nodes = plan.blank.copy()
     for position, node in zip(plan.outputs, outputs, strict=False):  # (lengths: the key's)
         nodes[position] = node
-    for i in range(len(keys) - 1, -1, -1):  # postorder: a node's sources come before it
+    # postorder: a node's sources come before it. (Equal keys mean equal arity: a key
+    # counts the node's sources.) One and two sources, the common arities, are spelt out.
+    for i, key, first, second, more in plan.steps:
         node = nodes[i]
-        if node is None or node.key != keys[i]:
+        if node is None or node.key != key:
             return None
-        positions = sources[i]
-        if positions:  # (equal keys mean equal arity: a key counts the node's sources)
-            for position, s in zip(positions, node.src, strict=False):
-                placed = nodes[position]
+        if first >= 0:
+            src = node.src
+            s = src[0]
+            placed = nodes[first]
+            if placed is None:
+                nodes[first] = s
+            elif placed is not s:
+                return None
+            if second >= 0:
+                s = src[1]
+                placed = nodes[second]
                 if placed is None:
-                    nodes[position] = s
+                    nodes[second] = s
                 elif placed is not s:
                     return None
+        elif more is not None and not _place(nodes, more, node.src):
+            return None
     if len(set(nodes)) != len(nodes):
         return None
     return nodes
+
+
+def _place(nodes: list[Any], positions: tuple[int, ...], src: tuple[LazyOp, ...]) -> bool:
+    """Put `src` at `positions` of `nodes` (`_match`, a node of three sources or more);
+    False when a position holds another node already."""
+    for position, s in zip(positions, src, strict=False):
+        placed = nodes[position]
+        if placed is None:
+            nodes[position] = s
+        elif placed is not s:
+            return False
+    return True
 
 
 def _program(outputs: list[LazyOp], device: str, pipeline: str | None
