@@ -17,7 +17,8 @@ decode step, then nothing (the script counts compiles and fails if a later step 
 
 Rows: tokens/s of the decode steps (median of `--repeat` generations after one warm-up
 generation), and the seconds of the first generation in picograd (compiles included). Both
-frameworks must generate the same tokens. picograd's tokens/s is measured twice in the same
+frameworks must generate the same tokens, both without autograd (`pg.no_grad()`, as
+`torch.no_grad()`). picograd's tokens/s is measured twice in the same
 run (see bench/neighbours.py): alone (each generation after a pause that lets torch's worker
 threads go to sleep) and busy (each decode step right after a small numpy, torch and
 onnxruntime matmul, untimed, no pause between), with "busy/alone" the ratio of the times.
@@ -106,17 +107,18 @@ def pg_generate(model: PgDecoder, prompt: np.ndarray, tokens: int, device: str,
     n = prompt.shape[1]
     decode = model if decode is None else decode
     position = pg.Variable("start", 0, model.cache - 1)  # a decode step's one position
-    step = model(pg.Tensor(prompt, device=device), 0)
-    out, compiles, seconds = [int(step.numpy()[0])], [], 0.0
-    for t in range(tokens - 1):
-        before = pg.compile_stats().compiles
-        if before_step is not None:
-            before_step()
-        start = time.perf_counter()
-        step = decode(step.reshape(1, 1), position.bind(n + t))
-        out.append(int(step.numpy()[0]))
-        seconds += time.perf_counter() - start
-        compiles.append(pg.compile_stats().compiles - before)
+    with pg.no_grad():  # as torch_generate: inference keeps no autograd state per step
+        step = model(pg.Tensor(prompt, device=device), 0)
+        out, compiles, seconds = [int(step.numpy()[0])], [], 0.0
+        for t in range(tokens - 1):
+            before = pg.compile_stats().compiles
+            if before_step is not None:
+                before_step()
+            start = time.perf_counter()
+            step = decode(step.reshape(1, 1), position.bind(n + t))
+            out.append(int(step.numpy()[0]))
+            seconds += time.perf_counter() - start
+            compiles.append(pg.compile_stats().compiles - before)
     return out, seconds, compiles
 
 
