@@ -4,8 +4,9 @@
 
 After the graph-level passes (fusion, buffers, the schedule), the rest of a pipeline
 rewrites each kernel on its own (`pipelines.kernel_local_tail`), and that rest is most of a
-cold compile's Python time. With a second CPU and a graph of `MIN_KERNELS` kernels or more,
-the kernels split into two groups of about equal size; a forked child runs the rest of the
+cold compile's Python time. With a second CPU this process may use (`host_cpus`) and a
+graph of `MIN_KERNELS` kernels or more, the kernels split into two groups of about equal
+size; a forked child runs the rest of the
 pipeline on one group and lowers it to the target's pieces (a direct route's `lower`: each
 kernel's text) while this process does the other, and the child sends its pieces back
 through a pipe as JSON. The pieces come back in the module's order, so the route assembles
@@ -27,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from picograd.compiler.pipelines import AfterPass, run_pipeline
+from picograd.dialects.capabilities import host_cpus
 from picograd.runtimes import forked
 from picograd.runtimes.parallel import fork_is_safe
 
@@ -42,7 +44,7 @@ def lower_kernels(module: ModuleOp, spec: str, after_pass: AfterPass | None, low
     or two (see the module docstring): the pieces of every kernel, in the module's order.
     `after_pass` sees this process's passes only."""
     kernels = [op for op in module.ops if not isinstance(op, func.FuncOp)]
-    if (len(kernels) < MIN_KERNELS or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork")
+    if (len(kernels) < MIN_KERNELS or host_cpus() < 2 or not hasattr(os, "fork")
             or not fork_is_safe()):
         run_pipeline(module, spec, after_pass=after_pass)
         return lower(module)

@@ -93,6 +93,23 @@ def test_a_small_graph_is_lowered_here(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parallel_lowering.lower_kernels(module, "cse", None, lambda m: []) == []
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")
+def test_one_usable_cpu_lowers_here_however_many_the_machine_has(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container's cpuset or `taskset` leaves a process one CPU of many: a second
+    process would only wait for it (os.cpu_count() counts the machine's)."""
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    module = ModuleOp([ModuleOp([]) for _ in range(parallel_lowering.MIN_KERNELS)])
+    pieces = parallel_lowering.lower_kernels(
+        module, "cse", None, lambda m: [{"n": n} for n, _ in enumerate(m.ops)])
+    assert pieces == [{"n": n} for n in range(parallel_lowering.MIN_KERNELS)]
+
+
 def test_the_kernel_local_tail_of_the_default_pipeline():
     head = pipeline_head(CPU_LLVM, "convert-uop-to-llvm")
     assert head is not None
