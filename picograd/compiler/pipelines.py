@@ -80,14 +80,22 @@ def _gpu_map(target: str) -> tuple[str, ...]:
 
 
 
+# loop-optimize's `min-work` on CPUs: a candidate of fewer iterations (reduce included)
+# stays untiled where a tile would not change how its sum adds (`small_untiled`). Its
+# kernel runs in microseconds either way; the MLP step's four (128, 10) loss reductions
+# with 8 row lanes each cost 0.15-0.2 s of CPU time of its cold compile.
+MIN_TILE_WORK = 16384
+
+
 def _cpu_schedule() -> str:
-    """`loop-optimize` for the host's vector registers and L2 cache (CPU only): each
+    """`loop-optimize` for the host's vector registers and L2 cache (CPU only), leaving a
+    small kernel untiled where that changes no sum (`MIN_TILE_WORK`): each
     kernel's schedule (register tiles that the C and LLVM compilers vectorise, loop order,
     cache blocks) is picked from them; the numbers are in the pipeline string, so a dumped
     pipeline replays the same schedules on another machine."""
     vector_bytes, registers = host_vector_registers()
     return (f"loop-optimize{{vector-bytes={vector_bytes} registers={registers} "
-            f"cache-bytes={host_cache_bytes()}}}")
+            f"cache-bytes={host_cache_bytes()} min-work={MIN_TILE_WORK}}}")
 
 
 # A matmul-like kernel on CUDA computes a tile of outputs per work item (accumulators in

@@ -18,6 +18,7 @@ workgroup storage), which every adapter, Mesa's software one included, provides.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,6 +129,15 @@ def host_vector_registers() -> tuple[int, int]:
     if "+neon" in features:
         return 16, 32
     return 16, 16
+
+
+def host_cpus() -> int:
+    """The CPUs this process may run on: `os.sched_getaffinity`, which a container's cpuset
+    or `taskset` narrows (`os.cpu_count()` counts the machine's), else `os.cpu_count()`.
+    Not cached: the affinity can change while the process runs."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 # When the host does not say (not Linux): a common size of one core's L2.

@@ -43,6 +43,7 @@ import weakref
 from collections.abc import Callable
 
 from picograd import flags
+from picograd.dialects.capabilities import host_cpus
 from picograd.errors import ThreadCountError, user_location
 from picograd.runtimes import chunk_claim, spin_wait
 from picograd.runtimes.base import Kernel
@@ -100,9 +101,7 @@ def get_num_threads() -> int:
 
 
 def _usable_cpus() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
+    return host_cpus()
 
 
 def threads() -> int:

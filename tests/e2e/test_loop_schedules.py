@@ -129,3 +129,30 @@ def test_skinny_matmuls_and_column_sums(device: str, m: int, k: int, n: int,
     cols = np.ascontiguousarray(w.T)  # (k, n): a sum over rows reads along the columns
     np.testing.assert_allclose(pg.Tensor(cols, device=device).sum(0).numpy(), cols.sum(0),
                                rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("device", CPU)
+def test_small_kernels_left_untiled_give_the_tiled_bits(device: str) -> None:
+    """`min-work` leaves a small kernel's reductions untiled only where that keeps the
+    order of every sum: the bits of a cross-entropy's (128, 10) row reductions, a short
+    matmul and a row sum long enough to split into lanes are those of the schedules
+    without it."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((128, 10), dtype=np.float32)
+    w = rng.standard_normal((10, 12), dtype=np.float32)
+    y = rng.standard_normal((8, 1024), dtype=np.float32)
+    spec = default_pipeline(device)
+    assert "min-work=" in spec
+
+    def compute(pipeline: str) -> list[np.ndarray]:
+        a, b, c = (pg.Tensor(v, device=device) for v in (x, w, y))
+        outs = [a.log_softmax(1), a @ b, c.sum(1), c.max(1)]
+        for out in outs:
+            out.realize(pipeline=pipeline)
+        return [out.numpy() for out in outs]
+
+    untiled = compute(spec)
+    tiled = compute(re.sub(r" min-work=\d+", "", spec))
+    for got, want in zip(untiled, tiled, strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(untiled[1], x @ w, rtol=1e-5, atol=1e-5)

@@ -22,14 +22,13 @@ compile, and llvmlite runs one call at a time per process).
 
 from __future__ import annotations
 
-import os
-
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from picograd.dialects.abi import OUTER_ATTR, WORK_ATTR, outer_symbol
+from picograd.dialects.capabilities import host_cpus
 from picograd.errors import CompileError
 from picograd.lowering.llvm.vector_select import define_vector_selects
 
@@ -50,10 +49,10 @@ MAX_PARTS = 4
 
 def compile_parts(kernels: int, ops: int) -> int:
     """How many modules a graph of `kernels` kernels and `ops` ops prints as: one per CPU
-    (at most `MAX_PARTS`) for a big graph, else one."""
+    this process may use (`host_cpus`, at most `MAX_PARTS`) for a big graph, else one."""
     if kernels < MIN_SPLIT_KERNELS or ops < MIN_SPLIT_OPS:
         return 1
-    return max(1, min(os.cpu_count() or 1, MAX_PARTS, kernels))
+    return max(1, min(host_cpus(), MAX_PARTS, kernels))
 
 
 def split_kernels(sizes: list[int], parts: int) -> list[list[int]]:

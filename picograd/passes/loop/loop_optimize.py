@@ -60,8 +60,10 @@ form (`elementwise_lanes`), the rest is left to LLVM's and GCC's loop vectoriser
 `vector-bytes` and `registers` (the target's vector register width and count; `realize()`
 passes the host's, `picograd.dialects.capabilities.host_vector_registers`), `cache-bytes`
 (one core's L2 cache, `host_cache_bytes`; 0: no cache blocking), `min-reduce`
-(the shortest reduce worth tiling) and `big-work` (the multiply-adds below which a kernel
-gets 8 columns instead; 0 by default).
+(the shortest reduce worth tiling), `big-work` (the multiply-adds below which a kernel
+gets 8 columns instead; 0 by default) and `min-work` (the iterations, reduce included,
+below which a candidate whose sum a tile would not reorder stays untiled, `small_untiled`:
+0 by default; the CPU pipelines pass `pipelines.MIN_TILE_WORK`).
 """
 
 from __future__ import annotations
@@ -536,13 +538,29 @@ def elementwise_lanes(kernel: L.KernelOp, unit: VectorUnit) -> list[Action]:
     return actions
 
 
+def small_untiled(inner: L.RangeOp, unit: VectorUnit, min_work: int) -> bool:
+    """Whether candidate `inner` stays untiled as a small kernel's: its reduce and the
+    ranges around it take fewer than `min_work` iterations, and a tile would not change
+    how its sum adds (it splits into no vector lanes and is too short for chunks: in a tile
+    or not, it adds its terms in order). Such a kernel runs in microseconds either way,
+    while a tile's lanes, unrolled, cost milliseconds of compile: the MLP step's four
+    (128, 10) row reductions of the loss, 8 row lanes each, took 0.15-0.2 s of CPU time
+    of its cold compile (the passes and LLVM)."""
+    reduce = next(op for op in inner.body.block.ops if isinstance(op, L.ReduceOp))
+    length = reduce.end.data - reduce.start.data
+    return (_work(inner) * length < min_work and length <= CHUNK_CHAIN
+            and not splits_into_lanes(reduce, unit))
+
+
 def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
-                    big_work: int = BIG_TILE_WORK, cache_bytes: int = 0) -> None:
+                    big_work: int = BIG_TILE_WORK, cache_bytes: int = 0,
+                    min_work: int = 0) -> None:
     unflatten_ranges(kernel)
     collapse_ranges(kernel)
     apply_schedule(kernel, [Action("stash", n) for n, red in enumerate(reduces(kernel))
                             if stash_problem(red) is None])
-    candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)]
+    candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)
+                  and not small_untiled(r, unit, min_work)]
     for inner in reversed(candidates):  # the last first: the others' axes stay valid
         actions = kernel_actions(kernel, unit, inner, big_work, cache_bytes)
         blocking = actions[-1:] if actions and actions[-1].op == "block_reduce" else []
@@ -565,6 +583,7 @@ class LoopOptimizePass(ModulePass):
     min_reduce: int = 8
     big_work: int = BIG_TILE_WORK
     cache_bytes: int = 0
+    min_work: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # a vector register holds at least one 32-bit lane (narrower elements are computed
@@ -576,4 +595,4 @@ class LoopOptimizePass(ModulePass):
         for kernel in op.ops:
             if isinstance(kernel, L.KernelOp):
                 optimize_kernel(kernel, unit, self.min_reduce, self.big_work,
-                                self.cache_bytes)
+                                self.cache_bytes, self.min_work)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from xdsl.dialects.builtin import FloatAttr, IntAttr, IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
@@ -88,7 +88,23 @@ def same_number(a: float | int, b: float | int) -> bool:
     return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
-_CONST_CLASSES: dict[type[Operation], bool] = {}
+# What `constant_scalar` learnt of each class it met: whether an owner of that class is a
+# constant op, and how an attribute of that class holds its number. xDSL's IR classes are
+# ABCs, whose `isinstance` is slow, and the rules ask for every operand of every op they try
+# (a fifth of the CNN step's pattern matching): a class is checked once per process.
+_CONST_CLASSES: dict[type, bool] = {}
+_NOT_A_NUMBER, _INT_ATTR, _INTEGER_ATTR, _FLOAT_ATTR = range(4)
+_ATTR_FORMS: dict[type, int] = {}
+
+
+def _attr_form(cls: type) -> int:
+    form = _ATTR_FORMS.get(cls)
+    if form is None:
+        form = _ATTR_FORMS[cls] = (
+            _INT_ATTR if issubclass(cls, IntAttr) else _INTEGER_ATTR
+            if issubclass(cls, IntegerAttr) else _FLOAT_ATTR if issubclass(cls, FloatAttr)
+            else _NOT_A_NUMBER)
+    return form
 
 
 def constant_scalar(value: SSAValue) -> float | int | None:
@@ -97,19 +113,21 @@ def constant_scalar(value: SSAValue) -> float | int | None:
     Bools come back as 0/1 (xDSL stores an `i1` true as -1), so `Const(1)` matches `true`.
     """
     op = value.owner
-    if not isinstance(op, Operation):
-        return None
     cls = type(op)
     if (is_const := _CONST_CLASSES.get(cls)) is None:
-        is_const = _CONST_CLASSES[cls] = op.has_trait(ConstantLike)
-    attr = op.properties.get("value") if is_const else None
-    if isinstance(attr, IntAttr):
+        is_const = _CONST_CLASSES[cls] = (isinstance(op, Operation)
+                                          and op.has_trait(ConstantLike))
+    if not is_const:
+        return None
+    attr: Any = cast(Operation, op).properties.get("value")
+    form = _attr_form(type(attr))
+    if form == _INT_ATTR:
         return attr.data
-    if isinstance(attr, IntegerAttr):
+    if form == _INTEGER_ATTR:
         raw = attr.value.data
         is_bool = isinstance(attr.type, IntegerType) and attr.type.width.data == 1
         return int(raw != 0) if is_bool else raw
-    if isinstance(attr, FloatAttr):
+    if form == _FLOAT_ATTR:
         return attr.value.data
     return None
 

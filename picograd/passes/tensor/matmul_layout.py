@@ -184,10 +184,46 @@ def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0) -> bool:
     return wanted_copy(b, min_reuse, alias_bytes) is not None
 
 
-def layout_copy(b: MatmulOperand, pad: int) -> None:
+def layout_copy(b: MatmulOperand, pad: int, mul: T.BinaryOp,
+                copies: dict[tuple[SSAValue, int], SSAValue] | None = None) -> None:
     """Read B through a k-major copy of itself, padded after each row by `pad` elements
-    (see the module docstring)."""
+    (see the module docstring), in the product `mul` only: another user of B's expand (the
+    backward pass's `dy @ W` reads `W`, whose columns are contiguous, through the same
+    expand as the forward's `x @ W.T`) keeps reading B itself, where the copy would make
+    its columns a gather. `copies` (B, pad) -> copy is shared by the matmuls of one
+    module, so two of them that read one B make one copy (where it is made before `mul`)."""
     src = b.expand.input
+    key = (src, pad)
+    copy = copies.get(key) if copies is not None else None
+    if copy is None or not _before(copy, mul):
+        copy = _k_major_copy(b.expand, pad)
+        if copies is not None:
+            copies[key] = copy
+    own = all(use.operation is mul for use in b.expand.result.uses)
+    if own and _before(copy, b.expand):
+        b.expand.operands[0] = copy  # the matmul's own expand reads the copy
+        return
+    expand = T.ExpandOp(copy, shape_of(b.expand.result))
+    block = mul.parent_block()
+    assert block is not None
+    block.insert_op_before(expand, mul)
+    for n, operand in enumerate(mul.operands):
+        if operand is b.expand.result:
+            mul.operands[n] = expand.result
+    if own:  # no other user: the old expand goes
+        b.expand.erase()
+
+
+def _before(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined before `op` in `op`'s block."""
+    owner = value.owner
+    return isinstance(owner, Operation) and owner.is_before_in_block(op)
+
+
+def _k_major_copy(expand: T.ExpandOp, pad: int) -> SSAValue:
+    """The k-major copy of `expand`'s input, padded after each row by `pad` elements, seen
+    with the input's shape again; its ops go right before `expand`."""
+    src = expand.input
     shape = shape_of(src)
     rank = len(shape)
     perm = [*range(rank - 2), rank - 1, rank - 2]
@@ -200,10 +236,10 @@ def layout_copy(b: MatmulOperand, pad: int) -> None:
         k_major = [*shape[:-2], shape[-1], shape[-2]]
         ops.append(T.SliceOp(ops[-1], [0] * rank, [1] * rank, k_major))
     ops.append(T.PermuteOp(ops[-1], perm))
-    block = b.expand.parent_block()
+    block = expand.parent_block()
     assert block is not None
-    block.insert_ops_before(ops, b.expand)
-    b.expand.operands[0] = ops[-1].results[0]
+    block.insert_ops_before(ops, expand)
+    return ops[-1].results[0]
 
 
 @dataclass(frozen=True)
@@ -228,10 +264,13 @@ class MatmulLayoutPass(ModulePass):
         if self.alias_bytes < 0 or self.line_bytes < 1:
             raise PassFailedException("matmul-layout: alias-bytes must not be negative and "
                                       "line-bytes must be positive")
+        copies: dict[tuple[SSAValue, int], SSAValue] = {}
         for reduce in [o for o in op.walk() if isinstance(o, T.ReduceOp)]:
             b = matmul_b(reduce)
             if b is None:
                 continue
             pad = wanted_copy(b, self.min_reuse, self.alias_bytes, self.line_bytes)
             if pad is not None:
-                layout_copy(b, pad)
+                mul = reduce.input.owner
+                assert isinstance(mul, T.BinaryOp)  # matmul_b checked it
+                layout_copy(b, pad, mul, copies)

@@ -3,6 +3,7 @@
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=16 registers=16}' | filecheck %s --check-prefix=SSE
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 big-work=4194304}' | filecheck %s --check-prefix=SMALL
 // RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 cache-bytes=131072}' | filecheck %s --check-prefix=CACHE
+// RUN: opt-tool %s -p 'loop-optimize{vector-bytes=64 registers=32 min-work=16384}' | filecheck %s --check-prefix=TINY
 
 // A 64 x 512 matmul (K = 64). With 32
 // registers of 16 floats, the widest column tile that leaves 4 of them is 64 columns; the
@@ -42,9 +43,14 @@
 // AVX512-LABEL: pg_loop.kernel @mm_deep(
 // AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 4, upcast)"
 
-// A row reduction too short for vector lanes gets 8 rows at once.
+// A row reduction too short for vector lanes gets 8 rows at once; with min-work above its
+// 64 x 16 iterations it stays as it is (its sums add in the same order either way).
 // AVX512-LABEL: pg_loop.kernel @rows(
 // AVX512-SAME:    pg.schedule = "split(0, 8, upcast)"
+// TINY-LABEL:   pg_loop.kernel @rows(
+// TINY-NOT:       pg.schedule
+// TINY-NOT:       upcast
+// TINY:         pg_loop.kernel @softmax_stats(
 
 // A long contiguous row sum (of exp: vectorisable) and a row max compute in vector lanes:
 // 16 partial results per row with 64-byte vectors, 8 with 32-byte ones; the last reduce is
@@ -53,6 +59,9 @@
 // AVX512-SAME:    pg.schedule = "split_reduce(1, 16); split_reduce(0, 16)"
 // AVX2-LABEL: pg_loop.kernel @softmax_stats(
 // AVX2-SAME:    pg.schedule = "split_reduce(1, 8); split_reduce(0, 8)"
+// Fewer than min-work iterations too (8 x 1024), but a sum that splits into lanes: split
+// as without min-work (untiled, it would add in another order).
+// TINY-SAME:    pg.schedule = "split_reduce(1, 16); split_reduce(0, 16)"
 
 // x @ w.T: along the columns w is read 64 apart (no vector form), but the reduce reads both
 // operands along itself: the reduce computes in vector lanes (dot products). The rows move

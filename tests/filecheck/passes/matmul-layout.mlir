@@ -134,3 +134,37 @@ func.func @few_rows(%x: tensor<64x8xf32>, %w: tensor<8x16xf32>) -> tensor<64x16x
   %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x16x8xf32> -> tensor<64x16x1xf32>
   func.return %s : tensor<64x16x1xf32>
 }
+
+
+// A training step's forward x @ W.T and backward dy @ W read W through one expand: only the
+// forward reads the copy (through an expand of its own); the backward's reduce over the
+// rows of W keeps reading W, whose columns are contiguous there (through the copy they
+// would be 8 apart: a gather). A second forward matmul of the same W shares the copy.
+// CHECK-LABEL: func.func @forward_and_backward(
+// CHECK:         %wr = pg_tensor.reshape %w : tensor<8x16xf32> -> tensor<1x8x16xf32>
+// CHECK-NEXT:    %[[T:.*]] = pg_tensor.permute %wr {perm = array<i64: 0, 2, 1>}
+// CHECK-NEXT:    %[[C:.*]] = pg_tensor.contiguous %[[T]] : tensor<1x16x8xf32>
+// CHECK-NEXT:    %[[B:.*]] = pg_tensor.permute %[[C]] {perm = array<i64: 0, 2, 1>}
+// CHECK-NEXT:    %we = pg_tensor.expand %wr : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+// CHECK-NEXT:    %[[WE1:.*]] = pg_tensor.expand %[[B]] : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+// CHECK-NEXT:    %m = pg_tensor.binary mul %xe, %[[WE1]]
+// CHECK:         %[[WE2:.*]] = pg_tensor.expand %[[B]] : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+// CHECK-NEXT:    %m2 = pg_tensor.binary mul %xe, %[[WE2]]
+// CHECK:         %gm = pg_tensor.binary mul %ge, %we
+// CHECK-NOT:     pg_tensor.contiguous
+// CHECK:         func.return
+func.func @forward_and_backward(%x: tensor<64x16xf32>, %w: tensor<8x16xf32>, %g: tensor<64x8xf32>) -> (tensor<64x8x1xf32>, tensor<64x8x1xf32>, tensor<64x1x16xf32>) {
+  %xr = pg_tensor.reshape %x : tensor<64x16xf32> -> tensor<64x1x16xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x16xf32> -> tensor<64x8x16xf32>
+  %wr = pg_tensor.reshape %w : tensor<8x16xf32> -> tensor<1x8x16xf32>
+  %we = pg_tensor.expand %wr : tensor<1x8x16xf32> -> tensor<64x8x16xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x8x16xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x8x16xf32> -> tensor<64x8x1xf32>
+  %m2 = pg_tensor.binary mul %xe, %we : tensor<64x8x16xf32>
+  %s2 = pg_tensor.reduce sum %m2 {axes = array<i64: 2>} : tensor<64x8x16xf32> -> tensor<64x8x1xf32>
+  %gr = pg_tensor.reshape %g : tensor<64x8xf32> -> tensor<64x8x1xf32>
+  %ge = pg_tensor.expand %gr : tensor<64x8x1xf32> -> tensor<64x8x16xf32>
+  %gm = pg_tensor.binary mul %ge, %we : tensor<64x8x16xf32>
+  %gs = pg_tensor.reduce sum %gm {axes = array<i64: 1>} : tensor<64x8x16xf32> -> tensor<64x1x16xf32>
+  func.return %s, %s2, %gs : tensor<64x8x1xf32>, tensor<64x8x1xf32>, tensor<64x1x16xf32>
+}

@@ -8,11 +8,15 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+import picograd as pg
 from picograd.compiler import parallel_lowering
-from picograd.compiler.pipelines import CPU_LLVM, kernel_local_tail, pipeline_head
+from picograd.compiler.pipelines import CPU_LLVM, kernel_local_tail, pipeline_head, run_pipeline
+from picograd.frontend.realize import build_module, linearize
 
 # A fresh interpreter (the test runner keeps a thread of its own, and a process with other
 # threads does not fork): compile an MLP's Adam step serially, in two processes, and in two
@@ -93,6 +97,23 @@ def test_a_small_graph_is_lowered_here(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parallel_lowering.lower_kernels(module, "cse", None, lambda m: []) == []
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")
+def test_one_usable_cpu_lowers_here_however_many_the_machine_has(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container's cpuset or `taskset` leaves a process one CPU of many: a second
+    process would only wait for it (os.cpu_count() counts the machine's)."""
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    module = ModuleOp([ModuleOp([]) for _ in range(parallel_lowering.MIN_KERNELS)])
+    pieces = parallel_lowering.lower_kernels(
+        module, "cse", None, lambda m: [{"n": n} for n, _ in enumerate(m.ops)])
+    assert pieces == [{"n": n} for n in range(parallel_lowering.MIN_KERNELS)]
+
+
 def test_the_kernel_local_tail_of_the_default_pipeline():
     head = pipeline_head(CPU_LLVM, "convert-uop-to-llvm")
     assert head is not None
@@ -102,3 +123,23 @@ def test_the_kernel_local_tail_of_the_default_pipeline():
     assert graph.endswith("sched-dedup") and kernels.startswith("convert-sched-to-loop")
     assert kernel_local_tail("cse,uop-simplify") is None  # nothing before the tail
     assert kernel_local_tail("cse,tensor-simplify") is None  # no tail
+
+
+def test_a_reduce_kernel_weighs_more_than_its_ops() -> None:
+    """The split's estimate: a kernel with a reduce counts its ops once more per reduce
+    (its body is emitted once per lane of a tile), an elementwise kernel its ops."""
+    x = pg.Tensor(np.ones((64, 32), np.float32))
+    nodes, entries, _, outputs = linearize([(x * 2).relu()._node, x.sum(1)._node])
+    module = build_module(nodes, entries, outputs)
+    head = pipeline_head(CPU_LLVM, "convert-uop-to-llvm")
+    split = kernel_local_tail(head) if head is not None else None
+    assert split is not None
+    run_pipeline(module, split[0])  # the graph passes: one kernel each, at the sched stage
+    kernels = [op for op in module.ops if not isinstance(op, func.FuncOp)]
+    works = []
+    for kernel in kernels:
+        ops = sum(1 for _ in kernel.walk())
+        reduces = sum(1 for op in kernel.walk() if op.name.endswith(".reduce"))
+        assert parallel_lowering.lowering_work(kernel) == ops * (1 + reduces)
+        works.append(reduces)
+    assert sorted(works) == [0, 1]

@@ -77,7 +77,7 @@ def test_default_pipelines_are_the_documented_strings() -> None:
     # CPU only: B's rows padded where they alias in the caches
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
                          f"vector-bytes={vector_bytes} registers={registers} "
-                         f"cache-bytes={host_cache_bytes()}}},").replace(
+                         f"cache-bytes={host_cache_bytes()} min-work={P.MIN_TILE_WORK}}},").replace(
         "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},").replace(
         "matmul-layout,", "matmul-layout{alias-bytes=4096},")
     assert cpu + "uop-contract,convert-uop-to-llvm" == P.CPU_LLVM

@@ -45,6 +45,18 @@ def test_only_big_graphs_split() -> None:
     assert 1 <= compile_parts(100, 10**6) <= MAX_PARTS
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")
+def test_a_graph_splits_into_the_cpus_this_process_may_use(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not os.cpu_count(): a container's cpuset or `taskset` leaves a process one CPU of
+    many, and a second module would only wait for it."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    assert compile_parts(100, 10**6) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 5})
+    assert compile_parts(100, 10**6) == 2
+
+
 def test_a_source_of_several_modules_runs_every_kernel() -> None:
     runtime = get_device("CPU:LLVM")
     source = PART_SEPARATOR.join(_scale(f"k{n}", n + 1) for n in range(3))
@@ -66,7 +78,7 @@ def test_a_module_that_fails_in_a_child_is_a_compile_error() -> None:
 def test_a_graph_of_many_kernels_is_split_and_computes_what_numpy_does(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(printer, "MIN_SPLIT_OPS", 0)  # small kernels, split all the same
-    monkeypatch.setattr("os.cpu_count", lambda: 2)  # and on a one-CPU machine too
+    monkeypatch.setattr(printer, "host_cpus", lambda: 2)  # and on a one-CPU machine too
     monkeypatch.setenv("PG_CACHE", "0")  # a cached program of this graph may be unsplit
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal((64, 64)).astype(np.float32) for _ in range(12)]
