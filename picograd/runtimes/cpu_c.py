@@ -45,6 +45,7 @@ from typing import Any
 
 from picograd import disk_store, flags
 from picograd.dialects.abi import outer_symbol
+from picograd.dialects.capabilities import host_cpus
 from picograd.errors import CompileError, DeviceError
 from picograd.runtimes import parallel
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, write_failed_source
@@ -192,7 +193,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
 
     def __init__(self, compiler: str | None = None, jobs: int | None = None):
         self.compiler = compiler or flags.c_compiler()
-        self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        self.jobs = jobs if jobs is not None else host_cpus()
         sweep_stale_workdirs()
 
     def _parts(self, source: str) -> int:
@@ -201,7 +202,7 @@ class CpuCRuntime(HostRuntime[CLibraries]):
         extra unit only adds the compiler's start-up and header parsing (~50 ms of CPU)."""
         kernels = sum(1 for line in source.split("\n") if _KERNEL_START.match(line))
         try:
-            idle = (os.cpu_count() or 1) - os.getloadavg()[0]
+            idle = host_cpus() - os.getloadavg()[0]  # the CPUs this process may use
         except OSError:
             idle = 1.0
         return max(1, min(self.jobs, int(idle + 0.5), kernels // MIN_KERNELS_PER_UNIT))

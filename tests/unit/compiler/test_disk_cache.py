@@ -329,11 +329,27 @@ def test_split_units_refuses_a_source_with_helpers_between_kernels() -> None:
         "void k0(float* a) { a[0] = 1; }\n"]
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")
+def test_c_compile_jobs_are_the_cpus_this_process_may_use(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not os.cpu_count(): a container's cpuset or `taskset` leaves a process one CPU of
+    many, and a second translation unit would only wait for it."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    source = "#include <stdint.h>\n" + "".join(
+        f"\nvoid k{i}(float* restrict p0) {{\n  p0[0] = {i}.0f;\n}}\n" for i in range(26))
+    assert CpuCRuntime().jobs == 1
+    assert CpuCRuntime(jobs=16)._parts(source) == 1  # one idle CPU of this process's
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 5})
+    assert CpuCRuntime().jobs == 2
+
+
 def test_one_unit_per_idle_core_with_enough_kernels_each(cache: str,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     source = "#include <stdint.h>\n" + "".join(
         f"\nvoid k{i}(float* restrict p0) {{\n  p0[0] = {i}.0f;\n}}\n" for i in range(26))
-    monkeypatch.setattr(cpu_c_mod.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(cpu_c_mod, "host_cpus", lambda: 16)
     monkeypatch.setattr(cpu_c_mod.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert CpuCRuntime(jobs=16)._parts(source) == 6  # 26 kernels, at least 4 a unit
     assert CpuCRuntime(jobs=2)._parts(source) == 2
