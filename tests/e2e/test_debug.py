@@ -93,15 +93,16 @@ def test_debug_2_one_line_per_launch(device: str, capsys: pytest.CaptureFixture[
 
 def test_debug_2_shows_each_kernels_schedule_and_threads(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The heuristic's choice is visible at DEBUG=2: the loop actions a CPU kernel got and
-    whether it ran as one call (and why) or in chunks on threads."""
+    """The heuristic's choice is visible at DEBUG=2: the loop actions a CPU kernel got, the
+    layout it reads B in, and whether it ran as one call (and why) or in chunks on
+    threads."""
     from picograd.runtimes import parallel
 
     monkeypatch.setattr(parallel, "_wanted_threads", 2)
     debug.set_level(2)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 64)).astype(np.float32)
-    w = rng.standard_normal((256, 64)).astype(np.float32)
+    w = rng.standard_normal((200, 64)).astype(np.float32)  # 200 columns: no panels
     big = rng.standard_normal((512, 512)).astype(np.float32)
     np.testing.assert_allclose((pg.Tensor(x) @ pg.Tensor(w).T).numpy(), x @ w.T,
                                rtol=1e-4, atol=1e-3)
@@ -109,12 +110,13 @@ def test_debug_2_shows_each_kernels_schedule_and_threads(
                                rtol=1e-4, atol=1e-3)
     tails = [m.group(2) for line in _lines(capsys.readouterr().err) if (m := LAUNCH.match(line))]
     debug.set_level(0)
-    assert len(tails) == 2
-    small, large = tails
+    assert len(tails) == 3  # the dot products; B's copy in column panels, the matmul
+    small, copy, large = tails
     assert re.fullmatch(r'schedule "interchange\(0\);.*split_reduce\(0, \d+\)"; 1 call '
                         r"\(work [\d,]+ < [\d,]+ ops\)", small), small
-    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; \d+ chunks on 2 threads',
-                        large), large
+    assert "panels" not in copy, copy
+    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; B in \d+-column panels; '
+                        r"\d+ chunks on 2 threads", large), large
 
 
 def test_set_level_2_times_graphs_compiled_at_level_1(
