@@ -445,3 +445,37 @@ pg_loop.kernel @mm_panels(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %
     }
   }
 }
+
+// @mm_deep with B in column panels: the 256 x 64 panel is contiguous and streams through
+// the prefetchers, so K is not blocked for the 128 KiB cache (as @mm_deep is); the kernel
+// records the panels' width (DEBUG=2 shows it).
+// CACHE-LABEL: pg_loop.kernel @mm_deep_panels(
+// CACHE-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 4, upcast)", pg.b_panels = #builtin.int<64>
+// CACHE-NOT:     loop {
+pg_loop.kernel @mm_deep_panels(%a: !pg.buffer<2048xf32>, %b: !pg.buffer<131072xf32>, %out: !pg.buffer<4096xf32>) {
+  pg_loop.range %i0 = 0 to 8 global {
+    pg_loop.range %i1 = 0 to 512 global {
+      %s = pg_loop.reduce sum %r = 0 to 256 : f32 {
+        %ck = pg_loop.const 256
+        %cw = pg_loop.const 64
+        %cp = pg_loop.const 16384
+        %ar = pg_loop.index mul %i0, %ck
+        %ai = pg_loop.index add %ar, %r
+        %x = pg_loop.load %a[%ai] : !pg.buffer<2048xf32> -> f32
+        %jt = pg_loop.index div %i1, %cw
+        %jl = pg_loop.index mod %i1, %cw
+        %bp = pg_loop.index mul %jt, %cp
+        %br = pg_loop.index mul %r, %cw
+        %bk = pg_loop.index add %bp, %br
+        %bi = pg_loop.index add %bk, %jl
+        %y = pg_loop.load %b[%bi] : !pg.buffer<131072xf32> -> f32
+        %xy = pg_uop.binary mul %x, %y : f32
+        pg_loop.yield %xy : f32
+      }
+      %n = pg_loop.const 512
+      %or = pg_loop.index mul %i0, %n
+      %oi = pg_loop.index add %or, %i1
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<4096xf32>
+    }
+  }
+}
