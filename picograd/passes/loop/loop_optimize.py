@@ -251,8 +251,9 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
 
 def panel_width(kernel: L.KernelOp, inner: L.RangeOp, unit: VectorUnit) -> int:
     """The width of the column panels B is laid out in (`matmul-layout{panel-cols}`) when
-    `inner` is a matmul's column range that the tile can take in panels: the kernel
-    divides `inner`'s index by a constant that divides it into `MIN_COLUMN_TILES` or more
+    `inner` is a matmul's column range that the tile can take in panels: the reduce
+    divides `inner`'s index by a constant and takes the remainder by it (the panel and the
+    column in it), and the constant divides the range into `MIN_COLUMN_TILES` or more
     pieces, is a whole number of vectors and, in `tile_rows` rows, fits half the vector
     registers; else 0. The tile then has that many columns, so the split of the column
     range turns B's `j // width` and `j % width` into the tile's index and its lanes (after
@@ -264,9 +265,15 @@ def panel_width(kernel: L.KernelOp, inner: L.RangeOp, unit: VectorUnit) -> int:
     n, m = inner.end.data - inner.start.data, outer.end.data - outer.start.data
     lanes = unit.lanes(to_numpy_dtype(reduce.result.type).itemsize)
     budget = max(1, unit.registers // 2)
-    widths = {op.rhs.owner.value.data for op in reduce.body.walk()
-              if isinstance(op, L.IndexOp) and op.kind.data in (BinaryKind.DIV, BinaryKind.MOD)
-              and op.lhs is inner.index and isinstance(op.rhs.owner, L.ConstOp)}
+    body = reduce.body
+
+    def divisors(kind: BinaryKind) -> set[int]:
+        return {op.rhs.owner.value.data for op in body.walk()
+                if isinstance(op, L.IndexOp) and op.kind.data == kind
+                and op.lhs is inner.index and isinstance(op.rhs.owner, L.ConstOp)}
+
+    # the panel form: the column index is split into panel (//) and column in it (%)
+    widths = divisors(BinaryKind.DIV) & divisors(BinaryKind.MOD)
     fitting = [w for w in widths if w > 0 and n % w == 0 and n // w >= MIN_COLUMN_TILES
                and w % lanes == 0 and tile_rows(m) * (w // lanes) <= budget]
     return max(fitting, default=0)
