@@ -42,9 +42,11 @@ def _join(*parts: str | tuple[str, ...]) -> str:
 
 
 def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None = None,
-                    alias_bytes: int | None = None) -> tuple[str, ...]:
+                    alias_bytes: int | None = None, panel_cols: int | None = None
+                    ) -> tuple[str, ...]:
     """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want
-    (on CPUs also with rows that do not alias in the caches, `alias_bytes`), long
+    (on CPUs also with rows that do not alias in the caches, `alias_bytes`, and in column
+    panels of the register tile's width, `panel_cols`), long
     reductions in two steps (many partials, then their reduction), fusion into kernels (at
     most `max_buffers` buffers per kernel where the target has such a limit; an attention's
     score rows in flight, `attention_rows`, where the target wants more work items than the
@@ -52,7 +54,9 @@ def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None =
     options = " ".join(f"{name}={value}" for name, value in (
         ("max-buffers", max_buffers), ("attention-rows", attention_rows)) if value is not None)
     schedule = f"convert-tensor-to-sched{{{options}}}" if options else "convert-tensor-to-sched"
-    layout = f"matmul-layout{{alias-bytes={alias_bytes}}}" if alias_bytes else "matmul-layout"
+    layout_options = " ".join(f"{name}={value}" for name, value in (
+        ("alias-bytes", alias_bytes), ("panel-cols", panel_cols)) if value)
+    layout = f"matmul-layout{{{layout_options}}}" if layout_options else "matmul-layout"
     return ("tensor-simplify", layout, "tensor-split-reduce", schedule, "sched-dedup",
             "convert-sched-to-loop", "loop-simplify")
 
@@ -60,6 +64,16 @@ def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None =
 # CPU caches map addresses 4 KiB apart to the same sets (L1: 64 sets of 64-byte lines; the
 # L2 of the CPUs measured, 128 KiB per way): matmul-layout pads B's rows that far apart.
 CPU_ALIAS_BYTES = 4096
+
+
+def _panel_cols() -> int:
+    """The f32 columns of `loop-optimize`'s matmul tile on the host (4 rows of as many of 4,
+    2 or 1 vectors as fit half the vector registers: `big_tile_cols`), which `matmul-layout`
+    lays B's column panels out for; `loop-optimize` takes the width of the panels it finds
+    as the tile's, so a different width only costs speed."""
+    vector_bytes, registers = host_vector_registers()
+    vectors = next(v for v in (4, 2, 1) if 4 * v <= max(1, registers // 2) or v == 1)
+    return vector_bytes // 4 * vectors
 
 
 # A GPU runs an attention's tiles of rows as its work items: many more than a CPU's threads.
@@ -109,7 +123,8 @@ _GPU_TILE = ("loop-upcast{rows=8 cols=8 min-tiles=65536}",
 
 # WebGPU's kernels are split to fit its 8 storage-buffer bindings
 # (`capabilities("wgsl").max_buffers`).
-_CPU_TO_UOP = (*_tensor_to_loop(alias_bytes=CPU_ALIAS_BYTES), _cpu_schedule(),
+_CPU_TO_UOP = (*_tensor_to_loop(alias_bytes=CPU_ALIAS_BYTES, panel_cols=_panel_cols()),
+               _cpu_schedule(),
                *_CPU_LOOP_TO_UOP)
 CPU_LLVM = _join(_CPU_TO_UOP, "uop-contract", "convert-uop-to-llvm")
 CPU_C = _join(_CPU_TO_UOP, "convert-uop-to-c")

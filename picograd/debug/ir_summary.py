@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
-from picograd.dialects.abi import SCHEDULE_ATTR
+from picograd.dialects.abi import PANELS_ATTR, SCHEDULE_ATTR
 from picograd.dialects.dtypes import is_float
 
 
@@ -46,6 +46,13 @@ def schedule_of(kernel: Operation) -> str:
     """The loop actions `kernel` went through ("" when none)."""
     attr = kernel.attributes.get(SCHEDULE_ATTR)
     return attr.data if isinstance(attr, StringAttr) else ""
+
+
+def layout_of(kernel: Operation) -> str:
+    """How the kernel reads its operands, where `loop-optimize` chose it ("" otherwise):
+    `B in 64-column panels`."""
+    attr = kernel.attributes.get(PANELS_ATTR)
+    return f"B in {attr.data}-column panels" if isinstance(attr, IntAttr) else ""
 
 
 def _trip(op: Operation) -> int:

@@ -31,6 +31,7 @@ class LaunchInfo:
     flops: int
     bytes: int  # the sizes of the kernel's buffer arguments
     schedule: str = ""  # the loop actions the kernel went through (`pg.schedule`)
+    layout: str = ""  # how it reads its operands (`ir_summary.layout_of`)
 
 
 class _TimedKernel:
@@ -40,6 +41,8 @@ class _TimedKernel:
                  graph: int):
         self.kernel, self.info, self.runtime, self.graph = kernel, info, runtime, graph
         how = [f"schedule \"{info.schedule}\""] if info.schedule else []
+        if info.layout:
+            how.append(info.layout)
         if threading := parallel.plan(kernel):  # a CPU kernel: one call or chunks
             how.append(threading)
         self.how = "  " + "; ".join(how) if how else ""
@@ -73,7 +76,8 @@ class Launches:
 
 
 def launch_infos(module: ModuleOp, flops: dict[str, int],
-                 schedules: dict[str, str] | None = None) -> list[LaunchInfo]:
+                 schedules: dict[str, str] | None = None,
+                 layouts: dict[str, str] | None = None) -> list[LaunchInfo]:
     infos: list[LaunchInfo] = []
     for op in module.walk():
         if isinstance(op, LaunchOp):
@@ -84,7 +88,8 @@ def launch_infos(module: ModuleOp, flops: dict[str, int],
                     size += t.size.data * to_numpy_dtype(t.element_type).itemsize
             name = op.kernel_name
             infos.append(LaunchInfo(name, flops.get(name, 0), size,
-                                    (schedules or {}).get(name, "")))
+                                    (schedules or {}).get(name, ""),
+                                    (layouts or {}).get(name, "")))
     return infos
 
 

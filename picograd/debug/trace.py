@@ -28,6 +28,7 @@ from picograd.debug.ir_summary import (
     converts,
     kernel_flops,
     kernels_of,
+    layout_of,
     loop_change,
     loop_shape,
     schedule_of,
@@ -80,6 +81,7 @@ class CompileTrace:
     stage: str = "tensor"
     flops: dict[str, int] = field(default_factory=dict)
     schedules: dict[str, str] = field(default_factory=dict)  # kernel -> its `pg.schedule`
+    layouts: dict[str, str] = field(default_factory=dict)  # kernel -> its `layout_of`
     loop_shapes: dict[str, LoopShape] = field(default_factory=dict)
     loop_notes: list[str] = field(default_factory=list)
     snapshots: list[tuple[str, dict[str, str]]] = field(default_factory=list)
@@ -122,6 +124,7 @@ class CompileTrace:
             kernels = kernels_of(ir)
             self.flops = {k: kernel_flops(op) for k, op in kernels.items()}
             self.schedules = {k: schedule_of(op) for k, op in kernels.items()}
+            self.layouts = {k: layout_of(op) for k, op in kernels.items()}
             if SETTINGS.level >= 3:
                 shapes = {k: loop_shape(op) for k, op in kernels.items()}
                 if conversion is None:
@@ -150,7 +153,8 @@ class CompileTrace:
             self.steps.append((self.stage, self._pending))
         compiled = any(name == "toolchain compile" for name, _ in self.steps)
         self.lap("load + plan" if compiled else "render + compile + load")
-        launches = Launches(self.graph, launch_infos(module, self.flops, self.schedules))
+        launches = Launches(self.graph, launch_infos(module, self.flops, self.schedules,
+                                                          self.layouts))
         _TRACED[program] = launches
         launches.instrument(program, on=SETTINGS.level >= 2)
         source = _source(module, program) if SETTINGS.level >= 4 or SETTINGS.viz else ""

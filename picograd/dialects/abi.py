@@ -18,6 +18,9 @@ from here, so none of them has to import another.
 # The loop actions a pg_loop kernel went through, `split(1, 64, upcast); interchange(1)`
 # (picograd/passes/loop/schedule.py), read by DEBUG=3.
 SCHEDULE_ATTR = "pg.schedule"
+# The width of the column panels a matmul kernel reads B in (`loop-optimize` sets it where
+# its tile takes `matmul-layout`'s panels), read by DEBUG=2.
+PANELS_ATTR = "pg.b_panels"
 OUTER_ATTR = "pg.outer"  # trip count of the splittable outer range
 WORK_ATTR = "pg.work"  # estimated dynamic op count of the whole kernel
 START_NAME, END_NAME = "start", "end"  # names of the two trailing arguments

@@ -93,15 +93,16 @@ def test_debug_2_one_line_per_launch(device: str, capsys: pytest.CaptureFixture[
 
 def test_debug_2_shows_each_kernels_schedule_and_threads(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The heuristic's choice is visible at DEBUG=2: the loop actions a CPU kernel got and
-    whether it ran as one call (and why) or in chunks on threads."""
+    """The heuristic's choice is visible at DEBUG=2: the loop actions a CPU kernel got, the
+    layout it reads B in, and whether it ran as one call (and why) or in chunks on
+    threads."""
     from picograd.runtimes import parallel
 
     monkeypatch.setattr(parallel, "_wanted_threads", 2)
     debug.set_level(2)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 64)).astype(np.float32)
-    w = rng.standard_normal((256, 64)).astype(np.float32)
+    w = rng.standard_normal((200, 64)).astype(np.float32)  # 200 columns: no panels
     big = rng.standard_normal((512, 512)).astype(np.float32)
     np.testing.assert_allclose((pg.Tensor(x) @ pg.Tensor(w).T).numpy(), x @ w.T,
                                rtol=1e-4, atol=1e-3)
@@ -109,12 +110,13 @@ def test_debug_2_shows_each_kernels_schedule_and_threads(
                                rtol=1e-4, atol=1e-3)
     tails = [m.group(2) for line in _lines(capsys.readouterr().err) if (m := LAUNCH.match(line))]
     debug.set_level(0)
-    assert len(tails) == 2
-    small, large = tails
+    assert len(tails) == 3  # the dot products; B's copy in column panels, the matmul
+    small, copy, large = tails
     assert re.fullmatch(r'schedule "interchange\(0\);.*split_reduce\(0, \d+\)"; 1 call '
                         r"\(work [\d,]+ < [\d,]+ ops\)", small), small
-    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; \d+ chunks on 2 threads',
-                        large), large
+    assert "panels" not in copy, copy
+    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; B in \d+-column panels; '
+                        r"\d+ chunks on 2 threads", large), large
 
 
 def test_set_level_2_times_graphs_compiled_at_level_1(
@@ -152,10 +154,11 @@ def test_debug_3_loop_changes(device: str, capsys: pytest.CaptureFixture[str]) -
 
 def test_debug_3_prints_each_kernels_schedule(capsys: pytest.CaptureFixture[str]) -> None:
     """DEBUG=3 names each kernel the heuristic scheduled and its list of actions (a 16 x 32
-    matmul: 4 rows, and as many columns as the host's vector registers give)."""
+    matmul: 4 rows, and as many columns as the host's vector registers give; k = 48 makes it
+    more work than loop-optimize's `min-work`, below which a small kernel stays untiled)."""
     debug.set_level(3)
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((16, 24), np.float32), rng.standard_normal((24, 32), np.float32)
+    a, b = rng.standard_normal((16, 48), np.float32), rng.standard_normal((48, 32), np.float32)
     out = (pg.Tensor(a, device="CPU:LLVM") @ pg.Tensor(b, device="CPU:LLVM")).numpy()
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
     notes = [line for line in _lines(capsys.readouterr().err) if "loop-optimize:" in line]

@@ -2,7 +2,8 @@
 `nn.Linear` computes it, attention's `q @ k.transpose(-1, -2)` and their gradients match
 torch on every device; the transposed copy of a weight is a kernel of its own that a CPU
 program makes once and keeps while the weight's buffer is the same, and makes again for a
-new one; `contiguous()` keeps values and gradients and makes a kernel boundary."""
+new one, as it does a weight's copy in column panels; `contiguous()` keeps values and
+gradients and makes a kernel boundary."""
 
 from __future__ import annotations
 
@@ -115,6 +116,23 @@ def test_weight_rows_that_do_not_alias_are_read_in_place() -> None:
     for w_shape in ((48, 1000), (8, 1024)):  # rows 4000 bytes apart; fewer rows than ways
         program, _ = compiled(pg.Tensor(_random(40, w_shape[0])) @ pg.Tensor(_random(*w_shape)))
         assert program.num_kernels == 1
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_weight_is_read_through_column_panels_made_once(transposed: bool) -> None:
+    # 256 columns and k = 96: the CPU pipelines lay W out in panels of the register tile's
+    # columns (matmul-layout panel-cols), also for 8 rows (a kept copy pays for few rows)
+    for rows in (8, 100):
+        w_np, x_np = _random(256, 96) if transposed else _random(96, 256), _random(rows, 96)
+        program, inputs = compiled(pg.Tensor(x_np) @ (pg.Tensor(w_np).T if transposed
+                                                      else pg.Tensor(w_np)))
+        assert program.num_kernels == 2  # the panel copy of w, then the matmul
+        calls = _launch_counter(program)
+        first, second = program.run(inputs)[0], program.run(inputs)[0]
+        assert calls[0] == 3  # the second run reused the copy
+        np.testing.assert_array_equal(first, second)
+        want = x_np @ (w_np.T if transposed else w_np)
+        np.testing.assert_allclose(first.reshape(want.shape), want, rtol=1e-4, atol=1e-4)
 
 
 def test_one_row_keeps_its_dot_products() -> None:

@@ -77,7 +77,8 @@ def test_loop_optimize_blocks_a_deep_matmul(device: str, tmp_path: Path,
     """With a 128 KiB L2 the tile's panel of B (K = 1024; 256 KiB for AVX-512's 64 columns,
     64 KiB for AVX2's 16) outgrows a quarter of the cache: the heuristic blocks K into
     eighths of it (by 64, by 256; the dumped loop IR records it), and the blocked kernel
-    computes a @ b."""
+    computes a @ (b + 0.5). (B is computed: a weight itself would be read in column panels,
+    which are not blocked.)"""
     rng = np.random.default_rng(2)
     a = rng.standard_normal((16, 1024), dtype=np.float32)
     b = rng.standard_normal((1024, 512), dtype=np.float32)
@@ -85,9 +86,9 @@ def test_loop_optimize_blocks_a_deep_matmul(device: str, tmp_path: Path,
                     if p.startswith("loop-optimize"))
     fragment = re.sub(r"cache-bytes=\d+", "cache-bytes=131072", optimize)
     monkeypatch.setenv("PG_DUMP", str(tmp_path))
-    out = pg.Tensor(a, device=device) @ pg.Tensor(b, device=device)
+    out = pg.Tensor(a, device=device) @ (pg.Tensor(b, device=device) + 0.5)
     out.realize(pipeline=_with_schedule(device, fragment))
-    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out.numpy(), a @ (b + 0.5), rtol=1e-4, atol=1e-4)
     block = {"vector-bytes=64": 64, "vector-bytes=32": 256}
     size = next((n for option, n in block.items() if option in optimize), None)
     if size is not None:  # an SSE-sized host's 8 columns fit the cache uncut

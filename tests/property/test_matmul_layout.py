@@ -1,8 +1,9 @@
 """`matmul-layout` on random matmuls as the frontend builds them (B stored (m, k) and read
 transposed as `nn.Linear` does, stored (k, m), computed, batched, attention's keys): the
 interpreter gives the same bits before and after; afterwards no matmul reads a B whose
-columns are strided, or whose rows alias (`alias-bytes`), `min-reuse` or more times; the
-output verifies and round-trips; and the compiled program matches numpy."""
+columns are strided, or whose rows alias (`alias-bytes`), `min-reuse` or more times, nor a
+B that `panel-cols` lays out in column panels; the output verifies and round-trips; and the
+compiled program matches numpy."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from picograd.passes.tensor.matmul_layout import MatmulLayoutPass, matmul_b, wan
 def matmuls(draw: st.DrawFn) -> tuple[pg.Tensor, np.ndarray]:
     """A picograd matmul with a B of a random layout, and numpy's result."""
     batch = draw(st.sampled_from([(), (2,), (2, 3)]))
-    n, m = (draw(st.integers(1, 9)) for _ in range(2))
-    k = draw(st.integers(1, 20))  # from ALIAS_ROWS = 16 rows, aliasing rows are padded
+    n, m = draw(st.integers(1, 9)), draw(st.integers(1, 12))
+    # from ALIAS_ROWS = 16 rows, aliasing rows are padded; from MIN_PANEL_K = 64, panels
+    k = draw(st.one_of(st.integers(1, 20), st.integers(64, 70)))
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     a = rng.standard_normal((*batch, n, k)).astype(np.float32)
     layout = draw(st.sampled_from(["transposed", "plain", "computed", "batched_keys",
@@ -47,20 +49,22 @@ def matmuls(draw: st.DrawFn) -> tuple[pg.Tensor, np.ndarray]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(matmuls(), st.sampled_from([1, 4, 32]), st.sampled_from([0, 8, 16]))
+@given(matmuls(), st.sampled_from([1, 4, 32]), st.sampled_from([0, 8, 16]),
+       st.sampled_from([0, 2, 3]))
 def test_matmul_layout_preserves_results_and_leaves_no_strided_b(case, min_reuse: int,
-                                                                  alias_bytes: int):
+                                                                  alias_bytes: int,
+                                                                  panel_cols: int):
     product, want = case
     nodes, entries, buffers, outputs = linearize([product._node])
     before = build_module(nodes, entries, outputs)
     after = build_module(nodes, entries, outputs)
     # rows a multiple of 8 or 16 bytes apart (2 or 4 f32) alias: padded by one element
-    MatmulLayoutPass(min_reuse=min_reuse, alias_bytes=alias_bytes, line_bytes=4).apply(
-        make_context(), after)
+    MatmulLayoutPass(min_reuse=min_reuse, alias_bytes=alias_bytes, line_bytes=4,
+                     panel_cols=panel_cols).apply(make_context(), after)
     after.verify()
     round_trip(after)
     assert_same(run(before, buffers), run(after, buffers))
     for op in after.walk():
         if isinstance(op, pg_tensor.ReduceOp) and (b := matmul_b(op)) is not None:
-            assert not wants_copy(b, min_reuse, alias_bytes)
+            assert not wants_copy(b, min_reuse, alias_bytes, panel_cols)
     np.testing.assert_allclose(product.numpy(), want, rtol=1e-4, atol=1e-4)

@@ -26,7 +26,12 @@ innermost global range, stored contiguously along that range):
   if a divisor of K of at least `MIN_BLOCK` does. Measured on a 2-core Zen 4 (1 MiB L2),
   schedules A/B in one process: 2048^2 fp32 160 ms unblocked, 138 with blocks of 256, 128
   with 512 (128 KiB of panel); at 1024^2 (a 256 KiB panel) blocking lost (12.3 -> 13.0-14.2
-  ms), at 512^2 too (1.31 -> 1.54). Columns
+  ms), at 512^2 too (1.31 -> 1.54). Where `matmul-layout{panel-cols}` laid B out in
+  column panels (the kernel divides the column index by their width, `panel_width`), the
+  tile takes that width as its columns, the column range is not `unflatten`ed first, and
+  the kernel's indices are simplified after the tiling (`loop_simplify_rules`), so each
+  step of k reads one contiguous piece of a panel; the kernel records the width as
+  `pg.b_panels` (DEBUG=2 shows it). Columns
   fewer than one vector get 8 lanes. Measured on a 2-core Zen 4, 1024^2 fp32: 4 x 8 tiles
   41 GFLOP/s, 4 x 64 with column tiles outermost 166. When the columns have no vector form
   (B transposed: `x @ w.T`, a gather along the columns) but the reduce reads both operands
@@ -73,15 +78,17 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntAttr, ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from picograd.dialects import pg_loop as L
+from picograd.dialects.abi import PANELS_ATTR
 from picograd.dialects.dtypes import is_float, to_numpy_dtype
 from picograd.dialects.pg import BinaryKind, RangeKind, ReduceKind
 from picograd.passes.loop.lane_vectors import body_vector_form, reduce_vector_form
+from picograd.passes.loop.loop_simplify import loop_simplify_rules
 from picograd.passes.loop.loop_upcast import is_candidate, splittable_outer, tile_actions
 from picograd.passes.loop.schedule import (
     Action,
@@ -213,7 +220,8 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
     m = outer.end.data - outer.start.data
     rows = tile_rows(m)
     work = _work(inner) * (reduce.end.data - reduce.start.data)
-    cols = big_tile_cols(unit, element_bytes, rows, n)
+    panel = panel_width(kernel, inner, unit)
+    cols = panel or big_tile_cols(unit, element_bytes, rows, n)
     taps = column_loads(reduce, inner.index)
     if taps > 1 and work >= big_work and (tile := tap_tile(unit, element_bytes, taps, m, n)):
         return tile_actions(kernel, inner, *tile)  # row tiles outermost: see tap_tile
@@ -226,7 +234,12 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
     # are split, so a remainder of rows stays inside them too (the kernel keeps one top-level
     # range, which the threads share); the column tiles take the outer range's axis.
     panel_row = cols * element_bytes
-    size = block_size(reduce.end.data - reduce.start.data, panel_row, cache_bytes)
+    # a contiguous panel (B in `panel_width` panels) streams from L3 with the prefetchers:
+    # blocking K for it only adds passes over the output. Measured (one thread, CPU time,
+    # a busy 2-core Xeon, GFLOP/s blocked / not): 64 x 4096 @ 4096 x 256 31 / 63, 384 x
+    # 4096 @ 4096 x 512 32 / 76, 64 x 8192 @ 8192 x 256 28 / 41
+    size = 0 if panel else block_size(reduce.end.data - reduce.start.data, panel_row,
+                                      cache_bytes)
     rows = panel_rows(unit, element_bytes, m, cols, rows, remainder=not size)
     at = axes(kernel).index(outer)
     actions = [Action("split", at + 1, cols, RangeKind.UPCAST)] if cols > 1 else []
@@ -236,6 +249,36 @@ def kernel_actions(kernel: L.KernelOp, unit: VectorUnit, inner: L.RangeOp,
     if size:
         actions.append(Action("block_reduce", reduces(kernel).index(reduce), size, at=at))
     return actions
+
+
+def panel_width(kernel: L.KernelOp, inner: L.RangeOp, unit: VectorUnit) -> int:
+    """The width of the column panels B is laid out in (`matmul-layout{panel-cols}`) when
+    `inner` is a matmul's column range that the tile can take in panels: the reduce
+    divides `inner`'s index by a constant and takes the remainder by it (the panel and the
+    column in it), and the constant divides the range into `MIN_COLUMN_TILES` or more
+    pieces, is a whole number of vectors and, in `tile_rows` rows, fits half the vector
+    registers; else 0. The tile then has that many columns, so the split of the column
+    range turns B's `j // width` and `j % width` into the tile's index and its lanes (after
+    `loop_simplify_rules`): each step of k reads the next `width` elements of the panel."""
+    outer = splittable_outer(inner, 2)
+    reduce = next((op for op in inner.body.block.ops if isinstance(op, L.ReduceOp)), None)
+    if outer is None or reduce is None:
+        return 0
+    n, m = inner.end.data - inner.start.data, outer.end.data - outer.start.data
+    lanes = unit.lanes(to_numpy_dtype(reduce.result.type).itemsize)
+    budget = max(1, unit.registers // 2)
+    body = reduce.body
+
+    def divisors(kind: BinaryKind) -> set[int]:
+        return {op.rhs.owner.value.data for op in body.walk()
+                if isinstance(op, L.IndexOp) and op.kind.data == kind
+                and op.lhs is inner.index and isinstance(op.rhs.owner, L.ConstOp)}
+
+    # the panel form: the column index is split into panel (//) and column in it (%)
+    widths = divisors(BinaryKind.DIV) & divisors(BinaryKind.MOD)
+    fitting = [w for w in widths if w > 0 and n % w == 0 and n // w >= MIN_COLUMN_TILES
+               and w % lanes == 0 and tile_rows(m) * (w // lanes) <= budget]
+    return max(fitting, default=0)
 
 
 def panel_rows(unit: VectorUnit, element_bytes: int, m: int, cols: int, rows: int,
@@ -457,13 +500,19 @@ def collapse_ranges(kernel: L.KernelOp) -> None:
             return
 
 
-def unflatten_ranges(kernel: L.KernelOp) -> None:
+def unflatten_ranges(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int) -> None:
     """`unflatten` each range whose index the kernel divides (or takes the remainder of) by
     a constant that divides its size, where that leaves fewer index divisions and remainders:
     a kernel over (H, W) that reads a 2 x 2 pool's (H/2, 2, W/2, 2) windows loops over them
     instead. Each is tried on a copy, which replaces the kernel's body when it is taken;
-    after a taken one the candidates are read afresh."""
-    while any(_unflattened(kernel, axis, size) for axis, size in _divisors(kernel)):
+    after a taken one the candidates are read afresh. A matmul's column range divided by
+    the width of B's panels (`panel_width`) stays whole: the register tile splits it."""
+    def panel(axis: int, size: int) -> bool:
+        r = axes(kernel)[axis]
+        return is_candidate(r, min_reduce) and panel_width(kernel, r, unit) == size
+
+    while any(_unflattened(kernel, axis, size) for axis, size in _divisors(kernel)
+              if not panel(axis, size)):
         pass
 
 
@@ -555,18 +604,22 @@ def small_untiled(inner: L.RangeOp, unit: VectorUnit, min_work: int) -> bool:
 def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
                     big_work: int = BIG_TILE_WORK, cache_bytes: int = 0,
                     min_work: int = 0) -> None:
-    unflatten_ranges(kernel)
+    unflatten_ranges(kernel, unit, min_reduce)
     collapse_ranges(kernel)
     apply_schedule(kernel, [Action("stash", n) for n, red in enumerate(reduces(kernel))
                             if stash_problem(red) is None])
     candidates = [r for r in axes(kernel) if is_candidate(r, min_reduce)
                   and not small_untiled(r, unit, min_work)]
+    panels = max((panel_width(kernel, r, unit) for r in candidates), default=0)
     for inner in reversed(candidates):  # the last first: the others' axes stay valid
         actions = kernel_actions(kernel, unit, inner, big_work, cache_bytes)
         blocking = actions[-1:] if actions and actions[-1].op == "block_reduce" else []
         apply_schedule(kernel, actions[:len(actions) - len(blocking)])
         with contextlib.suppress(ScheduleError):  # checked before anything changes
             apply_schedule(kernel, blocking)  # a tile with an epilogue is not blocked
+    if panels:  # B's `j // width`, `j % width` become the tile's index and lanes
+        loop_simplify_rules.apply(kernel)
+        kernel.attributes[PANELS_ATTR] = IntAttr(panels)
     apply_schedule(kernel, reduce_chunks(kernel, unit))  # before lanes: each chunk in lanes
     apply_schedule(kernel, reduce_splits(kernel, unit))
     apply_schedule(kernel, elementwise_lanes(kernel, unit))

@@ -39,6 +39,28 @@ would alias is padded the same way:
     %s  = pg_tensor.slice %c (the m columns of every row)
     %b2 = pg_tensor.permute %s {perm = [..., k axis, m axis]}
 
+Column panels (`panel-cols`, CPU pipelines only: the register tile's column count, 0
+never): the kernel's column tile reads, per step of k, `panel-cols` contiguous elements of
+one row of B and then jumps a whole row ahead, so its K x cols panel is strided in memory
+(2-12 KiB between the pieces it reads), which the hardware prefetchers follow badly and
+which aliases in the caches for many widths. Where B has a multiple of `panel-cols` columns,
+at least `MIN_PANELS` panels of them, the copy lays each panel out contiguously instead
+(BLIS's packed B), and the kernel reads every panel as one linear stream:
+
+    %r  = pg_tensor.reshape %b    (..., m/P, P, k)
+    %pt = pg_tensor.permute %r    (..., m/P, k, P)
+    %c  = pg_tensor.contiguous %pt
+    %q  = pg_tensor.permute %c    (..., m/P, P, k)
+    %b2 = pg_tensor.reshape %q    (..., m, k)
+
+`loop-optimize` takes the panel width as the tile's column count. The panel copy replaces
+the transposed or padded one wherever the module would make one (it costs the same), and
+it is also made for a plain B that is one of `@main`'s arguments and read at least
+`MIN_PANEL_REUSE` times: that copy is kept (below), so it is made once per weight, and it
+pays even for a few rows. Measured (one thread, CPU time, a busy 2-core Xeon, A/B in one
+process), GFLOP/s strided / panels: 512^2 102 / 116, 1024^2 85 / 103, 8 x 768 @ 768 x 3072
+23 / 54 (torch's MKL 48).
+
 A copy of a weight (of `@main`'s arguments only) is kept by the CPU program across runs
 (docs/design.md, "Matmul operand layouts and kept copies"), so it is made once per weight.
 """
@@ -51,8 +73,9 @@ from itertools import pairwise
 from math import prod
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -63,6 +86,14 @@ from picograd.dialects.pg_tensor import dtype_of, shape_of
 from picograd.passes.loop.views import reshape_groups
 
 MIN_REUSE = 32
+# A B in column panels has at least this many of them (`loop-optimize` makes the column
+# tiles the outer loop from 4 tiles on: MIN_COLUMN_TILES), and a kept panel copy of a plain
+# B is made where the matmul reads it this many times (its rows) or more.
+MIN_PANELS = 4
+MIN_PANEL_REUSE = 4
+# ... and a reduce at least this long: a shorter one reads so few rows of each panel that
+# they stay in the L1 cache however far apart they lie.
+MIN_PANEL_K = 64
 # Rows of B that alias in the caches are padded only when there are more of them than a
 # cache has ways (8 to 16 on the CPUs measured): fewer fit the sets they share.
 ALIAS_ROWS = 16
@@ -95,15 +126,31 @@ def reshaped_strides(old: Sequence[int], strides: Sequence[int], new: Sequence[i
     return tuple(result)
 
 
-def view_strides(value: SSAValue) -> tuple[int, ...] | None:
-    """The element strides of `value` in the row-major layout of the value its chain of
-    reshape / permute / expand / slice views starts from; None for other views (pad, flip)
-    and for a constant or iota (no memory behind it)."""
+def view_chain(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
+    """The value the chain of views ending in `value` starts from, and the views, last
+    first."""
     chain: list[Operation] = []
     while isinstance(value.owner, T.ReshapeOp | T.PermuteOp | T.ExpandOp | T.SliceOp
                      | T.PadOp | T.FlipOp):
         chain.append(value.owner)
         value = value.owner.operands[0]
+    return value, chain
+
+
+def is_main_argument(value: SSAValue) -> bool:
+    """Whether `value` is an argument of `@main` (a buffer the caller passes in: a copy
+    computed from it alone is kept across runs)."""
+    if not isinstance(value, BlockArgument):
+        return False
+    owner = value.block.parent_op()
+    return isinstance(owner, func.FuncOp) and owner.sym_name.data == "main"
+
+
+def view_strides(value: SSAValue) -> tuple[int, ...] | None:
+    """The element strides of `value` in the row-major layout of the value its chain of
+    reshape / permute / expand / slice views starts from; None for other views (pad, flip)
+    and for a constant or iota (no memory behind it)."""
+    value, chain = view_chain(value)
     if isinstance(value.owner, T.ConstOp | T.IotaOp):
         return None
     strides: tuple[int, ...] | None = row_major(shape_of(value))
@@ -155,55 +202,78 @@ def matmul_b(reduce: T.ReduceOp) -> MatmulOperand | None:
     return None
 
 
+@dataclass(frozen=True)
+class LayoutCopy:
+    """The copy B is read through: k-major with `pad` elements after each row, or (`panel`
+    > 0) in contiguous panels of `panel` columns, each k-major (no padding)."""
+
+    pad: int = 0
+    panel: int = 0
+
+
 def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
-                line_bytes: int = LINE_BYTES) -> int | None:
-    """The padding (elements after each row) of the k-major copy B is read through, or
-    None for no copy: B must be re-read `min_reuse` times and have more than one column;
-    then it is copied where its columns are not contiguous (the copy is their transpose),
-    and padded (by `line_bytes`, at least one element) where it has `ALIAS_ROWS` rows or
-    more and its rows, as the kernel reads them, would lie a multiple of `alias_bytes`
-    apart (0: never)."""
+                line_bytes: int = LINE_BYTES, panel_cols: int = 0) -> LayoutCopy | None:
+    """The copy B is read through, or None for no copy: B must have more than one column
+    and be re-read `min_reuse` times; then it is copied where its columns are not
+    contiguous (the copy is their transpose), or where it has `ALIAS_ROWS` rows or more
+    and its rows, as the kernel reads them, would lie a multiple of `alias_bytes` apart
+    (0: never; the copy's rows are padded by `line_bytes`, at least one element). The copy
+    is in panels of `panel_cols` columns (0: never) where they divide B's columns into
+    `MIN_PANELS` or more and the reduce is `MIN_PANEL_K` long or longer; such a copy is
+    also made of a plain B that is an argument of `@main` and re-read `MIN_PANEL_REUSE`
+    times (module docstring)."""
     shape = shape_of(b.expand.input)
-    if b.reuse < min_reuse or shape[-1] == 1:
+    if shape[-1] == 1:
         return None
+    root, _ = view_chain(b.expand.input)
     strides = view_strides(b.expand.input)
     if strides is None:
         return None
+    cols = shape[-2]
+    panel = (panel_cols if panel_cols > 0 and cols % panel_cols == 0
+             and cols // panel_cols >= MIN_PANELS and shape[-1] >= MIN_PANEL_K else 0)
+    if panel and b.reuse >= MIN_PANEL_REUSE and is_main_argument(root):
+        return LayoutCopy(panel=panel)
+    if b.reuse < min_reuse:
+        return None
     transpose = strides[-2] != 1
     itemsize = to_numpy_dtype(dtype_of(b.expand.input)).itemsize
-    row_bytes = (shape[-2] if transpose else strides[-1]) * itemsize
-    aliased = (alias_bytes > 0 and shape[-1] >= ALIAS_ROWS and shape[-2] > 1
+    row_bytes = (cols if transpose else strides[-1]) * itemsize
+    aliased = (alias_bytes > 0 and shape[-1] >= ALIAS_ROWS and cols > 1
                and row_bytes > 0 and row_bytes % alias_bytes == 0)
     if not (transpose or aliased):
         return None
-    return max(1, line_bytes // itemsize) if aliased else 0
+    if panel:
+        return LayoutCopy(panel=panel)
+    return LayoutCopy(pad=max(1, line_bytes // itemsize) if aliased else 0)
 
 
-def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0) -> bool:
+def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
+               panel_cols: int = 0) -> bool:
     """Whether B is read through a copy (`wanted_copy`)."""
-    return wanted_copy(b, min_reuse, alias_bytes) is not None
+    return wanted_copy(b, min_reuse, alias_bytes, panel_cols=panel_cols) is not None
 
 
-def layout_copy(b: MatmulOperand, pad: int, mul: T.BinaryOp,
-                copies: dict[tuple[SSAValue, int], SSAValue] | None = None) -> None:
-    """Read B through a k-major copy of itself, padded after each row by `pad` elements
-    (see the module docstring), in the product `mul` only: another user of B's expand (the
-    backward pass's `dy @ W` reads `W`, whose columns are contiguous, through the same
-    expand as the forward's `x @ W.T`) keeps reading B itself, where the copy would make
-    its columns a gather. `copies` (B, pad) -> copy is shared by the matmuls of one
-    module, so two of them that read one B make one copy (where it is made before `mul`)."""
+def layout_copy(b: MatmulOperand, copy: LayoutCopy, mul: T.BinaryOp,
+                copies: dict[tuple[SSAValue, LayoutCopy], SSAValue] | None = None) -> None:
+    """Read B through the copy of itself that `copy` describes (see the module docstring),
+    in the product `mul` only: another user of B's expand (the backward pass's `dy @ W`
+    reads `W`, whose columns are contiguous, through the same expand as the forward's
+    `x @ W.T`) keeps reading B itself, where the copy would make its columns a gather.
+    `copies` (B, copy) -> the copy's value is shared by the matmuls of one module, so two
+    of them that read one B the same way make one copy (where it is made before `mul`)."""
     src = b.expand.input
-    key = (src, pad)
-    copy = copies.get(key) if copies is not None else None
-    if copy is None or not _before(copy, mul):
-        copy = _k_major_copy(b.expand, pad)
+    key = (src, copy)
+    made = copies.get(key) if copies is not None else None
+    if made is None or not _before(made, mul):
+        made = _copy_of(b.expand, copy)
         if copies is not None:
-            copies[key] = copy
+            copies[key] = made
     own = all(use.operation is mul for use in b.expand.result.uses)
-    if own and _before(copy, b.expand):
-        b.expand.operands[0] = copy  # the matmul's own expand reads the copy
+    if own and _before(made, b.expand):
+        b.expand.operands[0] = made  # the matmul's own expand reads the copy
         return
-    expand = T.ExpandOp(copy, shape_of(b.expand.result))
+    expand = T.ExpandOp(made, shape_of(b.expand.result))
     block = mul.parent_block()
     assert block is not None
     block.insert_op_before(expand, mul)
@@ -220,10 +290,33 @@ def _before(value: SSAValue, op: Operation) -> bool:
     return isinstance(owner, Operation) and owner.is_before_in_block(op)
 
 
-def _k_major_copy(expand: T.ExpandOp, pad: int) -> SSAValue:
-    """The k-major copy of `expand`'s input, padded after each row by `pad` elements, seen
-    with the input's shape again; its ops go right before `expand`."""
+def _copy_of(expand: T.ExpandOp, copy: LayoutCopy) -> SSAValue:
+    """`expand`'s input copied as `copy` says, seen with the input's shape again; its ops
+    go right before `expand`."""
     src = expand.input
+    ops = _panel_ops(src, copy.panel) if copy.panel else _k_major_ops(src, copy.pad)
+    block = expand.parent_block()
+    assert block is not None
+    block.insert_ops_before(ops, expand)
+    return ops[-1].results[0]
+
+
+def _panel_ops(src: SSAValue, panel: int) -> list[Operation]:
+    """B (..., m, k) in contiguous panels of `panel` columns, each k-major."""
+    shape = shape_of(src)
+    rank = len(shape)
+    *batch, cols, k = shape
+    swap = [*range(rank - 1), rank, rank - 1]
+    ops: list[Operation] = [T.ReshapeOp(src, [*batch, cols // panel, panel, k])]
+    ops.append(T.PermuteOp(ops[-1], swap))
+    ops.append(T.ContiguousOp(ops[-1]))
+    ops.append(T.PermuteOp(ops[-1], swap))
+    ops.append(T.ReshapeOp(ops[-1], list(shape)))
+    return ops
+
+
+def _k_major_ops(src: SSAValue, pad: int) -> list[Operation]:
+    """B (..., m, k) k-major, padded after each row by `pad` elements."""
     shape = shape_of(src)
     rank = len(shape)
     perm = [*range(rank - 2), rank - 1, rank - 2]
@@ -236,10 +329,7 @@ def _k_major_copy(expand: T.ExpandOp, pad: int) -> SSAValue:
         k_major = [*shape[:-2], shape[-1], shape[-2]]
         ops.append(T.SliceOp(ops[-1], [0] * rank, [1] * rank, k_major))
     ops.append(T.PermuteOp(ops[-1], perm))
-    block = expand.parent_block()
-    assert block is not None
-    block.insert_ops_before(ops, expand)
-    return ops[-1].results[0]
+    return ops
 
 
 @dataclass(frozen=True)
@@ -250,8 +340,9 @@ class MatmulLayoutPass(ModulePass):
     Input: `pg_tensor` ops inside `func.func` (stage 1). Output: the same dialects, with a
     `pg_tensor.contiguous` copy before every B operand read `min-reuse` or more times whose
     columns are not contiguous (transposed) or whose rows lie a multiple of `alias-bytes`
-    apart (padded by `line-bytes`; `alias-bytes=0`, the default, never pads). Guarantee:
-    bit-identical results.
+    apart (padded by `line-bytes`; `alias-bytes=0`, the default, never pads); the copy is
+    in column panels of `panel-cols` (0, the default: never), which are also made of
+    `@main`'s plain arguments (see `wanted_copy`). Guarantee: bit-identical results.
     """
 
     name = "matmul-layout"
@@ -259,18 +350,20 @@ class MatmulLayoutPass(ModulePass):
     min_reuse: int = MIN_REUSE
     alias_bytes: int = 0
     line_bytes: int = LINE_BYTES
+    panel_cols: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.alias_bytes < 0 or self.line_bytes < 1:
-            raise PassFailedException("matmul-layout: alias-bytes must not be negative and "
-                                      "line-bytes must be positive")
-        copies: dict[tuple[SSAValue, int], SSAValue] = {}
+        if self.alias_bytes < 0 or self.line_bytes < 1 or self.panel_cols < 0:
+            raise PassFailedException("matmul-layout: alias-bytes and panel-cols must not be "
+                                      "negative and line-bytes must be positive")
+        copies: dict[tuple[SSAValue, LayoutCopy], SSAValue] = {}
         for reduce in [o for o in op.walk() if isinstance(o, T.ReduceOp)]:
             b = matmul_b(reduce)
             if b is None:
                 continue
-            pad = wanted_copy(b, self.min_reuse, self.alias_bytes, self.line_bytes)
-            if pad is not None:
+            copy = wanted_copy(b, self.min_reuse, self.alias_bytes, self.line_bytes,
+                               self.panel_cols)
+            if copy is not None:
                 mul = reduce.input.owner
                 assert isinstance(mul, T.BinaryOp)  # matmul_b checked it
-                layout_copy(b, pad, mul, copies)
+                layout_copy(b, copy, mul, copies)

@@ -412,3 +412,79 @@ pg_loop.kernel @bmm(%a: !pg.buffer<96xf32>, %b: !pg.buffer<1024xf32>, %out: !pg.
     }
   }
 }
+
+// @mm with B in column panels of 64 (matmul-layout{panel-cols=64}: B[r, j] at
+// (j // 64) * 4096 + r * 64 + j % 64). AVX-512: the panels are the tile's columns, so the
+// column range is not unflattened but split as in @mm, and the index simplifies to the
+// tile's panel and its lanes (no division left): each step of r reads the next 64
+// elements of one panel. AVX2's tile has 16 columns (4 x 64 would not fit its registers):
+// the range is unflattened instead.
+// AVX512-LABEL: pg_loop.kernel @mm_panels(
+// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 6, upcast)"
+// AVX512-NOT:     pg_loop.index {{div|mod}}
+// AVX512:         %bp = pg_loop.index mul %i1_o, %cp
+// AVX512-NOT:     pg_loop.index {{div|mod}}
+// AVX512:         %bi = pg_loop.index add %bk, %i1_upcast
+// AVX512-NOT:     pg_loop.index {{div|mod}}
+// AVX2-LABEL: pg_loop.kernel @mm_panels(
+// AVX2-SAME:    pg.schedule = "unflatten(1, 64);
+pg_loop.kernel @mm_panels(%a: !pg.buffer<4096xf32>, %b: !pg.buffer<32768xf32>, %out: !pg.buffer<32768xf32>) {
+  pg_loop.range %i0 = 0 to 64 global {
+    pg_loop.range %i1 = 0 to 512 global {
+      %s = pg_loop.reduce sum %r = 0 to 64 : f32 {
+        %ck = pg_loop.const 64
+        %cp = pg_loop.const 4096
+        %ar = pg_loop.index mul %i0, %ck
+        %ai = pg_loop.index add %ar, %r
+        %x = pg_loop.load %a[%ai] : !pg.buffer<4096xf32> -> f32
+        %jt = pg_loop.index div %i1, %ck
+        %jl = pg_loop.index mod %i1, %ck
+        %bp = pg_loop.index mul %jt, %cp
+        %br = pg_loop.index mul %r, %ck
+        %bk = pg_loop.index add %bp, %br
+        %bi = pg_loop.index add %bk, %jl
+        %y = pg_loop.load %b[%bi] : !pg.buffer<32768xf32> -> f32
+        %xy = pg_uop.binary mul %x, %y : f32
+        pg_loop.yield %xy : f32
+      }
+      %n = pg_loop.const 512
+      %or = pg_loop.index mul %i0, %n
+      %oi = pg_loop.index add %or, %i1
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<32768xf32>
+    }
+  }
+}
+
+// @mm_deep with B in column panels: the 256 x 64 panel is contiguous and streams through
+// the prefetchers, so K is not blocked for the 128 KiB cache (as @mm_deep is); the kernel
+// records the panels' width (DEBUG=2 shows it).
+// CACHE-LABEL: pg_loop.kernel @mm_deep_panels(
+// CACHE-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 4, upcast)", pg.b_panels = #builtin.int<64>
+// CACHE-NOT:     loop {
+pg_loop.kernel @mm_deep_panels(%a: !pg.buffer<2048xf32>, %b: !pg.buffer<131072xf32>, %out: !pg.buffer<4096xf32>) {
+  pg_loop.range %i0 = 0 to 8 global {
+    pg_loop.range %i1 = 0 to 512 global {
+      %s = pg_loop.reduce sum %r = 0 to 256 : f32 {
+        %ck = pg_loop.const 256
+        %cw = pg_loop.const 64
+        %cp = pg_loop.const 16384
+        %ar = pg_loop.index mul %i0, %ck
+        %ai = pg_loop.index add %ar, %r
+        %x = pg_loop.load %a[%ai] : !pg.buffer<2048xf32> -> f32
+        %jt = pg_loop.index div %i1, %cw
+        %jl = pg_loop.index mod %i1, %cw
+        %bp = pg_loop.index mul %jt, %cp
+        %br = pg_loop.index mul %r, %cw
+        %bk = pg_loop.index add %bp, %br
+        %bi = pg_loop.index add %bk, %jl
+        %y = pg_loop.load %b[%bi] : !pg.buffer<131072xf32> -> f32
+        %xy = pg_uop.binary mul %x, %y : f32
+        pg_loop.yield %xy : f32
+      }
+      %n = pg_loop.const 512
+      %or = pg_loop.index mul %i0, %n
+      %oi = pg_loop.index add %or, %i1
+      pg_loop.store %s, %out[%oi] : f32, !pg.buffer<4096xf32>
+    }
+  }
+}

@@ -168,3 +168,60 @@ func.func @forward_and_backward(%x: tensor<64x16xf32>, %w: tensor<8x16xf32>, %g:
   %gs = pg_tensor.reduce sum %gm {axes = array<i64: 1>} : tensor<64x8x16xf32> -> tensor<64x1x16xf32>
   func.return %s, %s2, %gs : tensor<64x8x1xf32>, tensor<64x8x1xf32>, tensor<64x1x16xf32>
 }
+
+
+// Column panels (panel-cols, 16 here): a plain weight of @main, read 8 times, is copied into
+// contiguous (k x 16) panels, k-major within each, and read back through views with B's
+// shape; the matmul kernel then streams each panel linearly. Without panel-cols it is read
+// in place (CHECK).
+// RUN: opt-tool %s -p 'matmul-layout{panel-cols=16}' | filecheck %s --check-prefix=PANEL
+// PANEL-LABEL: func.func @main(
+// PANEL:         %[[WR:.*]] = pg_tensor.reshape %wt : tensor<64x64xf32> -> tensor<1x64x64xf32>
+// PANEL-NEXT:    %[[R:.*]] = pg_tensor.reshape %[[WR]] : tensor<1x64x64xf32> -> tensor<1x4x16x64xf32>
+// PANEL-NEXT:    %[[T:.*]] = pg_tensor.permute %[[R]] {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x16x64xf32> -> tensor<1x4x64x16xf32>
+// PANEL-NEXT:    %[[C:.*]] = pg_tensor.contiguous %[[T]] : tensor<1x4x64x16xf32>
+// PANEL-NEXT:    %[[U:.*]] = pg_tensor.permute %[[C]] {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x64x16xf32> -> tensor<1x4x16x64xf32>
+// PANEL-NEXT:    %[[B:.*]] = pg_tensor.reshape %[[U]] : tensor<1x4x16x64xf32> -> tensor<1x64x64xf32>
+// PANEL-NEXT:    pg_tensor.expand %[[B]] : tensor<1x64x64xf32> -> tensor<8x64x64xf32>
+// A transposed weight read 64 times (in any function) gets the panels instead of the
+// transposed copy.
+// PANEL-LABEL: func.func @panel_transposed(
+// PANEL:         pg_tensor.reshape %{{.*}} : tensor<1x64x64xf32> -> tensor<1x4x16x64xf32>
+// PANEL-NEXT:    pg_tensor.permute
+// PANEL-NEXT:    pg_tensor.contiguous %{{.*}} : tensor<1x4x64x16xf32>
+// The same plain weight outside @main: no kept copy, so read in place.
+// PANEL-LABEL: func.func @plain_outside_main(
+// PANEL-NOT:     pg_tensor.contiguous
+// PANEL:         func.return
+// CHECK-LABEL: func.func @main(
+// CHECK-NOT:     pg_tensor.contiguous
+// CHECK:         func.return
+func.func @main(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64x1xf32> {
+  %wt = pg_tensor.permute %w {perm = array<i64: 1, 0>} : tensor<64x64xf32> -> tensor<64x64xf32>
+  %xr = pg_tensor.reshape %x : tensor<8x64xf32> -> tensor<8x1x64xf32>
+  %xe = pg_tensor.expand %xr : tensor<8x1x64xf32> -> tensor<8x64x64xf32>
+  %wr = pg_tensor.reshape %wt : tensor<64x64xf32> -> tensor<1x64x64xf32>
+  %we = pg_tensor.expand %wr : tensor<1x64x64xf32> -> tensor<8x64x64xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<8x64x64xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<8x64x64xf32> -> tensor<8x64x1xf32>
+  func.return %s : tensor<8x64x1xf32>
+}
+func.func @panel_transposed(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64x1xf32> {
+  %xr = pg_tensor.reshape %x : tensor<64x64xf32> -> tensor<64x1x64xf32>
+  %xe = pg_tensor.expand %xr : tensor<64x1x64xf32> -> tensor<64x64x64xf32>
+  %wr = pg_tensor.reshape %w : tensor<64x64xf32> -> tensor<1x64x64xf32>
+  %we = pg_tensor.expand %wr : tensor<1x64x64xf32> -> tensor<64x64x64xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<64x64x64xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<64x64x64xf32> -> tensor<64x64x1xf32>
+  func.return %s : tensor<64x64x1xf32>
+}
+func.func @plain_outside_main(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64x1xf32> {
+  %wt = pg_tensor.permute %w {perm = array<i64: 1, 0>} : tensor<64x64xf32> -> tensor<64x64xf32>
+  %xr = pg_tensor.reshape %x : tensor<8x64xf32> -> tensor<8x1x64xf32>
+  %xe = pg_tensor.expand %xr : tensor<8x1x64xf32> -> tensor<8x64x64xf32>
+  %wr = pg_tensor.reshape %wt : tensor<64x64xf32> -> tensor<1x64x64xf32>
+  %we = pg_tensor.expand %wr : tensor<1x64x64xf32> -> tensor<8x64x64xf32>
+  %m = pg_tensor.binary mul %xe, %we : tensor<8x64x64xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<8x64x64xf32> -> tensor<8x64x1xf32>
+  func.return %s : tensor<8x64x1xf32>
+}

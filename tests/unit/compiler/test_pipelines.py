@@ -74,12 +74,15 @@ def test_default_pipelines_are_the_documented_strings() -> None:
               "sched-dedup,"
               "convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
     vector_bytes, registers = host_vector_registers()  # CPU only: the host's vector unit
-    # CPU only: B's rows padded where they alias in the caches
+    # CPU only: B's rows padded where they alias in the caches, and laid out in panels of
+    # the matmul tile's columns: 4 rows of 4 vectors where 16 fit half the registers
+    vectors = 4 if registers >= 32 else 2 if registers >= 16 else 1
+    layout = f"matmul-layout{{alias-bytes=4096 panel-cols={vector_bytes // 4 * vectors}}},"
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
                          f"vector-bytes={vector_bytes} registers={registers} "
                          f"cache-bytes={host_cache_bytes()} min-work={P.MIN_TILE_WORK}}},").replace(
         "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},").replace(
-        "matmul-layout,", "matmul-layout{alias-bytes=4096},")
+        "matmul-layout,", layout)
     assert cpu + "uop-contract,convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
     for target in ("ptx", "wgsl"):
@@ -105,9 +108,10 @@ def test_default_pipelines_are_the_documented_strings() -> None:
 
 
 def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
-    assert P.stage_pipeline("tensor") == ("tensor-simplify,matmul-layout{alias-bytes=4096},"
-                                          "tensor-split-reduce")
-    assert P.stage_pipeline("sched") == ("tensor-simplify,matmul-layout{alias-bytes=4096},"
+    layout = P.CPU_LLVM.split(",")[1]
+    assert layout.startswith("matmul-layout{alias-bytes=4096 panel-cols=")
+    assert P.stage_pipeline("tensor") == f"tensor-simplify,{layout},tensor-split-reduce"
+    assert P.stage_pipeline("sched") == (f"tensor-simplify,{layout},"
                                          "tensor-split-reduce,convert-tensor-to-sched,"
                                          "sched-dedup")
     assert P.stage_pipeline("loop").endswith(
