@@ -104,11 +104,16 @@ def test_weight_rows_4_kib_apart_are_read_through_a_padded_copy_made_once(
     w, x = pg.Tensor(w_np), pg.Tensor(x_np)
     program, inputs = compiled(x @ (w.T if transposed else w))
     assert program.num_kernels == 2  # the padded copy of w, then the matmul
+    _assert_copy_made_once(program, inputs, x_np @ (w_np.T if transposed else w_np))
+
+
+def _assert_copy_made_once(program: Any, inputs: Any, want: np.ndarray) -> None:
+    """Two runs of `program` (a weight's kept copy, then the matmul) give `want` and the same
+    bits, and the second launches only the matmul: it reused the copy."""
     calls = _launch_counter(program)
     first, second = program.run(inputs)[0], program.run(inputs)[0]
-    assert calls[0] == 3  # the second run reused the copy
+    assert calls[0] == 3
     np.testing.assert_array_equal(first, second)
-    want = x_np @ (w_np.T if transposed else w_np)
     np.testing.assert_allclose(first.reshape(want.shape), want, rtol=1e-4, atol=1e-4)
 
 
@@ -127,12 +132,7 @@ def test_a_weight_is_read_through_column_panels_made_once(transposed: bool) -> N
         program, inputs = compiled(pg.Tensor(x_np) @ (pg.Tensor(w_np).T if transposed
                                                       else pg.Tensor(w_np)))
         assert program.num_kernels == 2  # the panel copy of w, then the matmul
-        calls = _launch_counter(program)
-        first, second = program.run(inputs)[0], program.run(inputs)[0]
-        assert calls[0] == 3  # the second run reused the copy
-        np.testing.assert_array_equal(first, second)
-        want = x_np @ (w_np.T if transposed else w_np)
-        np.testing.assert_allclose(first.reshape(want.shape), want, rtol=1e-4, atol=1e-4)
+        _assert_copy_made_once(program, inputs, x_np @ (w_np.T if transposed else w_np))
 
 
 def test_one_row_keeps_its_dot_products() -> None:
