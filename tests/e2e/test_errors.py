@@ -11,6 +11,7 @@ import pytest
 
 import picograd as pg
 from picograd.errors import OutOfMemoryError
+from picograd.runtimes import program as program_mod
 from picograd.runtimes.memory_plan import MemoryPlan
 
 
@@ -142,12 +143,14 @@ def test_an_allocation_that_fails_is_a_typed_out_of_memory_error(
     """numpy's MemoryError while a run allocates its buffers comes back as picograd's
     OutOfMemoryError (still a MemoryError), naming the sizes, at the user's line. (A real
     4 PiB tensor cannot be compiled here: the suite also takes every graph through PTX,
-    whose indices are 32-bit.)"""
+    whose indices are 32-bit.) Both ways a run allocates fail: the memory plan's buffers and
+    the fresh result arrays of a run without intermediates (`Program._run_lean`)."""
 
     def refuse(*args: object) -> None:
         raise MemoryError("Unable to allocate")
 
     monkeypatch.setattr(MemoryPlan, "host_buffers", refuse)
+    monkeypatch.setattr(program_mod, "_empty", refuse)
     with pytest.raises(OutOfMemoryError, match=r"out of memory: a realize needs 1 buffer of "
                                                r"4,000 bytes") as e:
         line = _next_line()
