@@ -61,6 +61,7 @@ from picograd.frontend import capture
 from picograd.frontend.dtype import cast_scalar
 from picograd.frontend.lazy import LazyOp, user_location
 from picograd.runtimes import Program
+from picograd.runtimes.program import tuple_getter
 
 __all__ = ["CompileStats", "build_module", "clear_cache", "compile_stats", "compiled",
            "linearize", "realize", "realize_later"]
@@ -214,7 +215,7 @@ class _Plan:
         self.leaves = [i for i, n in enumerate(nodes)
                        if n.buffer is not None and n.buffer.size]
         # the leaves' nodes of a matched graph, as a tuple (`_leaf_buffers`)
-        self.leaf_nodes: Callable[[list[LazyOp]], Any] = _positions_getter(self.leaves)
+        self.leaf_nodes: Callable[[list[LazyOp]], Any] = tuple_getter(self.leaves)
         self.outputs, self.entries, self.graph_key = outputs, entries, graph_key
         # (pipeline, the driver's key, the Program) of the last realize, held weakly: the
         # next realize under that pipeline asks the driver whether it still holds that very
@@ -222,16 +223,6 @@ class _Plan:
         self.hit: tuple[str, tuple, weakref.ref[Program]] | None = None
         self.stored: list[tuple[int, int, int]] = []
         self.stored_for: weakref.ref[Program] | None = None
-
-
-def _positions_getter(positions: list[int]) -> Callable[[list[LazyOp]], Any]:
-    """A function from a list of nodes to those at `positions`, as a tuple."""
-    if len(positions) <= 1:
-        if not positions:
-            return lambda nodes: ()
-        position = positions[0]
-        return lambda nodes: (nodes[position],)
-    return operator.itemgetter(*positions)
 
 
 _buffer_of = operator.attrgetter("buffer")

@@ -58,14 +58,16 @@ _BYTES = np.dtype(np.uint8)
 _empty = np.empty
 
 
-def _getter(slots: tuple[int, ...]) -> Callable[[list[int]], tuple[int, ...]]:
-    """A function from the run's address list to the addresses of `slots`, as a tuple."""
-    if len(slots) <= 1:
-        if not slots:
-            return lambda addresses: ()
-        slot = slots[0]
-        return lambda addresses: (addresses[slot],)
-    return operator.itemgetter(*slots)
+def tuple_getter(positions: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """A function from a list to its items at `positions`, always as a tuple (itemgetter
+    gives a bare item for one position): the run's addresses of a launch's slots, a realize
+    plan's leaf nodes. Cheaper than a comprehension, a call of its own on Python 3.11."""
+    if len(positions) <= 1:
+        if not positions:
+            return lambda items: ()
+        position = positions[0]
+        return lambda items: (items[position],)
+    return operator.itemgetter(*positions)
 
 
 def _address(array: np.ndarray) -> int:
@@ -342,7 +344,8 @@ class Program:
         comprehension), per result (alloc index, -1) or (-1, input index) for an input
         returned unchanged, and whether intermediates live in an arena."""
         self._lean_inputs = tuple((size, dtype) for size, dtype, _ in self._inputs)
-        self._lean_launches = tuple((kernel, _getter(slots)) for kernel, slots in self._launches)
+        self._lean_launches = tuple((kernel, tuple_getter(slots))
+                                    for kernel, slots in self._launches)
         n = len(self._inputs)
         self._lean_results = tuple((s - n, -1) if s >= n else (-1, s) for s in self._results)
         self._lean_arena = bool(self._memory.arena_request)
