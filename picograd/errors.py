@@ -1,10 +1,16 @@
 """picograd's user-facing errors: every one is a `PicogradError`.
 
     PicogradError
-      ShapeError       shapes that do not fit an op (broadcast, matmul, reshape, axes, index)
-      IndexRangeError  an index tensor's value outside the dim it indexes (also an IndexError)
-      DTypeError       an unknown dtype, or an op that is not defined on a dtype
-      ZeroDivisorError an integer `//` or `%` by zero (also a ZeroDivisionError)
+      ShapeError       shapes that do not fit an op (broadcast, matmul, reshape, axes, index);
+                       also a RuntimeError and a ValueError
+        DimRangeError  a dim or int index out of range, too many indices (also an IndexError)
+        ArgumentTypeError  an argument of the wrong Python type (also a TypeError)
+      IndexRangeError  an index tensor's value outside the dim it indexes (also an IndexError
+                       and a RuntimeError)
+      DTypeError       an unknown dtype, or an op that is not defined on a dtype (also a
+                       TypeError and a RuntimeError)
+      ZeroDivisorError an integer `//` or `%` by zero (also a ZeroDivisionError and a
+                       RuntimeError)
       DeviceError      unknown device / renderer, bad buffers handed to a compiled program,
                        a tensor too large for a target's 32-bit index (PTX, WGSL)
         OutOfMemoryError  a tensor or buffer larger than the device's memory or limits
@@ -16,6 +22,10 @@
                        ValueError)
       CheckpointError  a file that is not a readable safetensors file or a checkpoint that does
                        not fit the model / optimizer (also a ValueError); names file and entry
+
+Each class is also the built-in class torch raises for the same mistake, so code written for
+torch (`except RuntimeError:`, `pytest.raises(IndexError)`) catches picograd's errors; the
+table of mistakes in tests/e2e/test_errors_as_torch.py checks it against torch.
 
 The frontend raises ShapeError and DTypeError at the op call (not at realize), and ends
 their message with the user's source line (`\n  at file.py:12`); `user_location()` finds
@@ -46,17 +56,33 @@ class PicogradError(Exception):
     """Root of every error picograd raises for a user mistake or a failed compilation."""
 
 
-class ShapeError(PicogradError, ValueError):
-    """Shapes (or axes, or an index) that an op cannot take; names the op and the shapes."""
+class ShapeError(PicogradError, RuntimeError, ValueError):
+    """Shapes (or axes, or an index) that an op cannot take; names the op and the shapes.
+    Also a RuntimeError (what torch raises for shapes that do not fit) and a ValueError (what
+    torch.nn.functional raises for arguments out of range, and what picograd raised first)."""
 
 
-class IndexRangeError(PicogradError, IndexError):
+class DimRangeError(ShapeError, IndexError):
+    """A dim (axis) outside a tensor's dims, or an int index outside a dim's size, or more
+    indices than dims: torch's IndexError ("Dimension out of range", "index 5 is out of bounds
+    for dimension 0")."""
+
+
+class ArgumentTypeError(ShapeError, TypeError):
+    """An argument of the wrong Python type (a list where a Tensor is expected): torch's
+    TypeError."""
+
+
+class IndexRangeError(PicogradError, IndexError, RuntimeError):
     """An index tensor holds a value outside the dim it indexes (torch's IndexError); names the
-    op, the dim's size and the values found."""
+    op, the dim's size and the values found. Also a RuntimeError: torch's gather and scatter
+    raise that for the same mistake, its index_select and embedding an IndexError."""
 
 
-class DTypeError(PicogradError, TypeError):
-    """An unknown dtype, or an op that is not defined on the given dtype(s)."""
+class DTypeError(PicogradError, TypeError, RuntimeError):
+    """An unknown dtype, or an op that is not defined on the given dtype(s). Also a TypeError
+    (torch's for a dtype argument that is not a dtype) and a RuntimeError (torch's for an op
+    given a tensor of the wrong dtype: "mean(): could not infer output dtype")."""
 
 
 class DeviceError(PicogradError):
@@ -68,9 +94,9 @@ class OutOfMemoryError(DeviceError, MemoryError):
     numpy's and torch's are)."""
 
 
-class ZeroDivisorError(PicogradError, ZeroDivisionError):
+class ZeroDivisorError(PicogradError, ZeroDivisionError, RuntimeError):
     """An integer division or remainder by zero (torch raises "ZeroDivisionError"; a float
-    division gives inf or NaN instead)."""
+    division gives inf or NaN instead). Also the RuntimeError torch's message comes in."""
 
 
 class CompileError(DeviceError):

@@ -14,7 +14,14 @@ from picograd.errors import PicogradError
 from picograd.frontend import capture
 from picograd.frontend.dtype import DType, cast_scalar, first_overflow
 from picograd.frontend.grad_mode import GRAD_MODES, Context, is_grad_enabled
-from picograd.frontend.lazy import Guard, LazyOp, dtype_error, shape_error, shared_const
+from picograd.frontend.lazy import (
+    Guard,
+    LazyOp,
+    dim_error,
+    dtype_error,
+    shape_error,
+    shared_const,
+)
 from picograd.frontend.realize import realize
 
 Scalar = float | int | bool
@@ -66,7 +73,7 @@ def overflow_error(op: str, value: str, dtype: DType) -> PicogradError:
 
 def normalize_axis(op: str, axis: int, ndim: int, shape: tuple[int, ...]) -> int:
     if not -ndim <= axis < ndim:
-        raise shape_error(op, f"axis {axis} is out of range for shape {shape} ({ndim} dims)")
+        raise dim_error(op, f"axis {axis} is out of range for shape {shape} ({ndim} dims)")
     return axis % ndim
 
 

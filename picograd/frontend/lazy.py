@@ -52,6 +52,8 @@ import numpy as np
 from picograd.dialects.capabilities import capabilities
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.errors import (
+    ArgumentTypeError,
+    DimRangeError,
     DTypeError,
     IndexRangeError,
     PicogradError,
@@ -356,6 +358,18 @@ def shape_error(op: str, message: str) -> PicogradError:
 def index_error(op: str, message: str) -> PicogradError:
     """An IndexRangeError for `op`, ending with the user's source line."""
     return _located(IndexRangeError, f"{op}: {message}")
+
+
+def dim_error(op: str, message: str) -> PicogradError:
+    """A DimRangeError (a ShapeError that is also torch's IndexError) for a dim or int index
+    out of range, ending with the user's source line."""
+    return _located(DimRangeError, f"{op}: {message}")
+
+
+def argument_type_error(op: str, message: str) -> PicogradError:
+    """An ArgumentTypeError (a ShapeError that is also torch's TypeError) for an argument of
+    the wrong Python type, ending with the user's source line."""
+    return _located(ArgumentTypeError, f"{op}: {message}")
 
 
 def dtype_error(op: str, message: str) -> PicogradError:

@@ -18,7 +18,7 @@ from picograd.frontend.base import (
     prod,
     shape_arg,
 )
-from picograd.frontend.lazy import LazyOp, shape_error
+from picograd.frontend.lazy import LazyOp, dim_error, shape_error
 
 
 def _index(value: Any) -> int | None:
@@ -222,7 +222,7 @@ class MovementOps(TensorBase):
             raise shape_error("getitem", "an index can only have a single ellipsis ('...')")
         used = sum(1 for i in items if i is not None and i is not Ellipsis)
         if used > self.ndim:
-            raise shape_error("getitem", f"too many indices ({used}) for shape {self.shape}")
+            raise dim_error("getitem", f"too many indices ({used}) for shape {self.shape}")
         if Ellipsis in items:
             k = items.index(Ellipsis)
             items = items[:k] + (slice(None),) * (self.ndim - used) + items[k + 1:]
@@ -247,7 +247,7 @@ class MovementOps(TensorBase):
                 out_shape.append(count)
             elif isinstance(item, int) and not isinstance(item, bool):
                 if not -n <= item < n:
-                    raise shape_error("getitem", f"index {item} is out of bounds for dim {dim} "
+                    raise dim_error("getitem", f"index {item} is out of bounds for dim {dim} "
                                                  f"of shape {self.shape}")
                 start.append(item % n)
                 step.append(1)

@@ -21,7 +21,7 @@ from picograd.dialects.pg import ReduceKind
 from picograd.errors import ShapeError
 from picograd.frontend.base import TensorBase, broadcast_shape, normalize_axis, prod
 from picograd.frontend.dtype import DEFAULT_INT, DType, float16, float32, int64, promote
-from picograd.frontend.lazy import dtype_error, shape_error
+from picograd.frontend.lazy import argument_type_error, dim_error, dtype_error, shape_error
 from picograd.frontend.ops_elementwise import ElementwiseOps
 
 Axis = int | Sequence[int] | None
@@ -80,14 +80,14 @@ class ReduceOps(ElementwiseOps):
     def max(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
         axes = self._axes("max", axis, dim)
         if any(self.shape[a] == 0 for a in axes):
-            raise shape_error("max", f"reducing an empty axis of shape {self.shape} has no "
+            raise dim_error("max", f"reducing an empty axis of shape {self.shape} has no "
                                      "identity")
         return self._reduce(ReduceKind.MAX, axes, keepdim)
 
     def min(self, axis: Axis = None, keepdim: bool = False, *, dim: Axis = None) -> Self:
         axes = self._axes("min", axis, dim)
         if any(self.shape[a] == 0 for a in axes):
-            raise shape_error("min", f"reducing an empty axis of shape {self.shape} has no "
+            raise dim_error("min", f"reducing an empty axis of shape {self.shape} has no "
                                      "identity")
         return self._reduce(ReduceKind.MIN, axes, keepdim)
 
@@ -107,7 +107,7 @@ class ReduceOps(ElementwiseOps):
         """numpy's matmul: 1-D operands are promoted to a matrix and the added dim removed
         again; leading (batch) dims broadcast."""
         if not isinstance(other, TensorBase):
-            raise shape_error("matmul", f"expected a Tensor, got {type(other).__name__}")
+            raise argument_type_error("matmul", f"expected a Tensor, got {type(other).__name__}")
         self._check_device("matmul", other)
         dt = promote(self.dtype, other.dtype)
         dt = DEFAULT_INT if dt.is_bool else dt  # bools are multiplied and summed as int32
