@@ -34,12 +34,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from picograd.errors import (
+    ArgumentTypeError,
     CheckpointError,
     CompileError,
     DeviceError,
+    DimRangeError,
     DTypeError,
     IndexRangeError,
     JitError,
+    NonFiniteNormError,
     OptimizerError,
     OutOfMemoryError,
     PicogradError,
@@ -148,6 +151,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ArgumentTypeError",
     "AutogradError",
     "CheckpointError",
     "CompileError",
@@ -155,8 +159,10 @@ __all__ = [
     "DType",
     "DTypeError",
     "DeviceError",
+    "DimRangeError",
     "IndexRangeError",
     "JitError",
+    "NonFiniteNormError",
     "OptimizerError",
     "OutOfMemoryError",
     "PicogradError",

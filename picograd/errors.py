@@ -18,6 +18,8 @@
       JitError         a `picograd.jit` function called with arguments its capture cannot take
       OptimizerError   an optimiser given no parameters or a hyper-parameter out of range
                        (also a ValueError)
+      NonFiniteNormError  clip_grad_norm_ found a NaN or infinite total norm (also a
+                       RuntimeError)
       ThreadCountError `set_num_threads` given something other than a positive int (also a
                        ValueError)
       CheckpointError  a file that is not a readable safetensors file or a checkpoint that does
@@ -122,6 +124,11 @@ class OptimizerError(PicogradError, ValueError):
     """An optimiser built with arguments torch refuses too: no parameters, a
     hyper-parameter of the wrong type or out of its range (a negative lr, betas outside
     [0, 1), Nesterov without momentum)."""
+
+
+class NonFiniteNormError(PicogradError, RuntimeError):
+    """`clip_grad_norm_(..., error_if_nonfinite=True)` found a total gradient norm that is
+    NaN or infinite (torch's RuntimeError)."""
 
 
 class ThreadCountError(PicogradError, ValueError):

@@ -17,12 +17,14 @@
     resize.py       interpolate; Upsample
     functional.py   losses, the softmax family, one_hot, and the functional forms above
     init.py         torch's initialisers (kaiming, xavier, trunc_normal, ...)
-    state.py        safetensors files and training checkpoints (model + optimiser)
+    state.py        safetensors files and training checkpoints (model + optimiser),
+                    torch.save files (load_torch, torch_pickle.py)
+    utils.py        clip_grad_norm_, clip_grad_value_, parameters_to_vector
 
 `functional` imports the layer modules; none of them imports `functional`.
 """
 
-from picograd.nn import functional, init
+from picograd.nn import functional, init, utils
 from picograd.nn.activations import (
     ELU,
     GELU,
@@ -48,4 +50,4 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "Dropout", "Embedding", "Flatten", "GroupNorm", "Hardsigmoid", "Hardswish",
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
-           "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
+           "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init", "utils"]
