@@ -5,6 +5,8 @@
 
     save_checkpoint("run.safetensors", model, optimizer, epoch=3)    # everything to resume
     extra = load_checkpoint("run.safetensors", model, optimizer)     # {"epoch": 3}
+    model.load_state_dict(load_torch("model.pt"))   # torch.save's files, no code run
+                                                    # (picograd/nn/torch_pickle.py)
 
 A checkpoint is one safetensors file holding
   - `model.<name>`: the model's state dict;
@@ -39,6 +41,7 @@ from safetensors.numpy import save_file
 from picograd.errors import CheckpointError, user_location
 from picograd.frontend.tensor import Tensor
 from picograd.nn.module import Module, StateDictError
+from picograd.nn.torch_pickle import load_torch as load_torch  # re-exported
 from picograd.optim import Optimizer
 
 FORMAT = "picograd-checkpoint-1"
