@@ -38,6 +38,7 @@ from picograd.frontend.grad_mode import AutogradError
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_activation import ActivationOps
 from picograd.frontend.ops_math import MathOps
+from picograd.frontend.ops_scatter import ScatterOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_stats import StatsOps
 from picograd.frontend.ops_subscript import SubscriptOps
@@ -93,7 +94,7 @@ def _check_bound(name: str, value: Scalar) -> None:
         raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
-class Tensor(CreationOps, ActivationOps, MathOps, SubscriptOps, ShapeOps, StatsOps):
+class Tensor(CreationOps, ActivationOps, MathOps, ScatterOps, SubscriptOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()
