@@ -41,6 +41,7 @@ from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_special import SpecialOps
 from picograd.frontend.ops_stats import StatsOps
+from picograd.frontend.ops_stats_extra import StatsExtraOps
 from picograd.frontend.ops_subscript import SubscriptOps
 from picograd.frontend.realize import realize
 from picograd.runtimes.registry import canonical_device_name
@@ -94,7 +95,8 @@ def _check_bound(name: str, value: Scalar) -> None:
         raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
-class Tensor(SpecialOps, CreationOps, ActivationOps, MathOps, SubscriptOps, ShapeOps, StatsOps):
+class Tensor(SpecialOps, StatsExtraOps,
+             CreationOps, ActivationOps, MathOps, SubscriptOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()
