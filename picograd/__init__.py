@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         full,
         full_like,
         int32,
+        linalg,
         linspace,
         manual_seed,
         maximum,
@@ -131,6 +132,7 @@ _LAZY: dict[str, tuple[str, str]] = {
         "get_num_threads", "set_num_threads")},
     **{name: ("picograd.frontend.autograd", name) for name in (
         "AutogradError", "enable_grad", "no_grad")},
+    "linalg": ("picograd.frontend.linalg", ""),
     "nn": ("picograd.nn", ""),
     "optim": ("picograd.optim", ""),
 }
@@ -194,6 +196,7 @@ __all__ = [
     "int32",
     "int64",
     "jit",
+    "linalg",
     "linspace",
     "long",
     "manual_seed",
