@@ -11,7 +11,7 @@
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
                     Hardsigmoid, ReLU6
     conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
-    pool.py         max_pool2d, avg_pool2d; MaxPool2d, AvgPool2d
+    pool.py         max/avg/lp pooling in 1-3 D and their layers (windows.py: the views)
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
     attention.py    scaled_dot_product_attention; MultiheadAttention
     resize.py       interpolate; Upsample
@@ -43,7 +43,17 @@ from picograd.nn.conv import Conv2d, ConvTranspose2d
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
-from picograd.nn.pool import AvgPool2d, MaxPool2d
+from picograd.nn.pool import (
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+)
 from picograd.nn.resize import Upsample
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
@@ -51,3 +61,5 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init", "utils"]
+__all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
+            "MaxPool3d"]

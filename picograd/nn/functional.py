@@ -9,7 +9,7 @@ fusion apply to them unchanged).
     binary_cross_entropy(p, y) / binary_cross_entropy_with_logits(x, y)
     one_hot(target, num_classes)
     conv2d / conv_transpose2d                  (defined in picograd/nn/conv.py)
-    max_pool2d / avg_pool2d                    (defined in picograd/nn/pool.py)
+    max_pool{1,2,3}d / avg_pool{1,2,3}d / lp_pool{1,2,3}d   (defined in picograd/nn/pool.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
@@ -28,7 +28,17 @@ from picograd.nn.attention import scaled_dot_product_attention
 from picograd.nn.basic import dropout, linear
 from picograd.nn.conv import conv2d, conv_transpose2d
 from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
-from picograd.nn.pool import avg_pool2d, max_pool2d
+from picograd.nn.pool import (
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
 from picograd.nn.resize import interpolate
 
 __all__ = [
@@ -38,6 +48,8 @@ __all__ = [
     "logsumexp", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "rms_norm",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
+__all__ += ["avg_pool1d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
+            "max_pool3d"]
 
 # ── activations: torch's F names for the Tensor methods ─────────────────────
 
