@@ -8,6 +8,7 @@
     module.py       Module (parameters, buffers, state_dict, train/eval), StateDictError
     basic.py        linear, dropout: the functional forms Linear, Dropout and attention use
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
+    containers.py   ModuleList, ModuleDict, ParameterList, ParameterDict
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
                     Hardsigmoid, ReLU6
     conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
@@ -37,6 +38,7 @@ from picograd.nn.activations import (
     Tanh,
 )
 from picograd.nn.attention import MultiheadAttention
+from picograd.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from picograd.nn.conv import Conv2d, ConvTranspose2d
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
@@ -49,3 +51,5 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
+# containers, recurrent and transformer layers
+__all__ += ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList"]
