@@ -9,6 +9,7 @@
     basic.py        linear, dropout: the functional forms Linear, Dropout and attention use
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
     containers.py   ModuleList, ModuleDict, ParameterList, ParameterDict
+    recurrent.py    RNN, LSTM, GRU and their cells (torch's state-dict layout)
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
                     Hardsigmoid, ReLU6
     conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
@@ -44,6 +45,7 @@ from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
 from picograd.nn.pool import AvgPool2d, MaxPool2d
+from picograd.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from picograd.nn.resize import Upsample
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
@@ -52,4 +54,5 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
 # containers, recurrent and transformer layers
-__all__ += ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList"]
+__all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "ModuleDict", "ModuleList",
+            "ParameterDict", "ParameterList", "RNNCell"]
