@@ -8,6 +8,8 @@
     module.py       Module (parameters, buffers, state_dict, train/eval), StateDictError
     basic.py        linear, dropout: the functional forms Linear, Dropout and attention use
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
+    containers.py   ModuleList, ModuleDict, ParameterList, ParameterDict
+    recurrent.py    RNN, LSTM, GRU and their cells (torch's state-dict layout)
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
                     Hardsigmoid, ReLU6
     conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
@@ -39,6 +41,7 @@ from picograd.nn.activations import (
     Tanh,
 )
 from picograd.nn.attention import MultiheadAttention
+from picograd.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from picograd.nn.conv import Conv2d, ConvTranspose2d
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
@@ -54,6 +57,7 @@ from picograd.nn.pool import (
     MaxPool2d,
     MaxPool3d,
 )
+from picograd.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from picograd.nn.resize import Upsample
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
@@ -63,3 +67,6 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init", "utils"]
 __all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
             "MaxPool3d"]
+# containers, recurrent and transformer layers
+__all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "ModuleDict", "ModuleList",
+            "ParameterDict", "ParameterList", "RNNCell"]

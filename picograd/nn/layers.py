@@ -7,7 +7,9 @@ draws weight and bias from U(-1/sqrt(in), 1/sqrt(in)) — kaiming-uniform with a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from picograd.frontend.realize import realize_later
 from picograd.frontend.tensor import Tensor
@@ -72,24 +74,51 @@ class Dropout(Module):
 
 
 class Sequential(Module):
-    """Apply the layers in order."""
+    """Apply the layers in order. Takes layers, or an OrderedDict of named layers (their
+    names are then the state-dict prefixes), as torch's; indexing, slicing, `len` and
+    `append` as torch's."""
 
-    def __init__(self, *layers: Module):
+    _named: dict[str, Module]
+
+    def __init__(self, *layers: Module | Mapping[str, Module]):
         super().__init__()
-        self._layers = list(layers)
+        if len(layers) == 1 and isinstance(layers[0], Mapping):
+            named = dict(layers[0])
+        else:
+            named = {str(i): layer for i, layer in enumerate(layers)}
+        for layer in named.values():
+            if not isinstance(layer, Module):
+                raise TypeError(f"Sequential holds Modules, got {type(layer).__name__}")
+        object.__setattr__(self, "_named", named)
+
+    @property
+    def _layers(self) -> list[Module]:
+        return list(self._named.values())
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
-        """The layers by position ("0", "1", ...), as torch names them."""
-        for i, layer in enumerate(self._layers):
-            yield str(i), layer
+        """The layers by position ("0", "1", ...) or by their given names, as torch's."""
+        yield from self._named.items()
 
     def forward(self, x: Tensor) -> Tensor:
-        for layer in self._layers:
+        for layer in self._named.values():
             x = layer(x)
         return x
 
-    def __getitem__(self, i: int) -> Module:
-        return self._layers[i]
+    def __getitem__(self, i: int | slice) -> Any:
+        layers = self._layers
+        if isinstance(i, slice):
+            names = list(self._named)[i]
+            return Sequential(OrderedDict((n, self._named[n]) for n in names))
+        if not -len(layers) <= i < len(layers):
+            raise IndexError(f"Sequential: index {i} is out of range for length {len(layers)}")
+        return layers[i]
 
     def __len__(self) -> int:
-        return len(self._layers)
+        return len(self._named)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._layers)
+
+    def append(self, layer: Module) -> Sequential:
+        self._named[str(len(self._named))] = layer
+        return self
