@@ -87,7 +87,9 @@ if TYPE_CHECKING:
     from picograd.frontend import bool_ as bool
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
     from picograd.frontend.dtype import (
+        DTYPES,
         float16,
+        float64,
         int8,
         int16,
         int64,
@@ -97,6 +99,7 @@ if TYPE_CHECKING:
     )
     from picograd.frontend.dtype import float16 as half
     from picograd.frontend.dtype import float32 as float
+    from picograd.frontend.dtype import float64 as double
     from picograd.frontend.dtype import int32 as int
     from picograd.frontend.dtype import int64 as long
     from picograd.frontend.ops_linalg import einsum
@@ -118,9 +121,11 @@ _LAZY: dict[str, tuple[str, str]] = {
         "maximum", "minimum", "where", *_CREATION)},
     "bool": ("picograd.frontend", "bool_"),
     **{name: ("picograd.frontend.dtype", name) for name in (
-        "float16", "int8", "uint8", "int16", "int64", "promote_types", "result_type")},
+        "float16", "float64", "int8", "uint8", "int16", "int64", "promote_types",
+        "result_type", "DTYPES")},
     **{alias: ("picograd.frontend.dtype", name) for alias, name in (
-        ("half", "float16"), ("float", "float32"), ("int", "int32"), ("long", "int64"))},
+        ("half", "float16"), ("float", "float32"), ("double", "float64"), ("int", "int32"),
+        ("long", "int64"))},
     "cat": ("picograd.frontend.ops_shape", "cat"),
     "einsum": ("picograd.frontend.ops_linalg", "einsum"),
     "stack": ("picograd.frontend.ops_shape", "stack"),
@@ -153,6 +158,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DTYPES",
     "ArgumentTypeError",
     "AutogradError",
     "CheckpointError",
@@ -178,6 +184,7 @@ __all__ = [
     "bool",
     "cat",
     "compile_stats",
+    "double",
     "einsum",
     "empty",
     "empty_like",
@@ -186,6 +193,7 @@ __all__ = [
     "float",
     "float16",
     "float32",
+    "float64",
     "full",
     "full_like",
     "get_num_threads",

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import Phase, settings
+from xdsl.utils.exceptions import PassFailedException
 
 settings.register_profile("ci", derandomize=True)
 # a quick yes/no for mutation checks: the first failing example, not shrunk
@@ -92,7 +94,14 @@ def _ptx_checker():
             return
         checked.add(graph)
         module = build()
-        run_pipeline(module, GPU_PTX)
+        try:
+            run_pipeline(module, GPU_PTX)
+        except PassFailedException as e:
+            # float64 exp/log/sin: PTX has none, and a CUDA tensor raises a DTypeError at the
+            # op (frontend/lazy.py `_check_math`), so such a graph never reaches PTX
+            if re.search(r"'pg_uop.unary \w+' on f64 is not supported by PTX", str(e)):
+                return
+            raise
         for arch in PTX_ARCHS:
             check_ptx(module_to_ptx(module, arch), arch)
 

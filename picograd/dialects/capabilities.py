@@ -73,12 +73,22 @@ class Capabilities:
     def has_math(self, function: str, dtype: Attribute) -> bool:
         return (function, dtype) in self.math
 
+    def computes(self, function: str, dtype: Attribute) -> bool:
+        """Whether `uop-legalize` gets `function` on `dtype` onto this target: natively,
+        through its rewrite (exp via exp2, log via log2), or for a float narrower than f32
+        (f16, bf16) in f32 and rounded back. PTX has no f64 exp, log or sin: False there."""
+        via = {"exp": "exp2", "log": "log2"}.get(function)
+        if self.has_math(function, dtype) or (via is not None and self.has_math(via, dtype)):
+            return True
+        return dtype in _NARROW_FLOATS and dtype != f32 and self.computes(function, f32)
+
 
 def _math(functions: tuple[str, ...], dtypes: tuple[Attribute, ...]) -> frozenset:
     return frozenset((f, t) for f in functions for t in dtypes)
 
 
 _FLOATS_CPU = (f16, f32, f64)
+_NARROW_FLOATS = (f16, f32)
 
 _TABLES: dict[str, Capabilities] = {
     # LLVM and C: the host CPU, libm for every float width (f16 math goes through f32).

@@ -1,7 +1,8 @@
 """The frontend's element types and torch's type promotion.
 
     DType(name, itemsize, np, ir)      np: the numpy twin (the buffer's dtype); ir: IR type
-    float16 (half)  float32 (float)  int8  uint8  int16  int32 (int)  int64 (long)  bool
+    float16 (half)  float32 (float)  float64 (double)  int8  uint8  int16  int32 (int)
+    int64 (long)  bool
     to_dtype(x) -> DType               a DType, numpy dtype, python type, name or alias
     promote_types(a, b) -> DType       the lattice below (torch.promote_types)
     result_type(dims, zero_dims, scalars) -> DType          torch.result_type's tiers
@@ -22,8 +23,9 @@ A python int is an int32 (picograd's default integer, as tinygrad's; torch's is 
 python float a float32 (torch's default float), a python bool a bool. So `bool tensor + 1`
 is int32 here and int64 in torch: the one departure from `torch.result_type`.
 
-Numpy input keeps its dtype where picograd has it; float64 becomes float32, uint16 int32,
-uint32 and uint64 int64 (uint64 values above 2**63 wrap). Python data (a scalar, nested
+Numpy input keeps its dtype where picograd has it (float64 stays float64, as
+`torch.from_numpy`); uint16 becomes int32, uint32 and uint64 int64 (uint64 values above
+2**63 wrap). Python data (a scalar, nested
 lists) of floats is float32; of ints int32, or int64 where a value does not fit int32
 (torch's default int for all python ints), and an int beyond int64 fits no dtype.
 
@@ -110,6 +112,7 @@ class DType:
 
 float16 = DType("float16", 2, np.dtype(np.float16))
 float32 = DType("float32", 4, np.dtype(np.float32))
+float64 = DType("float64", 8, np.dtype(np.float64))
 int8 = DType("int8", 1, np.dtype(np.int8))
 uint8 = DType("uint8", 1, np.dtype(np.uint8))
 int16 = DType("int16", 2, np.dtype(np.int16))
@@ -117,19 +120,20 @@ int32 = DType("int32", 4, np.dtype(np.int32))
 int64 = DType("int64", 8, np.dtype(np.int64))
 bool_ = DType("bool", 1, np.dtype(np.bool_))
 
-DTYPES: tuple[DType, ...] = (float16, float32, int8, uint8, int16, int32, int64, bool_)
+DTYPES: tuple[DType, ...] = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_)
 DEFAULT_FLOAT, DEFAULT_INT = float32, int32
 
 _BY_NAME: dict[str, DType] = {
     **{t.name: t for t in DTYPES},
     "half": float16, "f16": float16, "float": float32, "f32": float32,
+    "double": float64, "f64": float64,
     "i8": int8, "u8": uint8, "ui8": uint8, "short": int16, "i16": int16,
     "int": int32, "i32": int32, "long": int64, "i64": int64, "bool_": bool_, "i1": bool_,
 }
 _BY_TYPE: dict[type, DType] = {float: float32, int: int32, bool: bool_}
 # numpy dtypes picograd has no twin of, and the one their values become
 _NARROWED: dict[np.dtype, DType] = {
-    np.dtype(np.float64): float32, np.dtype(np.uint16): int32,
+    np.dtype(np.uint16): int32,
     np.dtype(np.uint32): int64, np.dtype(np.uint64): int64,
 }
 
@@ -217,6 +221,13 @@ def dtype_of_scalar(v: object) -> DType:
     if isinstance(v, float | np.floating):
         return DEFAULT_FLOAT
     raise DTypeError(f"expected a tensor or a python scalar, got {type(v).__name__}")
+
+
+def float_compute_dtype(dtype: DType) -> DType:
+    """The float a `dtype` value is computed and accumulated in, as torch: float64 for
+    float64, float32 for every other dtype (float16 and bfloat16 sums and matmuls accumulate
+    in float32 and round once at the end; integers become the default float)."""
+    return float64 if dtype is float64 else DEFAULT_FLOAT
 
 
 def cast_scalar(value: float | int | bool, dtype: DType) -> float | int | bool:

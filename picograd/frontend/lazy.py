@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from picograd.dialects.capabilities import capabilities
+from picograd.dialects.capabilities import TRANSCENDENTALS, capabilities
 from picograd.dialects.pg import BinaryKind, CmpKind, UnaryKind
 from picograd.errors import (
     ArgumentTypeError,
@@ -143,6 +143,9 @@ class LazyOp:
         if (not n or src[0].dtype is not dtype or src[0].device != device) and not _holds(
                 device, dtype):
             raise _unsupported(op, device, dtype)
+        if (op == "unary" and dtype.itemsize == 8 and dtype.is_float
+                and isinstance(arg, UnaryKind) and arg.value in _MATH):
+            _check_math(arg.value, device, dtype)
 
     @classmethod
     def leaf(cls, array: np.ndarray, dtype: DType, device: str) -> LazyOp:
@@ -337,6 +340,22 @@ def _holds(device: str, dtype: DType) -> bool:
     except (PicogradError, ImportError, OSError):
         return True
     return capabilities(renderer).supports(dtype.ir)
+
+
+_MATH = frozenset(TRANSCENDENTALS)
+
+
+def _check_math(function: str, device: str, dtype: DType) -> None:
+    """Raise a DTypeError where `device`'s target cannot compute `function` on `dtype` (PTX
+    has no float64 exp, log or sin: no hardware approximation to build them from)."""
+    try:
+        renderer = get_device(device).renderer
+    except (PicogradError, ImportError, OSError):
+        return
+    if not capabilities(renderer).computes(function, dtype.ir):
+        raise dtype_error(function, f"device {device} cannot compute {function} on "
+                                    f"{dtype.name} (its {renderer} target has no {dtype.name} "
+                                    f"{function}); cast to float32 first, e.g. .float()")
 
 
 def _unsupported(op: str, device: str, dtype: DType) -> PicogradError:

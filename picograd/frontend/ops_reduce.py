@@ -20,7 +20,13 @@ from typing import Self
 from picograd.dialects.pg import ReduceKind
 from picograd.errors import ShapeError
 from picograd.frontend.base import TensorBase, broadcast_shape, normalize_axis, prod
-from picograd.frontend.dtype import DEFAULT_INT, DType, float16, float32, int64, promote
+from picograd.frontend.dtype import (
+    DEFAULT_INT,
+    DType,
+    float_compute_dtype,
+    int64,
+    promote,
+)
 from picograd.frontend.lazy import argument_type_error, dim_error, dtype_error, shape_error
 from picograd.frontend.ops_elementwise import ElementwiseOps
 
@@ -29,9 +35,9 @@ Axis = int | Sequence[int] | None
 
 def accumulator_dtype(dtype: DType) -> DType:
     """What a sum or product of `dtype` elements is computed in: int64 for int64, int32 for
-    the other integers and bool, float32 for the floats."""
+    the other integers and bool, float64 for float64 and float32 for the other floats."""
     if dtype.is_float:
-        return float32
+        return float_compute_dtype(dtype)
     return int64 if dtype is int64 else DEFAULT_INT
 
 
@@ -60,12 +66,12 @@ class ReduceOps(ElementwiseOps):
         return x.reshape(tuple(d for i, d in enumerate(self.shape) if i not in axes))
 
     def _accumulated(self, kind: ReduceKind, axes: tuple[int, ...], keepdim: bool) -> Self:
-        """A SUM or PROD reduce in `accumulator_dtype`, float16 rounded back at the end."""
+        """A SUM or PROD reduce in `accumulator_dtype`, a narrow float rounded back at the end."""
         acc = accumulator_dtype(self.dtype)
         x = self.cast(acc)
         out = x._float_sum(axes, keepdim) if kind == ReduceKind.SUM else x._reduce(kind, axes,
                                                                                   keepdim)
-        return out.cast(float16) if self.dtype is float16 else out
+        return out.cast(self.dtype) if self.dtype.is_float and out.dtype is not self.dtype else out
 
     def _float_sum(self, axes: tuple[int, ...], keepdim: bool) -> Self:
         """A SUM reduce; of a 0-d float tensor over a size-1 axis, as torch's sum starts from
@@ -98,7 +104,7 @@ class ReduceOps(ElementwiseOps):
                                       "it first, e.g. .float()")
         axes = self._axes("mean", axis, dim)
         count = prod(self.shape[a] for a in axes)
-        total = self.cast(float32)._float_sum(axes, keepdim) / count
+        total = self.cast(float_compute_dtype(self.dtype))._float_sum(axes, keepdim) / count
         return total.cast(self.dtype)
 
     # ── matmul ──────────────────────────────────────────────────────────────

@@ -50,7 +50,7 @@ import numpy as np
 
 from picograd.dialects.pg import ReduceKind
 from picograd.frontend.base import normalize_axis, prod
-from picograd.frontend.dtype import bool_, float16, float32, int32, uint8
+from picograd.frontend.dtype import bool_, float_compute_dtype, int32, uint8
 from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import LazyOp, shape_error
 from picograd.frontend.ops_reduce import Axis, ReduceOps, accumulator_dtype
@@ -97,8 +97,9 @@ class StatsOps(ReduceOps):
         axes = self._axes("prod", axis, dim)
         if not self.dtype.is_float:
             return self._accumulated(ReduceKind.PROD, axes, keepdim)
-        if self.dtype is float16:
-            return self.cast(float32).prod(axes, keepdim).cast(float16)
+        wide = float_compute_dtype(self.dtype)
+        if self.dtype is not wide:  # float16 / bfloat16 multiply in float32, round once
+            return self.cast(wide).prod(axes, keepdim).cast(self.dtype)
         x = self
         with no_grad():
             value = x._reduce(ReduceKind.PROD, axes, keepdim)
@@ -144,7 +145,7 @@ class StatsOps(ReduceOps):
     def _var(self, op: str, axis: Axis, correction: float, keepdim: bool, dim: Axis) -> Self:
         axes = self._axes(op, axis, dim)
         dof = prod(self.shape[a] for a in axes) - float(correction)
-        x = self.cast(float32)
+        x = self.cast(float_compute_dtype(self.dtype))
         with no_grad():
             mean = x.mean(axes, keepdim=True)
             centred = x - mean
@@ -160,7 +161,7 @@ class StatsOps(ReduceOps):
             return ((g * scale) * centred,)
 
         out = out._with_gradient((x,), rule)
-        return out.cast(float16) if self.dtype is float16 else out
+        return out.cast(self.dtype) if self.dtype.is_float and out.dtype is not self.dtype else out
 
     def std(self, axis: Axis = None, correction: float = 1, keepdim: bool = False, *,
             dim: Axis = None) -> Self:
@@ -261,7 +262,7 @@ class StatsOps(ReduceOps):
             out = out._scan_last(kind, identity)
         out = out if d == last else out.transpose(d, last)
         out = out.cast(bool_) if kind == ReduceKind.MAX and self.dtype is bool_ else out
-        out = out.cast(float16) if self.dtype is float16 else out
+        out = out.cast(self.dtype) if self.dtype.is_float and out.dtype is not self.dtype else out
         return out.reshape(self.shape)
 
     def cumsum(self, axis: int | None = None, *, dim: int | None = None) -> Self:

@@ -73,7 +73,7 @@ def _python_array(data: Any) -> np.ndarray:
 
 def _to_array(data: Any, dtype: DType | None, device: str) -> tuple[np.ndarray, DType]:
     """A fresh C-contiguous array of `data`, and its DType: a numpy array keeps its dtype
-    (float64 becomes float32, see dtype.py) or is cast to `dtype` as numpy casts (as
+    (see dtype.py) or is cast to `dtype` as numpy casts (as
     torch.tensor(array, dtype=...)); python data takes the defaults and must fit `dtype`
     (`data_dtype`), and so does a numpy scalar given a dtype (as in torch)."""
     if isinstance(data, np.generic) and dtype is not None:

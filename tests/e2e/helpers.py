@@ -8,12 +8,14 @@ import numpy as np
 
 import picograd as pg
 
-# numpy's default widths (what numpy computes python data in) map to picograd's defaults;
-# the other dtypes to their twins
-_PG_OF_NP = {np.dtype(np.float64): pg.float32, np.dtype(np.int64): pg.int32,
-             np.dtype(np.uint16): pg.int32, np.dtype(np.uint32): pg.int32,
-             **{t.np: t for t in (pg.float16, pg.float32, pg.int8, pg.uint8, pg.int16,
-                                  pg.int32, pg.bool)}}
+# numpy's default widths (what numpy computes python data in) map to picograd's defaults
+# (a float64 `want` is float32 for python data, float64 for a float64 input: either is
+# accepted; pass `dtype=` to pin one); the other dtypes to their twins
+_PG_OF_NP: dict[np.dtype, tuple[pg.DType, ...]] = {
+    np.dtype(np.float64): (pg.float32, pg.float64), np.dtype(np.int64): (pg.int32,),
+    np.dtype(np.uint16): (pg.int32,), np.dtype(np.uint32): (pg.int32,),
+    **{t.np: (t,) for t in (pg.float16, pg.float32, pg.int8, pg.uint8, pg.int16, pg.int32,
+                            pg.bool)}}
 
 
 def assert_matches(got: pg.Tensor, want: np.ndarray | float | int | bool,
@@ -22,9 +24,9 @@ def assert_matches(got: pg.Tensor, want: np.ndarray | float | int | bool,
     """`got` realizes to `want`: same shape, the dtype picograd maps `want`'s to (or
     `dtype`), same values."""
     want = np.asarray(want)
-    expected = dtype if dtype is not None else _PG_OF_NP[want.dtype]
+    expected = (dtype,) if dtype is not None else _PG_OF_NP[want.dtype]
     assert got.shape == want.shape, f"shape {got.shape} != numpy's {want.shape}"
-    assert got.dtype == expected, f"dtype {got.dtype} vs numpy {want.dtype}"
+    assert got.dtype in expected, f"dtype {got.dtype} vs numpy {want.dtype}"
     values = got.numpy()
     assert values.shape == want.shape
     assert values.dtype == got.dtype.np

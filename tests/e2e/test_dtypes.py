@@ -17,9 +17,7 @@ from picograd.runtimes import get_device
 
 torch = pytest.importorskip("torch", reason="torch is the oracle of the dtype tests")
 
-TORCH = {pg.float16: torch.float16, pg.float32: torch.float32, pg.int8: torch.int8,
-         pg.uint8: torch.uint8, pg.int16: torch.int16, pg.int32: torch.int32,
-         pg.int64: torch.int64, pg.bool: torch.bool}
+TORCH = {t: getattr(torch, t.name) for t in DTYPES}
 IDS = [t.name for t in DTYPES]
 rng = np.random.default_rng(11)
 

@@ -86,11 +86,11 @@ def test_error_is_raised_at_the_op_not_at_realize() -> None:
 
 def test_unknown_dtype_lists_the_valid_ones() -> None:
     with pytest.raises(pg.DTypeError, match=r"float32.*int32.*bool"):
-        pg.Tensor([1, 2], dtype="float64")
+        pg.Tensor([1, 2], dtype="complex128")
     with pytest.raises(pg.DTypeError, match="complex"):
         pg.Tensor(np.zeros(2, np.complex64))
     with pytest.raises(pg.DTypeError):
-        pg.Tensor.zeros(2).cast(np.float64)
+        pg.Tensor.zeros(2).cast(np.complex64)
     with pytest.raises(pg.DTypeError, match="mean"):
         pg.Tensor([1, 2]).mean()
 

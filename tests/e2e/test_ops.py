@@ -165,8 +165,8 @@ def test_creation_from_data(device: str) -> None:
     assert_matches(pg.Tensor([[1, 2], [3, 4]], device=device) * 1, np.array([[1, 2], [3, 4]]))
     assert_matches(pg.Tensor([True, False], device=device).logical_not(), np.array([False, True]))
     assert_matches(pg.Tensor(2.5, device=device) + 1, np.float32(3.5))
-    assert_matches(pg.Tensor(np.arange(6.0).reshape(2, 3), device=device),
-                   np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    assert_matches(pg.Tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3), device=device),
+                   np.arange(6.0, dtype=np.float32).reshape(2, 3))  # float64: test_dtypes_wide
     assert_matches(pg.Tensor([1, 2], dtype=pg.float32, device=device), np.array([1.0, 2.0]))
     assert_matches(pg.Tensor([1.7, -1.7], dtype=np.int32, device=device), np.array([1, -1]))
 
