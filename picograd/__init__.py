@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         zeros_like,
     )
     from picograd.frontend import bool_ as bool
+    from picograd.frontend.autocast import autocast, is_autocast_enabled
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
     from picograd.frontend.dtype import (
         float16,
@@ -133,6 +134,8 @@ _LAZY: dict[str, tuple[str, str]] = {
         "AutogradError", "enable_grad", "no_grad")},
     "nn": ("picograd.nn", ""),
     "optim": ("picograd.optim", ""),
+    "autocast": ("picograd.frontend.autocast", "autocast"),
+    "is_autocast_enabled": ("picograd.frontend.autocast", "is_autocast_enabled"),
 }
 
 
@@ -173,6 +176,7 @@ __all__ = [
     "Variable",
     "ZeroDivisorError",
     "arange",
+    "autocast",
     "bool",
     "cat",
     "compile_stats",
@@ -193,6 +197,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_autocast_enabled",
     "jit",
     "linspace",
     "long",

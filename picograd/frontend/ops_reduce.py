@@ -19,6 +19,7 @@ from typing import Self
 
 from picograd.dialects.pg import ReduceKind
 from picograd.errors import ShapeError
+from picograd.frontend.autocast import lower_precision
 from picograd.frontend.base import TensorBase, broadcast_shape, normalize_axis, prod
 from picograd.frontend.dtype import DEFAULT_INT, DType, float16, float32, int64, promote
 from picograd.frontend.lazy import argument_type_error, dim_error, dtype_error, shape_error
@@ -108,6 +109,7 @@ class ReduceOps(ElementwiseOps):
         again; leading (batch) dims broadcast."""
         if not isinstance(other, TensorBase):
             raise argument_type_error("matmul", f"expected a Tensor, got {type(other).__name__}")
+        self, other = lower_precision("matmul", self, other)  # inside pg.autocast
         self._check_device("matmul", other)
         dt = promote(self.dtype, other.dtype)
         dt = DEFAULT_INT if dt.is_bool else dt  # bools are multiplied and summed as int32
