@@ -11,10 +11,17 @@ Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `int8`
 `manual_seed`, `realize` (with `pipeline=` for any pass pipeline), `where`, `maximum`,
 `minimum`, `einsum`, `cat`, `stack`, torch-style creation functions (`tensor`, `zeros`,
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
-`_like` family), `compile_stats`, `no_grad`, `enable_grad`, the packages `picograd.nn` and
-`picograd.optim`, the errors `PicogradError`, `ShapeError`, `DTypeError`, `IndexRangeError`,
-`ZeroDivisorError`, `DeviceError`, `OutOfMemoryError`, `CompileError`, `AutogradError`,
-`JitError`, `OptimizerError`, `CheckpointError`, `ThreadCountError`,
+`_like` family), `compile_stats`, `no_grad`, `enable_grad`, `autocast` /
+`is_autocast_enabled` (mixed precision, as torch.autocast), the packages `picograd.nn`
+(with `nn.utils`: clip_grad_norm_, clip_grad_value_; `nn.state.load_torch`: torch.save
+files read without running their code) and `picograd.optim` (SGD, Adam, AdamW, Adamax,
+NAdam, RAdam, RMSprop, Adagrad, Adadelta, LAMB, GradScaler, `optim.lr_scheduler`: torch's
+schedulers), the errors — each also the built-in class torch raises for the same mistake
+(docs/design.md) — `PicogradError`, `ShapeError` (also RuntimeError and ValueError),
+`DimRangeError` (also IndexError), `ArgumentTypeError` (also TypeError), `DTypeError`,
+`IndexRangeError`, `ZeroDivisorError`, `DeviceError`, `OutOfMemoryError`, `CompileError`,
+`AutogradError`, `JitError`, `OptimizerError`, `CheckpointError`, `NonFiniteNormError`,
+`ThreadCountError`,
 `set_num_threads` / `get_num_threads` (the threads of one large CPU kernel, as torch's), the
 `jit` decorator (capture and replay a
 function's compiled programs, picograd/jit_replay.py), and `Variable` (a symbolic integer
@@ -85,6 +92,7 @@ if TYPE_CHECKING:
         zeros_like,
     )
     from picograd.frontend import bool_ as bool
+    from picograd.frontend.autocast import autocast, is_autocast_enabled
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
     from picograd.frontend.dtype import (
         DTYPES,
@@ -140,6 +148,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "linalg": ("picograd.frontend.linalg", ""),
     "nn": ("picograd.nn", ""),
     "optim": ("picograd.optim", ""),
+    "autocast": ("picograd.frontend.autocast", "autocast"),
+    "is_autocast_enabled": ("picograd.frontend.autocast", "is_autocast_enabled"),
 }
 
 
@@ -181,6 +191,7 @@ __all__ = [
     "Variable",
     "ZeroDivisorError",
     "arange",
+    "autocast",
     "bool",
     "cat",
     "compile_stats",
@@ -203,6 +214,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_autocast_enabled",
     "jit",
     "linalg",
     "linspace",

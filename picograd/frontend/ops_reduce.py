@@ -19,6 +19,7 @@ from typing import Self
 
 from picograd.dialects.pg import ReduceKind
 from picograd.errors import ShapeError
+from picograd.frontend.autocast import lower_precision
 from picograd.frontend.base import TensorBase, broadcast_shape, normalize_axis, prod
 from picograd.frontend.dtype import (
     DEFAULT_INT,
@@ -114,6 +115,7 @@ class ReduceOps(ElementwiseOps):
         again; leading (batch) dims broadcast."""
         if not isinstance(other, TensorBase):
             raise argument_type_error("matmul", f"expected a Tensor, got {type(other).__name__}")
+        self, other = lower_precision("matmul", self, other)  # inside pg.autocast
         self._check_device("matmul", other)
         dt = promote(self.dtype, other.dtype)
         dt = DEFAULT_INT if dt.is_bool else dt  # bools are multiplied and summed as int32

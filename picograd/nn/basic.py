@@ -6,12 +6,14 @@ them from here, so that `functional` can import every layer module without a cir
 
 from __future__ import annotations
 
+from picograd.frontend.autocast import lower_precision
 from picograd.frontend.dtype import DType, float32
 from picograd.frontend.lazy import shape_error
 from picograd.frontend.tensor import Tensor
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    x, weight, bias = lower_precision("linear", x, weight, bias)  # inside pg.autocast
     y = x @ weight.transpose(0, 1)
     return y if bias is None else y + bias
 

@@ -49,6 +49,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from picograd.frontend.autocast import lower_precision
 from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_shape import stack
@@ -150,6 +151,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
     """torch's `conv2d`: x (N, C, H, W), weight (O, C/groups, kh, kw), bias (O,) ->
     (N, O, OH, OW) with OH = (H + 2*padding - dilation*(kh-1) - 1) // stride + 1."""
     op = "conv2d"
+    x, weight, bias = lower_precision(op, x, weight, bias)  # inside pg.autocast
     _check_conv_args(op, x, weight, bias, groups)
     n = x.shape[0]
     o, cg, kh, kw = weight.shape

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from picograd.frontend.autocast import full_precision
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_shape import pad
 from picograd.frontend.tensor import Tensor
@@ -93,10 +94,12 @@ def logsumexp(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
 
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+    (x,) = full_precision("log_softmax", x)  # float32 inside a "cuda" pg.autocast
     return x.log_softmax(dim)
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    (x,) = full_precision("softmax", x)  # float32 inside a "cuda" pg.autocast
     return x.softmax(dim)
 
 
@@ -150,6 +153,7 @@ def nll_loss(log_probs: Tensor, target: Tensor, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-log_probs[i, target[i]], reduced over the samples whose target is not
     `ignore_index` (torch's `nll_loss` without class weights)."""
+    (log_probs,) = full_precision("nll_loss", log_probs)  # inside pg.autocast
     target = _check_classes("nll_loss", log_probs, target, ignore_index)
     picked = _class_mask(target, log_probs.shape[1]).where(log_probs, 0.0).sum(1)
     return _reduce_loss("nll_loss", -picked, (target != ignore_index).float(), reduction)
@@ -160,6 +164,7 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
     """torch's `cross_entropy` for class indices: the target distribution puts
     1 - label_smoothing on the class and spreads label_smoothing evenly over all classes;
     samples whose target is `ignore_index` count for nothing."""
+    (logits,) = full_precision("cross_entropy", logits)  # inside pg.autocast
     target = _check_classes("cross_entropy", logits, target, ignore_index)
     if not 0.0 <= label_smoothing <= 1.0:
         raise shape_error("cross_entropy", f"label_smoothing must be in [0, 1], got "
@@ -174,6 +179,7 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
 
 def binary_cross_entropy(probs: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """-(y log p + (1 - y) log(1 - p)), each log clamped at -100 as torch does."""
+    probs, target = full_precision("binary_cross_entropy", probs, target)
     if probs.shape != target.shape:
         raise shape_error("binary_cross_entropy", f"probabilities {probs.shape} and targets "
                                                   f"{target.shape} differ in shape")
@@ -187,6 +193,7 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor,
                                      reduction: str = "mean") -> Tensor:
     """binary_cross_entropy(sigmoid(x), y) computed stably:
     max(x, 0) - x y + log(1 + exp(-|x|))."""
+    logits, target = full_precision("binary_cross_entropy_with_logits", logits, target)
     if logits.shape != target.shape:
         raise shape_error("binary_cross_entropy_with_logits", f"logits {logits.shape} and "
                                                               f"targets {target.shape} differ")
@@ -195,4 +202,5 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor,
 
 
 def mse_loss(a: Tensor, b: Tensor) -> Tensor:
+    a, b = full_precision("mse_loss", a, b)  # inside pg.autocast
     return ((a - b) * (a - b)).mean()

@@ -18,6 +18,7 @@ Every optimiser's `step()` realizes the whole update in one graph and keeps per-
 from picograd.optim import lr_scheduler
 from picograd.optim.adam import Adam, Adamax, AdamW, NAdam, RAdam
 from picograd.optim.adaptive import Adadelta, Adagrad, RMSprop
+from picograd.optim.grad_scaler import GradScaler
 from picograd.optim.lamb import LAMB
 from picograd.optim.lr_scheduler import (
     ChainedScheduler,
@@ -43,7 +44,7 @@ from picograd.optim.sgd import SGD
 __all__ = [
     "LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "ChainedScheduler",
     "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
-    "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR",
-    "NAdam", "OneCycleLR", "Optimizer", "PolynomialLR", "RAdam", "RMSprop", "ReduceLROnPlateau",
-    "SequentialLR", "StepLR", "lr_scheduler",
+    "ExponentialLR", "GradScaler", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+    "MultiplicativeLR", "NAdam", "OneCycleLR", "Optimizer", "PolynomialLR", "RAdam",
+    "RMSprop", "ReduceLROnPlateau", "SequentialLR", "StepLR", "lr_scheduler",
 ]

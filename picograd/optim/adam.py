@@ -153,20 +153,30 @@ class NAdam(Optimizer):
             "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
             "maximize": maximize,
             **implementation_defaults(foreach, None, capturable, differentiable)})
-        self.mu_product = 1.0  # the product of mu_1 .. mu_t (torch's per-parameter state)
+        # the product of mu_1 .. mu_t (torch's per-parameter `mu_product`) and its t: kept
+        # in step with `steps`, recomputed when `steps` was set from outside (a checkpoint)
+        self._mu_product = (0, 1.0)
 
     def _mu(self, group: dict[str, Any], t: int) -> float:
         b1, _ = group["betas"]
         return b1 * (1 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
 
-    def _before_step(self) -> None:
-        self.mu_product *= self._mu(self.param_groups[0], self.steps)
+    @property
+    def mu_product(self) -> float:
+        t, product = self._mu_product
+        group = self.param_groups[0]
+        if t == self.steps - 1:
+            product *= self._mu(group, self.steps)
+        elif t != self.steps:
+            product = math.prod(self._mu(group, i) for i in range(1, self.steps + 1))
+        self._mu_product = (self.steps, product)
+        return product
 
     def _host_state(self) -> dict[str, float]:
         return {"mu_product": self.mu_product}
 
     def _load_host_state(self, state: dict[str, Any]) -> None:
-        self.mu_product = state["mu_product"]
+        self._mu_product = (self.steps, state["mu_product"])
 
     def _scalar_values(self, group: dict[str, Any]) -> dict[str, float]:
         _, b2 = group["betas"]

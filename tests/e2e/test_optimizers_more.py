@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import picograd as pg
+from picograd.nn.state import load_checkpoint, save_checkpoint
 
 RNG = np.random.default_rng(7)
 W0 = RNG.standard_normal((3, 4)).astype(np.float32)
@@ -197,3 +198,28 @@ def test_a_changing_lr_and_momentum_do_not_recompile_the_step() -> None:
     _run(topt, theirs, torch, torch.tensor(X), 6, tsched.step)
     assert counts[2:] == [counts[1]] * 4, counts
     _assert_params_match(ours, theirs)
+
+
+class _Pair(pg.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = pg.Tensor(W0, requires_grad=True)
+        self.b = pg.Tensor(B0, requires_grad=True)
+
+
+@pytest.mark.parametrize("kind", ["NAdam", "RAdam", "RMSprop", "Adagrad"])
+def test_a_checkpoint_resumes_exactly(tmp_path: Any, kind: str) -> None:
+    x = pg.Tensor(X)
+    straight = _Pair()
+    opt = getattr(pg.optim, kind)(straight.parameters(), lr=0.02)
+    _run(opt, [straight.w, straight.b], pg, x, 6)
+    first = _Pair()
+    opt1 = getattr(pg.optim, kind)(first.parameters(), lr=0.02)
+    _run(opt1, [first.w, first.b], pg, x, 3)
+    save_checkpoint(tmp_path / "run.safetensors", first, opt1)
+    resumed = _Pair()
+    opt2 = getattr(pg.optim, kind)(resumed.parameters(), lr=0.02)
+    load_checkpoint(tmp_path / "run.safetensors", resumed, opt2)
+    _run(opt2, [resumed.w, resumed.b], pg, x, 3)
+    np.testing.assert_array_equal(resumed.w.numpy(), straight.w.numpy())
+    np.testing.assert_array_equal(resumed.b.numpy(), straight.b.numpy())
