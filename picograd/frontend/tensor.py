@@ -37,7 +37,7 @@ from picograd.frontend.dtype import DType, dtype_of_array, float32, to_dtype
 from picograd.frontend.grad_mode import AutogradError
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_activation import ActivationOps
-from picograd.frontend.ops_advanced_index import AdvancedIndexOps
+from picograd.frontend.ops_draw import DrawOps
 from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_stats import StatsOps
@@ -93,7 +93,7 @@ def _check_bound(name: str, value: Scalar) -> None:
         raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
-class Tensor(CreationOps, ActivationOps, MathOps, AdvancedIndexOps, ShapeOps, StatsOps):
+class Tensor(CreationOps, ActivationOps, MathOps, DrawOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()
