@@ -37,10 +37,10 @@ from picograd.frontend.dtype import DType, dtype_of_array, float32, to_dtype
 from picograd.frontend.grad_mode import AutogradError
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_activation import ActivationOps
-from picograd.frontend.ops_draw import DrawOps
 from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_stats import StatsOps
+from picograd.frontend.ops_window import WindowOps
 from picograd.frontend.realize import realize
 from picograd.runtimes.registry import canonical_device_name
 
@@ -93,7 +93,7 @@ def _check_bound(name: str, value: Scalar) -> None:
         raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
-class Tensor(CreationOps, ActivationOps, MathOps, DrawOps, ShapeOps, StatsOps):
+class Tensor(CreationOps, ActivationOps, MathOps, WindowOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()

@@ -15,6 +15,7 @@
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
     attention.py    scaled_dot_product_attention; MultiheadAttention
     resize.py       interpolate; Upsample
+    fold.py         unfold, fold (im2col and its adjoint); Unfold, Fold
     functional.py   losses, the softmax family, one_hot, and the functional forms above
     init.py         torch's initialisers (kaiming, xavier, trunc_normal, ...)
     state.py        safetensors files and training checkpoints (model + optimiser)
@@ -38,6 +39,7 @@ from picograd.nn.activations import (
 )
 from picograd.nn.attention import MultiheadAttention
 from picograd.nn.conv import Conv2d, ConvTranspose2d
+from picograd.nn.fold import Fold, Unfold
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
@@ -49,3 +51,4 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
+__all__ += ["Fold", "Unfold"]

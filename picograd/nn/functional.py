@@ -10,6 +10,7 @@ fusion apply to them unchanged).
     one_hot(target, num_classes)
     conv2d / conv_transpose2d                  (defined in picograd/nn/conv.py)
     max_pool2d / avg_pool2d                    (defined in picograd/nn/pool.py)
+    unfold / fold (im2col and its adjoint)     (defined in picograd/nn/fold.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
@@ -27,6 +28,7 @@ from picograd.frontend.tensor import Tensor
 from picograd.nn.attention import scaled_dot_product_attention
 from picograd.nn.basic import dropout, linear
 from picograd.nn.conv import conv2d, conv_transpose2d
+from picograd.nn.fold import fold, unfold
 from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
 from picograd.nn.pool import avg_pool2d, max_pool2d
 from picograd.nn.resize import interpolate
@@ -38,6 +40,7 @@ __all__ = [
     "logsumexp", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "rms_norm",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
+__all__ += ["fold", "unfold"]
 
 # ── activations: torch's F names for the Tensor methods ─────────────────────
 
