@@ -40,11 +40,10 @@ from picograd.frontend.ops_activation import ActivationOps
 from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_matrix import MatrixOps
 from picograd.frontend.ops_norm import NormOps
-from picograd.frontend.ops_scatter import ScatterOps
 from picograd.frontend.ops_shape import ShapeOps
 from picograd.frontend.ops_special import SpecialOps
 from picograd.frontend.ops_stats import StatsOps
-from picograd.frontend.ops_subscript import SubscriptOps
+from picograd.frontend.ops_window import WindowOps
 from picograd.frontend.realize import realize
 from picograd.runtimes.registry import canonical_device_name
 
@@ -97,8 +96,8 @@ def _check_bound(name: str, value: Scalar) -> None:
         raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
-class Tensor(SpecialOps, NormOps, MatrixOps, CreationOps, ActivationOps, MathOps, ScatterOps,
-             SubscriptOps, ShapeOps, StatsOps):
+class Tensor(SpecialOps, NormOps, MatrixOps, CreationOps, ActivationOps, MathOps, WindowOps,
+             ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()

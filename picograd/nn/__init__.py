@@ -17,6 +17,7 @@
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
     attention.py    scaled_dot_product_attention; MultiheadAttention
     resize.py       interpolate; Upsample
+    fold.py         unfold, fold (im2col and its adjoint); Unfold, Fold
     functional.py   losses, the softmax family, one_hot, and the functional forms above
     init.py         torch's initialisers (kaiming, xavier, trunc_normal, ...)
     state.py        safetensors files and training checkpoints (model + optimiser),
@@ -43,6 +44,7 @@ from picograd.nn.activations import (
 from picograd.nn.attention import MultiheadAttention
 from picograd.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from picograd.nn.conv import Conv2d, ConvTranspose2d
+from picograd.nn.fold import Fold, Unfold
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
@@ -70,3 +72,4 @@ __all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPo
 # containers, recurrent and transformer layers
 __all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "ModuleDict", "ModuleList",
             "ParameterDict", "ParameterList", "RNNCell"]
+__all__ += ["Fold", "Unfold"]

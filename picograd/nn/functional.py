@@ -10,6 +10,7 @@ fusion apply to them unchanged).
     one_hot(target, num_classes)
     conv2d / conv_transpose2d                  (defined in picograd/nn/conv.py)
     max_pool{1,2,3}d / avg_pool{1,2,3}d / lp_pool{1,2,3}d   (defined in picograd/nn/pool.py)
+    unfold / fold (im2col and its adjoint)     (defined in picograd/nn/fold.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
@@ -28,6 +29,7 @@ from picograd.frontend.tensor import Tensor
 from picograd.nn.attention import scaled_dot_product_attention
 from picograd.nn.basic import dropout, linear
 from picograd.nn.conv import conv2d, conv_transpose2d
+from picograd.nn.fold import fold, unfold
 from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
 from picograd.nn.pool import (
     avg_pool1d,
@@ -51,6 +53,7 @@ __all__ = [
 ]
 __all__ += ["avg_pool1d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
             "max_pool3d"]
+__all__ += ["fold", "unfold"]
 
 # ── activations: torch's F names for the Tensor methods ─────────────────────
 

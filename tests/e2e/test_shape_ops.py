@@ -204,8 +204,8 @@ def test_setitem_on_a_leaf_that_requires_grad() -> None:
 def test_errors() -> None:
     x = pg.Tensor(np.zeros((2, 3), np.float32))
     cases: list[Callable[[], object]] = [
-        lambda: x[pg.Tensor(np.array([True, False]))],
-        lambda: x[[True, False]],
+        lambda: x[pg.Tensor(np.array([True, False, True]))],  # a mask must fit the dims
+        lambda: x[[True, False, True]],
         lambda: cat([x, pg.Tensor(np.zeros((3, 3), np.float32))], 1),
         lambda: stack([x, x.T]),
         lambda: x.split([1, 1], 1),
