@@ -41,6 +41,7 @@ from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_matrix import MatrixOps
 from picograd.frontend.ops_norm import NormOps
 from picograd.frontend.ops_shape import ShapeOps
+from picograd.frontend.ops_shape_extra import ShapeExtraOps
 from picograd.frontend.ops_special import SpecialOps
 from picograd.frontend.ops_stats import StatsOps
 from picograd.frontend.ops_subscript import SubscriptOps
@@ -96,7 +97,7 @@ def _check_bound(name: str, value: Scalar) -> None:
         raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
-class Tensor(SpecialOps, NormOps, MatrixOps,
+class Tensor(SpecialOps, NormOps, MatrixOps, ShapeExtraOps,
              CreationOps, ActivationOps, MathOps, SubscriptOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 

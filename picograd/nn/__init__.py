@@ -9,7 +9,9 @@
     basic.py        linear, dropout: the functional forms Linear, Dropout and attention use
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
-                    Hardsigmoid, ReLU6
+                    Hardsigmoid, ReLU6, CELU, SELU, Hardtanh, Softsign, Softmin, Softmax,
+                    LogSoftmax, LogSigmoid, GLU, Hardshrink, Softshrink, Tanhshrink,
+                    Threshold, RReLU, PReLU, Identity
     conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
     pool.py         max_pool2d, avg_pool2d; MaxPool2d, AvgPool2d
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
@@ -24,17 +26,33 @@
 
 from picograd.nn import functional, init
 from picograd.nn.activations import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
+    Hardtanh,
+    Identity,
     LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
     Mish,
+    PReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
+    Softmax,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from picograd.nn.attention import MultiheadAttention
 from picograd.nn.conv import Conv2d, ConvTranspose2d
@@ -49,3 +67,7 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
+# activations.py
+__all__ += ["CELU", "GLU", "SELU", "Hardshrink", "Hardtanh", "Identity", "LogSigmoid",
+            "LogSoftmax", "PReLU", "RReLU", "Softmax", "Softmin", "Softshrink", "Softsign",
+            "Tanhshrink", "Threshold"]

@@ -24,6 +24,26 @@ import numpy as np
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_shape import pad
 from picograd.frontend.tensor import Tensor
+from picograd.nn.activation_functions import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    normalize,
+    prelu,
+    relu6,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from picograd.nn.attention import scaled_dot_product_attention
 from picograd.nn.basic import dropout, linear
 from picograd.nn.conv import conv2d, conv_transpose2d
@@ -38,6 +58,10 @@ __all__ = [
     "logsumexp", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "rms_norm",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
+# activation_functions.py
+__all__ += ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
+            "mish", "normalize", "prelu", "relu6", "rrelu", "selu", "softmin", "softshrink",
+            "softsign", "tanhshrink", "threshold"]
 
 # ── activations: torch's F names for the Tensor methods ─────────────────────
 
