@@ -23,15 +23,17 @@ log1p(-1)). Float functions of integer or bool tensors compute in float32, as to
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Self
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
 from picograd.dialects.pg import BinaryKind
-from picograd.frontend.dtype import bool_, int32
+from picograd.frontend.dtype import bool_, float16, float32, int32
 from picograd.frontend.grad_mode import no_grad
-from picograd.frontend.lazy import shape_error
+from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_division import DivisionOps
 from picograd.frontend.ops_elementwise import Operand
 
@@ -54,16 +56,39 @@ _ERFINV_TAIL = (2.83297682, 1.00167406, 0.00943887047, -0.0076224613, 0.00573950
 _EXPM1_SERIES = tuple(1 / math.factorial(n) for n in range(2, 12))
 _ATANH_SERIES = tuple(1 / (2 * n + 1) for n in range(8))
 _BIG = 1e10  # beyond it x^2 + 1 is x^2 in float32: asinh, acosh are log(2|x|)
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _in_float32(method: _F) -> _F:
+    """A float16 tensor's function computed in float32 and rounded once, as torch's float16
+    kernels do (the range reductions and fits here are float32's)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any) -> Any:
+        if self.dtype is float16:
+            return method(self.cast(float32), *args).cast(float16)
+        return method(self, *args)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class SpecialOps(DivisionOps):
     __slots__ = ()
 
-    def _float_pair(self, op: str, other: Operand) -> tuple[Self, Self]:
+    def _float_pair(self, op: str, other: Operand, ints: bool = True) -> tuple[Self, Self]:
         """`self` and `other` broadcast to one shape and promoted (torch's result_type),
-        integer and bool results taken to float32."""
+        integer and bool results taken to float32 (refused with a DTypeError unless `ints`,
+        as torch's kernels that have no integer form)."""
         x, y = self._operands(op, other)
+        if not ints and not x.dtype.is_float:
+            raise dtype_error(op, f"needs float operands, got {x.dtype.name}")
         return x._f(), y._f()
+
+    def _binary_in_float32(self, op: str, y: Self) -> Self | None:
+        """A float16 pair's `op` computed in float32 and rounded once (None otherwise)."""
+        if self.dtype is not float16:
+            return None
+        return getattr(self.cast(float32), op)(y.cast(float32)).cast(float16)
 
     # ── inverse trigonometry ────────────────────────────────────────────────
 
@@ -81,6 +106,7 @@ class SpecialOps(DivisionOps):
         a = (t == math.inf).where(_PI / 2, a)
         return x._signbit().where(-a, a).cast(x.dtype)  # atan(-0.0) is -0.0
 
+    @_in_float32
     def atan(self) -> Self:
         x = self._f()
         with no_grad():
@@ -110,6 +136,9 @@ class SpecialOps(DivisionOps):
         """The angle of the point (other, self), in [-pi, pi]; torch's gradients
         other / (self^2 + other^2) and -self / (self^2 + other^2)."""
         y, x = self._float_pair("atan2", other)
+        half = y._binary_in_float32("atan2", x)
+        if half is not None:
+            return half
         with no_grad():
             value = y._atan2_value(x._detached())
 
@@ -127,6 +156,7 @@ class SpecialOps(DivisionOps):
         """sqrt(1 - x^2) as sqrt((1 - x)(1 + x)), which keeps its precision near |x| = 1."""
         return ((1.0 - self) * (1.0 + self)).sqrt()
 
+    @_in_float32
     def asin(self) -> Self:
         x = self._f()
         with no_grad():
@@ -136,6 +166,7 @@ class SpecialOps(DivisionOps):
     def arcsin(self) -> Self:
         return self.asin()
 
+    @_in_float32
     def acos(self) -> Self:
         x = self._f()
         with no_grad():
@@ -153,6 +184,7 @@ class SpecialOps(DivisionOps):
         h = (self.abs() * 0.5).exp()
         return h * 0.5 * h
 
+    @_in_float32
     def sinh(self) -> Self:
         x = self._f()
         with no_grad():
@@ -162,6 +194,7 @@ class SpecialOps(DivisionOps):
             value = (v.abs() > 9.0).where(v._signbit().where(-big, big), small)
         return value._with_gradient((x,), lambda g: (g * x.cosh(),))
 
+    @_in_float32
     def cosh(self) -> Self:
         x = self._f()
         with no_grad():
@@ -170,6 +203,7 @@ class SpecialOps(DivisionOps):
             value = (v.abs() > 9.0).where(v._half_exp_sq(), (e + 1.0 / e) * 0.5)
         return value._with_gradient((x,), lambda g: (g * x.sinh(),))
 
+    @_in_float32
     def asinh(self) -> Self:
         """sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), log(2|x|) for huge |x|."""
         x = self._f()
@@ -185,6 +219,7 @@ class SpecialOps(DivisionOps):
     def arcsinh(self) -> Self:
         return self.asinh()
 
+    @_in_float32
     def acosh(self) -> Self:
         """log1p(t + sqrt(2t + t^2)) with t = x - 1 (exact near 1), log(2x) for huge x;
         NaN below 1."""
@@ -200,6 +235,7 @@ class SpecialOps(DivisionOps):
     def arccosh(self) -> Self:
         return self.acosh()
 
+    @_in_float32
     def atanh(self) -> Self:
         """(log1p(x) - log1p(-x)) / 2 (1 + x and 1 - x are exact near ±1): ±inf at ±1, NaN
         beyond."""
@@ -214,6 +250,7 @@ class SpecialOps(DivisionOps):
 
     # ── exponentials and logarithms ─────────────────────────────────────────
 
+    @_in_float32
     def expm1(self) -> Self:
         """exp(x) - 1 without cancellation near 0: its Taylor series for |x| < 1/2 (exp - 1
         beyond, where at most a bit is lost); torch's gradient, result + 1."""
@@ -227,6 +264,7 @@ class SpecialOps(DivisionOps):
             value = (v == 0).where(v, value)  # -0.0 stays -0.0
         return value._with_gradient((x,), lambda g: (g * (value + 1.0),))
 
+    @_in_float32
     def log1p(self) -> Self:
         """log(1 + x) without cancellation near 0: 2 atanh(s) = 2 (s + s^3/3 + ...) with
         s = x / (2 + x) for -0.3 < x < 0.4, log(1 + x) beyond (a device's log need only be
@@ -241,6 +279,7 @@ class SpecialOps(DivisionOps):
             value = near.where(series, (v + 1.0).log())
         return value._with_gradient((x,), lambda g: (g / (x + 1.0),))
 
+    @_in_float32
     def log10(self) -> Self:
         """log(x) / ln 10; near 1 through log1p(x - 1) (x - 1 is exact there)."""
         x = self._f()
@@ -254,7 +293,10 @@ class SpecialOps(DivisionOps):
         """log(exp(x) + exp(y)) = max + log1p(exp(-|x - y|)); x where both are the same
         infinity (torch's rule, so -inf, -inf is -inf); torch's gradients 1 / (1 + exp(y - x))
         and 1 / (1 + exp(x - y))."""
-        x, y = self._float_pair("logaddexp", other)
+        x, y = self._float_pair("logaddexp", other, ints=False)
+        half = x._binary_in_float32("logaddexp", y)
+        if half is not None:
+            return half
         with no_grad():
             a, b = x._detached(), y._detached()
             m = a.maximum(b)
@@ -263,7 +305,10 @@ class SpecialOps(DivisionOps):
                                                        g / ((x - y).exp() + 1.0)))
 
     def logaddexp2(self, other: Operand) -> Self:
-        x, y = self._float_pair("logaddexp2", other)
+        x, y = self._float_pair("logaddexp2", other, ints=False)
+        half = x._binary_in_float32("logaddexp2", y)
+        if half is not None:
+            return half
         with no_grad():
             a, b = x._detached(), y._detached()
             m = a.maximum(b)
@@ -272,6 +317,7 @@ class SpecialOps(DivisionOps):
         return value._with_gradient((x, y), lambda g: (g / ((y - x).exp2() + 1.0),
                                                        g / ((x - y).exp2() + 1.0)))
 
+    @_in_float32
     def erfc(self) -> Self:
         """1 - erf(x), accurate in the tail (erfc(5) is 1.5e-12, not 0): 1 - erf below
         0.85, the Chebyshev fit t * exp(-z^2 + P(t)) (2 - it for x < -0.85) beyond."""
@@ -287,6 +333,7 @@ class SpecialOps(DivisionOps):
         return value._with_gradient((x,), lambda g: (
             g * (x * x * -1.0).exp() * (-2.0 / math.sqrt(_PI)),))
 
+    @_in_float32
     def erfinv(self) -> Self:
         """The inverse of erf on (-1, 1): ±inf at ±1, NaN beyond (M. Giles' approximation);
         torch's gradient, sqrt(pi) / 2 * exp(erfinv(x)^2)."""
@@ -305,6 +352,9 @@ class SpecialOps(DivisionOps):
         """x * log(y), 0 where x == 0 unless y is NaN; torch's gradients log(y) (0 where
         x == 0 and y <= 0) and x / y."""
         x, y = self._float_pair("xlogy", other)
+        half = x._binary_in_float32("xlogy", y)
+        if half is not None:
+            return half
         with no_grad():
             a, b = x._detached(), y._detached()
             value = ((a == 0) & ~b.isnan()).where(0.0, a * b.log())
@@ -323,10 +373,14 @@ class SpecialOps(DivisionOps):
         return self.sign()
 
     def fix(self) -> Self:
+        if self.dtype.is_bool:
+            raise dtype_error("fix", "needs a number tensor, got bool")
         return self.trunc()
 
     def frac(self) -> Self:
-        """x - trunc(x) with the sign of x (gradient 1, as torch)."""
+        """x - trunc(x) with the sign of x (gradient 1, as torch); floats only, as torch."""
+        if not self.dtype.is_float:
+            raise dtype_error("frac", f"needs a float tensor, got {self.dtype.name}")
         return self - self.trunc()._detached()
 
     def square(self) -> Self:
@@ -368,7 +422,10 @@ class SpecialOps(DivisionOps):
     def hypot(self, other: Operand) -> Self:
         """sqrt(x^2 + y^2) without overflow: max * sqrt(1 + (min / max)^2); inf where
         either is infinite (NaN or not, as C). torch's gradients x / r and y / r."""
-        x, y = self._float_pair("hypot", other)
+        x, y = self._float_pair("hypot", other, ints=False)
+        half = x._binary_in_float32("hypot", y)
+        if half is not None:
+            return half
         with no_grad():
             ax, ay = x._detached().abs(), y._detached().abs()
             hi, lo = ax.maximum(ay), ax.minimum(ay)

@@ -41,6 +41,7 @@ from picograd.frontend.ops_math import MathOps
 from picograd.frontend.ops_matrix import MatrixOps
 from picograd.frontend.ops_norm import NormOps
 from picograd.frontend.ops_shape import ShapeOps
+from picograd.frontend.ops_shape_extra import ShapeExtraOps
 from picograd.frontend.ops_special import SpecialOps
 from picograd.frontend.ops_stats import StatsOps
 from picograd.frontend.ops_window import WindowOps
@@ -96,8 +97,8 @@ def _check_bound(name: str, value: Scalar) -> None:
         raise shape_error("arange", f"{name} must be finite, got {value}")
 
 
-class Tensor(SpecialOps, NormOps, MatrixOps, CreationOps, ActivationOps, MathOps, WindowOps,
-             ShapeOps, StatsOps):
+class Tensor(SpecialOps, NormOps, MatrixOps, ShapeExtraOps, CreationOps, ActivationOps, MathOps,
+             WindowOps, ShapeOps, StatsOps):
     """A lazy n-dimensional array on a device. See the package docstring for the ops."""
 
     __slots__ = ()

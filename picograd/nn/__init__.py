@@ -11,7 +11,9 @@
     containers.py   ModuleList, ModuleDict, ParameterList, ParameterDict
     recurrent.py    RNN, LSTM, GRU and their cells (torch's state-dict layout)
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
-                    Hardsigmoid, ReLU6
+                    Hardsigmoid, ReLU6, CELU, SELU, Hardtanh, Softsign, Softmin, Softmax,
+                    LogSoftmax, LogSigmoid, GLU, Hardshrink, Softshrink, Tanhshrink,
+                    Threshold, RReLU, PReLU, Identity
     conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
     pool.py         max/avg/lp pooling in 1-3 D and their layers (windows.py: the views)
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
@@ -29,17 +31,33 @@
 
 from picograd.nn import functional, init, utils
 from picograd.nn.activations import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
+    Hardtanh,
+    Identity,
     LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
     Mish,
+    PReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
+    Softmax,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from picograd.nn.attention import MultiheadAttention
 from picograd.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList
@@ -73,3 +91,7 @@ __all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPo
 __all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "ModuleDict", "ModuleList",
             "ParameterDict", "ParameterList", "RNNCell"]
 __all__ += ["Fold", "Unfold"]
+# activations.py
+__all__ += ["CELU", "GLU", "SELU", "Hardshrink", "Hardtanh", "Identity", "LogSigmoid",
+            "LogSoftmax", "PReLU", "RReLU", "Softmax", "Softmin", "Softshrink", "Softsign",
+            "Tanhshrink", "Threshold"]

@@ -26,6 +26,26 @@ from picograd.frontend.autocast import full_precision
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_shape import pad
 from picograd.frontend.tensor import Tensor
+from picograd.nn.activation_functions import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    normalize,
+    prelu,
+    relu6,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from picograd.nn.attention import scaled_dot_product_attention
 from picograd.nn.basic import dropout, linear
 from picograd.nn.conv import conv2d, conv_transpose2d
@@ -54,6 +74,10 @@ __all__ = [
 __all__ += ["avg_pool1d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
             "max_pool3d"]
 __all__ += ["fold", "unfold"]
+# activation_functions.py
+__all__ += ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
+            "mish", "normalize", "prelu", "relu6", "rrelu", "selu", "softmin", "softshrink",
+            "softsign", "tanhshrink", "threshold"]
 
 # ── activations: torch's F names for the Tensor methods ─────────────────────
 
