@@ -10,7 +10,8 @@
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
                     Hardsigmoid, ReLU6
-    conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
+    conv.py         conv2d, conv_transpose2d (2-D, fused); conv_nd.py: 1-3 D forms
+    conv_layers.py  Conv1d/2d/3d, ConvTranspose1d/2d/3d
     pool.py         max/avg/lp pooling in 1-3 D and their layers (windows.py: the views)
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
     attention.py    scaled_dot_product_attention; MultiheadAttention
@@ -37,7 +38,14 @@ from picograd.nn.activations import (
     Tanh,
 )
 from picograd.nn.attention import MultiheadAttention
-from picograd.nn.conv import Conv2d, ConvTranspose2d
+from picograd.nn.conv_layers import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
@@ -59,5 +67,6 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
+__all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 __all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
             "MaxPool3d"]

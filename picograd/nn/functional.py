@@ -8,7 +8,7 @@ fusion apply to them unchanged).
     dropout(x, p, training)                    (defined in picograd/nn/basic.py)
     binary_cross_entropy(p, y) / binary_cross_entropy_with_logits(x, y)
     one_hot(target, num_classes)
-    conv2d / conv_transpose2d                  (defined in picograd/nn/conv.py)
+    conv{1,2,3}d / conv_transpose{1,2,3}d      (defined in picograd/nn/conv_nd.py)
     max_pool{1,2,3}d / avg_pool{1,2,3}d / lp_pool{1,2,3}d   (defined in picograd/nn/pool.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
@@ -26,7 +26,14 @@ from picograd.frontend.ops_shape import pad
 from picograd.frontend.tensor import Tensor
 from picograd.nn.attention import scaled_dot_product_attention
 from picograd.nn.basic import dropout, linear
-from picograd.nn.conv import conv2d, conv_transpose2d
+from picograd.nn.conv_nd import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
 from picograd.nn.pool import (
     avg_pool1d,
@@ -48,6 +55,7 @@ __all__ = [
     "logsumexp", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "rms_norm",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
+__all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
 __all__ += ["avg_pool1d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
             "max_pool3d"]
 
