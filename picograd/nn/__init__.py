@@ -13,6 +13,7 @@
     conv.py         conv2d, conv_transpose2d (2-D, fused); conv_nd.py: 1-3 D forms
     conv_layers.py  Conv1d/2d/3d, ConvTranspose1d/2d/3d
     pool.py         max/avg/lp pooling in 1-3 D and their layers (windows.py: the views)
+    pool_adaptive.py  adaptive avg/max pooling, max_unpool, and their layers
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
     attention.py    scaled_dot_product_attention; MultiheadAttention
     resize.py       interpolate; Upsample
@@ -60,6 +61,17 @@ from picograd.nn.pool import (
     MaxPool2d,
     MaxPool3d,
 )
+from picograd.nn.pool_adaptive import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from picograd.nn.resize import Upsample
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
@@ -68,5 +80,7 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
 __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 __all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
             "MaxPool3d"]

@@ -10,6 +10,7 @@ fusion apply to them unchanged).
     one_hot(target, num_classes)
     conv{1,2,3}d / conv_transpose{1,2,3}d      (defined in picograd/nn/conv_nd.py)
     max_pool{1,2,3}d / avg_pool{1,2,3}d / lp_pool{1,2,3}d   (defined in picograd/nn/pool.py)
+    adaptive_{avg,max}_pool{1,2,3}d / max_unpool{1,2,3}d   (picograd/nn/pool_adaptive.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
@@ -46,6 +47,17 @@ from picograd.nn.pool import (
     max_pool2d,
     max_pool3d,
 )
+from picograd.nn.pool_adaptive import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 from picograd.nn.resize import interpolate
 
 __all__ = [
@@ -56,6 +68,9 @@ __all__ = [
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
 __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
+__all__ += ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_unpool1d",
+            "max_unpool2d", "max_unpool3d"]
 __all__ += ["avg_pool1d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
             "max_pool3d"]
 
