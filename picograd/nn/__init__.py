@@ -14,8 +14,10 @@
                     Hardsigmoid, ReLU6, CELU, SELU, Hardtanh, Softsign, Softmin, Softmax,
                     LogSoftmax, LogSigmoid, GLU, Hardshrink, Softshrink, Tanhshrink,
                     Threshold, RReLU, PReLU, Identity
-    conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
+    conv.py         conv2d, conv_transpose2d (2-D, fused); conv_nd.py: 1-3 D forms
+    conv_layers.py  Conv1d/2d/3d, ConvTranspose1d/2d/3d
     pool.py         max/avg/lp pooling in 1-3 D and their layers (windows.py: the views)
+    pool_adaptive.py  adaptive avg/max pooling, max_unpool, and their layers
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
     attention.py    scaled_dot_product_attention; MultiheadAttention
     resize.py       interpolate; Upsample
@@ -61,7 +63,14 @@ from picograd.nn.activations import (
 )
 from picograd.nn.attention import MultiheadAttention
 from picograd.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList
-from picograd.nn.conv import Conv2d, ConvTranspose2d
+from picograd.nn.conv_layers import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from picograd.nn.fold import Fold, Unfold
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
 from picograd.nn.module import Module, StateDictError
@@ -77,6 +86,17 @@ from picograd.nn.pool import (
     MaxPool2d,
     MaxPool3d,
 )
+from picograd.nn.pool_adaptive import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from picograd.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from picograd.nn.resize import Upsample
 
@@ -85,6 +105,9 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init", "utils"]
+__all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 __all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
             "MaxPool3d"]
 # containers, recurrent and transformer layers

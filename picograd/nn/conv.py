@@ -4,9 +4,9 @@ fusion and every device apply to them unchanged.
     conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)
     conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1)                        conv2d's adjoint (a zero-inserted conv2d)
-    Conv2d / ConvTranspose2d                                the layers
 
-Sizes are an int or an (h, w) pair. Pooling is in pool.py.
+Sizes are an int or an (h, w) pair. The 1-D and 3-D forms are in conv_nd.py, the layers in
+conv_layers.py, pooling in pool.py.
 
 How conv2d is built. The compiler fuses views and elementwise ops into the kernel of the
 reduce that consumes them and gives every consumed reduce its own kernel; `loop-optimize`
@@ -45,7 +45,6 @@ and the backward its own rule (A/B in one session, `bench/train_step.py`'s CNN s
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,8 +53,6 @@ from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_shape import stack
 from picograd.frontend.tensor import Tensor
-from picograd.nn.layers import uniform
-from picograd.nn.module import Module
 
 Size = int | Sequence[int]
 
@@ -289,107 +286,3 @@ def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stri
     flipped = weight.reshape(groups, cg // groups, og, kh, kw).permute(0, 2, 1, 3, 4)
     flipped = flipped.reshape(groups * og, cg // groups, kh, kw).flip(2, 3)
     return conv2d(x, flipped, bias, 1, 0, d, groups)
-
-
-# ── layers ───────────────────────────────────────────────────────────────────
-
-
-class _ConvLayer(Module):
-    """What Conv2d and ConvTranspose2d share: checked hyper-parameters and torch's default
-    initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias."""
-
-    def _configure(self, op: str, in_channels: int, out_channels: int, kernel_size: Size,
-                   stride: Size, padding: Size, dilation: Size, groups: int) -> None:
-        if not isinstance(groups, int) or groups < 1 or in_channels % groups or \
-                out_channels % groups:
-            raise shape_error(op, f"in_channels {in_channels} and out_channels {out_channels} "
-                                  f"must both be divisible by groups={groups}")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _pair(op, "kernel_size", kernel_size, 1)
-        self.stride = _pair(op, "stride", stride, 1)
-        self.padding = _pair(op, "padding", padding, 0)
-        self.dilation = _pair(op, "dilation", dilation, 1)
-
-    def _draw(self, weight_shape: tuple[int, ...], bias: bool, device: str) -> None:
-        fan_in = math.prod(weight_shape[1:])  # torch's fan_in: every dim but the first
-        bound = 1 / math.sqrt(fan_in) if fan_in else 0.0
-        self.weight = uniform(weight_shape, bound, device)
-        self.bias = uniform((self.out_channels,), bound, device) if bias else None
-
-
-class Conv2d(_ConvLayer):
-    """2-D convolution, weight (out_channels, in_channels/groups, kh, kw). Weight and bias are
-    drawn as torch's defaults: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups*kh*kw."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
-                 padding: Size = 0, dilation: Size = 1, groups: int = 1, bias: bool = True,
-                 device: str = "CPU"):
-        super().__init__()
-        self._configure("Conv2d", in_channels, out_channels, kernel_size, stride, padding,
-                        dilation, groups)
-        kh, kw = self.kernel_size
-        self._draw((out_channels, in_channels // groups, kh, kw), bias, device)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
-
-    def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        return text + ("" if self.bias is not None else ", bias=False")
-
-
-class ConvTranspose2d(_ConvLayer):
-    """2-D transposed convolution, weight (in_channels, out_channels/groups, kh, kw). Weight
-    and bias are drawn as torch's defaults: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's
-    fan_in of this weight, out_channels/groups*kh*kw. `forward(x, output_size)` picks the
-    output_padding that gives `output_size` (the last two entries are (OH, OW))."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
-                 padding: Size = 0, output_padding: Size = 0, groups: int = 1,
-                 bias: bool = True, dilation: Size = 1, device: str = "CPU"):
-        super().__init__()
-        op = "ConvTranspose2d"
-        self._configure(op, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                        groups)
-        self.output_padding = _pair(op, "output_padding", output_padding, 0)
-        kh, kw = self.kernel_size
-        self._draw((in_channels, out_channels // groups, kh, kw), bias, device)
-
-    def _output_padding(self, x: Tensor, output_size: Sequence[int] | None) -> tuple[int, int]:
-        if output_size is None:
-            return self.output_padding
-        want = tuple(output_size)[-2:]
-        pads = []
-        for i, size in enumerate(x.shape[2:]):
-            least = ((size - 1) * self.stride[i] - 2 * self.padding[i]
-                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
-            if len(want) != 2 or not least <= want[i] < least + self.stride[i]:
-                raise shape_error("ConvTranspose2d", f"output_size {tuple(output_size)} is not "
-                                                     f"reachable from the input {x.shape}")
-            pads.append(want[i] - least)
-        return pads[0], pads[1]
-
-    def forward(self, x: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
-        _check_4d("ConvTranspose2d", x)
-        return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                self._output_padding(x, output_size), self.groups,
-                                self.dilation)
-
-    def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        for name, default in (("padding", (0, 0)), ("output_padding", (0, 0)),
-                              ("dilation", (1, 1))):
-            if getattr(self, name) != default:
-                text += f", {name}={getattr(self, name)}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        return text + ("" if self.bias is not None else ", bias=False")

@@ -8,9 +8,10 @@ fusion apply to them unchanged).
     dropout(x, p, training)                    (defined in picograd/nn/basic.py)
     binary_cross_entropy(p, y) / binary_cross_entropy_with_logits(x, y)
     one_hot(target, num_classes)
-    conv2d / conv_transpose2d                  (defined in picograd/nn/conv.py)
+    conv{1,2,3}d / conv_transpose{1,2,3}d      (defined in picograd/nn/conv_nd.py)
     max_pool{1,2,3}d / avg_pool{1,2,3}d / lp_pool{1,2,3}d   (defined in picograd/nn/pool.py)
     unfold / fold (im2col and its adjoint)     (defined in picograd/nn/fold.py)
+    adaptive_{avg,max}_pool{1,2,3}d / max_unpool{1,2,3}d   (picograd/nn/pool_adaptive.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
@@ -48,7 +49,14 @@ from picograd.nn.activation_functions import (
 )
 from picograd.nn.attention import scaled_dot_product_attention
 from picograd.nn.basic import dropout, linear
-from picograd.nn.conv import conv2d, conv_transpose2d
+from picograd.nn.conv_nd import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from picograd.nn.fold import fold, unfold
 from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
 from picograd.nn.pool import (
@@ -62,6 +70,17 @@ from picograd.nn.pool import (
     max_pool2d,
     max_pool3d,
 )
+from picograd.nn.pool_adaptive import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 from picograd.nn.resize import interpolate
 
 __all__ = [
@@ -71,6 +90,10 @@ __all__ = [
     "logsumexp", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "rms_norm",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
+__all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
+__all__ += ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_unpool1d",
+            "max_unpool2d", "max_unpool3d"]
 __all__ += ["avg_pool1d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
             "max_pool3d"]
 __all__ += ["fold", "unfold"]

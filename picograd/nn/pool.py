@@ -103,12 +103,12 @@ def _tiles(x: Tensor, kernel: Sequence[int], out: Sequence[int]) -> Tensor:
     return split.permute(order)
 
 
-def _batched(op: str, x: Any, n: int) -> tuple[Tensor, bool]:
+def batched_input(op: str, x: Any, n: int) -> tuple[Tensor, bool]:
     check_spatial(op, x, n)
     return (x, True) if x.ndim == n + 2 else (x.unsqueeze(0), False)
 
 
-def _unbatch(result: Pooled, batched: bool) -> Pooled:
+def unbatch(result: Pooled, batched: bool) -> Pooled:
     if batched:
         return result
     if isinstance(result, tuple):
@@ -170,13 +170,13 @@ def window_max(view: Tensor, n: int, starts: Sequence[np.ndarray], dilation: Seq
 
 def _max_pool(op: str, n: int, x: Tensor, kernel_size: Size, stride: Size | None,
               padding: Size, dilation: Size, ceil_mode: bool, return_indices: bool) -> Pooled:
-    x, batched = _batched(op, x, n)
+    x, batched = batched_input(op, x, n)
     w = _Window(op, x.shape[2:], kernel_size, stride, padding, dilation, ceil_mode)
     inside = w.inside()
     mask = None if inside is None else inside_mask(inside, 2, x.device)
     result = window_max(w.view(x, x.dtype.min), n, w.starts(), w.dilation, w.size, mask,
                         return_indices)
-    return _unbatch(result, batched)
+    return unbatch(result, batched)
 
 
 def max_pool1d(input: Tensor, kernel_size: Size, stride: Size | None = None,
@@ -222,7 +222,7 @@ def _window_counts(w: _Window, count_include_pad: bool) -> np.ndarray:
 def _avg_pool(op: str, n: int, x: Tensor, kernel_size: Size, stride: Size | None,
               padding: Size, ceil_mode: bool, count_include_pad: bool,
               divisor_override: int | None) -> Tensor:
-    x, batched = _batched(op, x, n)
+    x, batched = batched_input(op, x, n)
     w = _Window(op, x.shape[2:], kernel_size, stride, padding, 1, ceil_mode)
     view = w.view(x, 0.0)
     sums = view.sum(tuple(range(2 + n, 2 + 2 * n)))
@@ -233,7 +233,7 @@ def _avg_pool(op: str, n: int, x: Tensor, kernel_size: Size, stride: Size | None
         out = sums / float(divisor_override)
     else:
         out = sums / Tensor(_window_counts(w, count_include_pad), device=x.device)
-    result = _unbatch(out, batched)
+    result = unbatch(out, batched)
     assert isinstance(result, Tensor)
     return result
 
@@ -266,11 +266,11 @@ def avg_pool3d(input: Tensor, kernel_size: Size, stride: Size | None = None,
 def _lp_pool(op: str, n: int, x: Tensor, norm_type: float, kernel_size: Size,
              stride: Size | None, ceil_mode: bool) -> Tensor:
     """torch's lp_pool: (sum of x**p over the window) ** (1/p), from the average."""
-    x, batched = _batched(op, x, n)
+    x, batched = batched_input(op, x, n)
     k = ntuple(op, "kernel_size", kernel_size, n, 1)
     mean = _avg_pool(op, n, x.pow(norm_type), k, stride, 0, ceil_mode, True, None)
     out = (mean.sign() * mean.abs().relu() * float(math.prod(k))).pow(1.0 / norm_type)
-    result = _unbatch(out, batched)
+    result = unbatch(out, batched)
     assert isinstance(result, Tensor)
     return result
 

@@ -29,7 +29,8 @@ def ntuple(op: str, name: str, value: Any, n: int, minimum: int) -> tuple[int, .
         values = values * n
     if len(values) != n or not all(isinstance(v, int) and not isinstance(v, bool)
                                    for v in values):
-        raise shape_error(op, f"{name} must be an int or {n} ints, got {value!r}")
+        many = {1: "one int", 2: "a pair of ints", 3: "a triple of ints"}.get(n, f"{n} ints")
+        raise shape_error(op, f"{name} must be an int or {many}, got {value!r}")
     if min(values) < minimum:
         raise shape_error(op, f"{name} must be at least {minimum}, got {value!r}")
     return values

@@ -13,8 +13,9 @@ import pytest
 
 import picograd as pg
 from picograd.frontend.realize import compiled
+from picograd.nn import Conv2d
 from picograd.nn import functional as F
-from picograd.nn.conv import Conv2d, conv2d
+from picograd.nn.conv import conv2d
 from picograd.nn.layers import Flatten, Linear, ReLU, Sequential
 from picograd.nn.pool import AvgPool2d, MaxPool2d, avg_pool2d, max_pool2d
 

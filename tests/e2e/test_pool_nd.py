@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import picograd as pg
+from picograd import nn
 from picograd.nn import functional as F
 from picograd.nn.pool import (
     AvgPool1d,
@@ -147,3 +148,67 @@ def test_errors_name_the_op(make: Any, words: tuple[str, ...]) -> None:
         make()
     for word in words:
         assert word in str(info.value)
+
+
+# ── adaptive pooling and max_unpool ──────────────────────────────────────────
+
+ADAPTIVE = {
+    "avg_1d": (F.adaptive_avg_pool1d, TF.adaptive_avg_pool1d, (2, 3, 10), (4,)),
+    "avg_2d_none": (F.adaptive_avg_pool2d, TF.adaptive_avg_pool2d, (2, 3, 7, 6), ((3, None),)),
+    "avg_3d": (F.adaptive_avg_pool3d, TF.adaptive_avg_pool3d, (1, 2, 5, 6, 7), ((2, 4, 3),)),
+    "max_1d": (F.adaptive_max_pool1d, TF.adaptive_max_pool1d, (2, 3, 10), (4, True)),
+    "max_2d": (F.adaptive_max_pool2d, TF.adaptive_max_pool2d, (2, 3, 7, 6), ((3, 4), True)),
+    "max_3d": (F.adaptive_max_pool3d, TF.adaptive_max_pool3d, (1, 2, 5, 6, 7), ((2, 4, 3),
+                                                                                True)),
+    "max_2d_unbatched_to_1": (F.adaptive_max_pool2d, TF.adaptive_max_pool2d, (3, 7, 6),
+                              (1, True)),
+}
+
+
+@pytest.mark.parametrize("name", list(ADAPTIVE))
+def test_adaptive_pool_matches_torch(device: str, name: str) -> None:
+    ours, theirs, shape, args = ADAPTIVE[name]
+    _check(device, ours, theirs, shape, *args)
+
+
+UNPOOL = {
+    "1d": (max_pool1d, TF.max_pool1d, F.max_unpool1d, TF.max_unpool1d, (2, 3, 9), 3, 2, 1),
+    "2d": (max_pool2d, TF.max_pool2d, F.max_unpool2d, TF.max_unpool2d, (2, 3, 6, 7), 2, 2, 0),
+    "3d": (max_pool3d, TF.max_pool3d, F.max_unpool3d, TF.max_unpool3d, (1, 2, 4, 5, 4), 2, 2,
+           1),
+}
+
+
+@pytest.mark.parametrize("name", list(UNPOOL))
+def test_max_unpool_inverts_max_pool_as_torch(device: str, name: str) -> None:
+    pool, tpool, unpool, tunpool, shape, k, s, p = UNPOOL[name]
+    xn = rng.standard_normal(shape).astype(np.float32)
+    pooled, indices = pool(pg.Tensor(xn, device=device), k, s, p, return_indices=True)
+    want_pooled, want_indices = tpool(torch.tensor(xn), k, s, p, return_indices=True)
+    y = pg.Tensor(pooled.numpy(), device=device, requires_grad=True)
+    ty = want_pooled.clone().requires_grad_()
+    out = unpool(y, indices, k, s, p, output_size=shape[2:])
+    want = tunpool(ty, want_indices, k, s, p, output_size=shape[2:])
+    assert out.shape == tuple(want.shape)
+    upstream = rng.standard_normal(out.shape).astype(np.float32)
+    (out * pg.Tensor(upstream, device=device)).sum().backward()
+    (want * torch.tensor(upstream)).sum().backward()
+    np.testing.assert_allclose(out.numpy(), want.detach().numpy())
+    assert y.grad is not None
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy())
+
+
+def test_adaptive_and_unpool_layers() -> None:
+    xn = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    x, tx = pg.Tensor(xn), torch.tensor(xn)
+    np.testing.assert_allclose(nn.AdaptiveAvgPool2d((2, 3))(x).numpy(),
+                               torch.nn.AdaptiveAvgPool2d((2, 3))(tx).numpy(), rtol=1e-5,
+                               atol=1e-5)
+    values, indices = nn.AdaptiveMaxPool2d(2, return_indices=True)(x)
+    want, want_indices = torch.nn.AdaptiveMaxPool2d(2, return_indices=True)(tx)
+    np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
+    restored = nn.MaxUnpool2d(2)(*nn.MaxPool2d(2, return_indices=True)(x), output_size=(5, 7))
+    theirs = torch.nn.MaxUnpool2d(2)(*torch.nn.MaxPool2d(2, return_indices=True)(tx),
+                                     output_size=(5, 7))
+    np.testing.assert_array_equal(restored.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(values.numpy(), want.numpy())
