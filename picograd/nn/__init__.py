@@ -10,6 +10,7 @@
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
     containers.py   ModuleList, ModuleDict, ParameterList, ParameterDict
     recurrent.py    RNN, LSTM, GRU and their cells (torch's state-dict layout)
+    transformer.py  Transformer{Encoder,Decoder}[Layer], Transformer
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
                     Hardsigmoid, ReLU6
     conv.py         conv2d, conv_transpose2d; Conv2d, ConvTranspose2d
@@ -47,6 +48,13 @@ from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, Lay
 from picograd.nn.pool import AvgPool2d, MaxPool2d
 from picograd.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from picograd.nn.resize import Upsample
+from picograd.nn.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
            "Dropout", "Embedding", "Flatten", "GroupNorm", "Hardsigmoid", "Hardswish",
@@ -55,4 +63,5 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init"]
 # containers, recurrent and transformer layers
 __all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "ModuleDict", "ModuleList",
-            "ParameterDict", "ParameterList", "RNNCell"]
+            "ParameterDict", "ParameterList", "RNNCell", "Transformer", "TransformerDecoder",
+            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
