@@ -69,7 +69,7 @@ def bench_torch(args: argparse.Namespace, x: np.ndarray) -> tuple[dict[str, np.n
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--device", default="CPU:LLVM")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
