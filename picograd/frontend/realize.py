@@ -34,6 +34,7 @@ import math
 import operator
 import sys
 import weakref
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -328,6 +329,9 @@ def _stored(plan: _Plan, program: Program, nodes: list[LazyOp]
     if plan.stored_for is not None and plan.stored_for() is program:
         return plan.stored
     finals = set(plan.outputs)
+    # uses of each position as a source, counted in one pass (a count per held node over
+    # every node's sources was quadratic: minutes for an LSTM of 100 steps)
+    uses = Counter(position for srcs in plan.sources for position in srcs)
     stored = []
     for position, slot in program.holds.items():
         if position < len(nodes) and position not in finals:
@@ -335,8 +339,7 @@ def _stored(plan: _Plan, program: Program, nodes: list[LazyOp]
             size, dtype = program.alloc_spec(slot)
             if (node.buffer is None and dtype == node.dtype.np
                     and size == math.prod(node.shape)):
-                stored.append((position, slot, sum(srcs.count(position)
-                                                   for srcs in plan.sources)))
+                stored.append((position, slot, uses[position]))
     plan.stored, plan.stored_for = stored, weakref.ref(program)
     return stored
 

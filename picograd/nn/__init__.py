@@ -10,6 +10,7 @@
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
     containers.py   ModuleList, ModuleDict, ParameterList, ParameterDict
     recurrent.py    RNN, LSTM, GRU and their cells (torch's state-dict layout)
+    transformer.py  Transformer{Encoder,Decoder}[Layer], Transformer
     activations.py  GELU, SiLU, Sigmoid, Tanh, LeakyReLU, ELU, Softplus, Mish, Hardswish,
                     Hardsigmoid, ReLU6, CELU, SELU, Hardtanh, Softsign, Softmin, Softmax,
                     LogSoftmax, LogSigmoid, GLU, Hardshrink, Softshrink, Tanhshrink,
@@ -99,6 +100,13 @@ from picograd.nn.pool_adaptive import (
 )
 from picograd.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from picograd.nn.resize import Upsample
+from picograd.nn.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
            "Dropout", "Embedding", "Flatten", "GroupNorm", "Hardsigmoid", "Hardswish",
@@ -112,7 +120,8 @@ __all__ += ["AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPo
             "MaxPool3d"]
 # containers, recurrent and transformer layers
 __all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "ModuleDict", "ModuleList",
-            "ParameterDict", "ParameterList", "RNNCell"]
+            "ParameterDict", "ParameterList", "RNNCell", "Transformer", "TransformerDecoder",
+            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
 __all__ += ["Fold", "Unfold"]
 # activations.py
 __all__ += ["CELU", "GLU", "SELU", "Hardshrink", "Hardtanh", "Identity", "LogSigmoid",
