@@ -92,6 +92,9 @@ if TYPE_CHECKING:
         promote_types,
         result_type,
         uint8,
+        uint16,
+        uint32,
+        uint64,
     )
     from picograd.frontend.dtype import float16 as half
     from picograd.frontend.dtype import float32 as float
@@ -117,8 +120,8 @@ _LAZY: dict[str, tuple[str, str]] = {
         "maximum", "minimum", "where", *_CREATION)},
     "bool": ("picograd.frontend", "bool_"),
     **{name: ("picograd.frontend.dtype", name) for name in (
-        "float16", "float64", "int8", "uint8", "int16", "int64", "promote_types",
-        "result_type", "DTYPES")},
+        "float16", "float64", "int8", "uint8", "int16", "int64", "uint16", "uint32", "uint64",
+        "promote_types", "result_type", "DTYPES")},
     **{alias: ("picograd.frontend.dtype", name) for alias, name in (
         ("half", "float16"), ("float", "float32"), ("double", "float64"), ("int", "int32"),
         ("long", "int64"))},
@@ -219,6 +222,9 @@ __all__ = [
     "stack",
     "tensor",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "where",
     "zeros",
     "zeros_like",
