@@ -211,3 +211,4 @@ def test_unsigned_refusals_name_the_pair() -> None:
     with pytest.raises(pg.DTypeError, match="uint32 and int8"):
         _ = x + pg.Tensor(np.array([1, 2], np.int8))
     assert (x + pg.Tensor(np.int8(3))).dtype is pg.uint32  # a 0-d tensor: torch.result_type
+
