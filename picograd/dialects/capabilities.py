@@ -91,14 +91,16 @@ _FLOATS_CPU = (f16, f32, f64)
 _NARROW_FLOATS = (f16, f32)
 
 _TABLES: dict[str, Capabilities] = {
-    # LLVM and C: the host CPU, libm for every float width (f16 math goes through f32).
+    # LLVM and C: the host CPU, every dtype, libm for every float width (f16 math goes
+    # through f32).
     "llvm": Capabilities(
         target="llvm", gpu=False, dtypes=frozenset(ELEMENT_TYPES),
         math=_math(TRANSCENDENTALS, _FLOATS_CPU), index_bits=64, vector_widths=(1, 2, 4, 8)),
     "c": Capabilities(
         target="c", gpu=False, dtypes=frozenset(ELEMENT_TYPES),
         math=_math(TRANSCENDENTALS, _FLOATS_CPU), index_bits=64, vector_widths=(1, 2, 4, 8)),
-    # PTX: every integer and float width; the only native transcendentals are the f32
+    # PTX: every integer (uint16/32/64 too) and float width; the only native
+    # transcendentals are the f32
     # `ex2.approx`, `lg2.approx`, `sin.approx` (range-reduced by the lowering) and correctly
     # rounded `sqrt.rn` for f32 and f64. exp/log are rewritten to exp2/log2.
     "ptx": Capabilities(
@@ -107,8 +109,10 @@ _TABLES: dict[str, Capabilities] = {
         index_bits=32, vector_widths=(1, 2, 4), max_buffers=None, max_local_size=1024,
         max_local_dims=(1024, 1024, 64), max_groups=(2**31 - 1, 65535, 65535),
         shared_memory_bytes=48 * 1024, default_local_size=256,
-        notes=("f16 arithmetic is done in f32 and rounded to f16 after every op, as numpy does",)),
-    # WGSL: 32-bit scalars only (no f64, no 64-bit integers: those stay unsupported); bool
+        notes=("f16 arithmetic is done in f32 and rounded to f16 after every op, as numpy does",
+               "f64 has no exp, log or sin (a DTypeError at the op on CUDA)")),
+    # WGSL: 32-bit scalars only (no f64, no 64-bit integers, no uint16/32/64 yet: those
+    # are a DTypeError naming the device); bool
     # is not host-shareable, so bool buffers are stored as u32 by the lowering and the
     # runtime. f16 (an optional WebGPU feature), i8, ui8 and i16 are emulated: held as
     # f32 / i32, one element per 32-bit word, and rounded or wrapped after every op.

@@ -1,7 +1,8 @@
 """Element types every stage understands, and their numpy twins.
 
 IR element types are xDSL builtin types: `f32`, `i32`, `i1` (bool) and friends. Signless
-integers are read as signed, `ui8` as unsigned, as in MLIR's `arith`.
+integers are read as signed, `ui8` (`ui16`, `ui32`, `ui64`) as unsigned, as in MLIR's
+`arith`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
+ui16 = IntegerType(16, Signedness.UNSIGNED)
+ui32 = IntegerType(32, Signedness.UNSIGNED)
+ui64 = IntegerType(64, Signedness.UNSIGNED)
 index = IndexType()
 
 # IR element type -> numpy dtype. The order is the order of the error message.
@@ -41,6 +45,9 @@ _TO_NUMPY: dict[Attribute, np.dtype] = {
     i16: np.dtype(np.int16),
     i32: np.dtype(np.int32),
     i64: np.dtype(np.int64),
+    ui16: np.dtype(np.uint16),
+    ui32: np.dtype(np.uint32),
+    ui64: np.dtype(np.uint64),
 }
 _FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
 

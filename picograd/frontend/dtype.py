@@ -23,9 +23,8 @@ A python int is an int32 (picograd's default integer, as tinygrad's; torch's is 
 python float a float32 (torch's default float), a python bool a bool. So `bool tensor + 1`
 is int32 here and int64 in torch: the one departure from `torch.result_type`.
 
-Numpy input keeps its dtype where picograd has it (float64 stays float64, as
-`torch.from_numpy`); uint16 becomes int32, uint32 and uint64 int64 (uint64 values above
-2**63 wrap). Python data (a scalar, nested
+Numpy input keeps its dtype (float64 stays float64 and uint16/32/64 stay unsigned, as
+`torch.from_numpy`). Python data (a scalar, nested
 lists) of floats is float32; of ints int32, or int64 where a value does not fit int32
 (torch's default int for all python ints), and an int beyond int64 fits no dtype.
 
@@ -119,8 +118,14 @@ int16 = DType("int16", 2, np.dtype(np.int16))
 int32 = DType("int32", 4, np.dtype(np.int32))
 int64 = DType("int64", 8, np.dtype(np.int64))
 bool_ = DType("bool", 1, np.dtype(np.bool_))
+uint16 = DType("uint16", 2, np.dtype(np.uint16))
+uint32 = DType("uint32", 4, np.dtype(np.uint32))
+uint64 = DType("uint64", 8, np.dtype(np.uint64))
 
-DTYPES: tuple[DType, ...] = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_)
+DTYPES: tuple[DType, ...] = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_,
+                             uint16, uint32, uint64)
+# torch's "limited support" unsigned types: they promote with floats and themselves only
+_LIMITED_UNSIGNED = frozenset({uint16, uint32, uint64})
 DEFAULT_FLOAT, DEFAULT_INT = float32, int32
 
 _BY_NAME: dict[str, DType] = {
@@ -129,13 +134,9 @@ _BY_NAME: dict[str, DType] = {
     "double": float64, "f64": float64,
     "i8": int8, "u8": uint8, "ui8": uint8, "short": int16, "i16": int16,
     "int": int32, "i32": int32, "long": int64, "i64": int64, "bool_": bool_, "i1": bool_,
+    "u16": uint16, "ui16": uint16, "u32": uint32, "ui32": uint32, "u64": uint64, "ui64": uint64,
 }
 _BY_TYPE: dict[type, DType] = {float: float32, int: int32, bool: bool_}
-# numpy dtypes picograd has no twin of, and the one their values become
-_NARROWED: dict[np.dtype, DType] = {
-    np.dtype(np.uint16): int32,
-    np.dtype(np.uint32): int64, np.dtype(np.uint64): int64,
-}
 
 
 def _valid() -> str:
@@ -166,12 +167,11 @@ def to_dtype(x: object) -> DType:
 
 
 def dtype_of_array(a: np.ndarray) -> DType:
-    """The DType a numpy array is stored as (its own, or the narrowed one above)."""
+    """The DType a numpy array is stored as: its own (a float numpy has and picograd lacks,
+    float128, is float32)."""
     for t in DTYPES:
         if a.dtype == t.np:
             return t
-    if a.dtype in _NARROWED:
-        return _NARROWED[a.dtype]
     if a.dtype.kind == "f":
         return float32
     raise DTypeError(f"cannot make a tensor of numpy dtype {a.dtype}; valid dtypes: {_valid()}")
@@ -252,7 +252,15 @@ def _int_range(t: DType) -> tuple[int, int]:
 @functools.cache
 def promote_types(a: DType, b: DType) -> DType:
     """The dtype both `a` and `b` convert to (torch.promote_types): the higher category;
-    the wider float; the narrowest integer that holds both ranges."""
+    the wider float; the narrowest integer that holds both ranges. As torch, uint16, uint32
+    and uint64 promote only with a float or themselves (a DTypeError otherwise)."""
+    if a is b:
+        return a
+    if (a in _LIMITED_UNSIGNED and not b.is_float) or (b in _LIMITED_UNSIGNED
+                                                          and not a.is_float):
+        raise DTypeError(f"promotion of {a.name} and {b.name} is not supported (as in torch, "
+                         "uint16, uint32 and uint64 promote only with floats and themselves); "
+                         "cast one operand first")
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.is_float:
@@ -261,7 +269,8 @@ def promote_types(a: DType, b: DType) -> DType:
         return a
     (alo, ahi), (blo, bhi) = _int_range(a), _int_range(b)
     lo, hi = min(alo, blo), max(ahi, bhi)
-    fits = [t for t in DTYPES if t.is_int and _int_range(t)[0] <= lo and _int_range(t)[1] >= hi]
+    fits = [t for t in DTYPES if t.is_int and t not in _LIMITED_UNSIGNED
+            and _int_range(t)[0] <= lo and _int_range(t)[1] >= hi]
     return min(fits, key=lambda t: t.itemsize)
 
 
@@ -287,7 +296,9 @@ def result_type(dims: Iterable[DType], zero_dims: Iterable[DType] = (),
     for tier in (dims, zero_dims, scalars):
         weak = _promote_all(tier)
         if result is None or (weak is not None and weak.category > result.category):
-            result = weak
+            # over bool torch promotes the two (which refuses bool with uint16/32/64)
+            result = promote_types(result, weak) if result is not None and result.is_bool \
+                else weak
     if result is None:
         raise DTypeError("result_type needs at least one operand")
     return result

@@ -35,11 +35,14 @@ Axis = int | Sequence[int] | None
 
 
 def accumulator_dtype(dtype: DType) -> DType:
-    """What a sum or product of `dtype` elements is computed in: int64 for int64, int32 for
-    the other integers and bool, float64 for float64 and float32 for the other floats."""
+    """What a sum or product of `dtype` elements is computed in: int64 for int64 and
+    uint16/32/64 (as torch), int32 for the other integers and bool, float64 for float64
+    and float32 for the other floats."""
     if dtype.is_float:
         return float_compute_dtype(dtype)
-    return int64 if dtype is int64 else DEFAULT_INT
+    # uint16/32/64 count in int64 as torch (uint64 wraps into it)
+    return int64 if dtype is int64 or (dtype.is_int and not dtype.is_signed
+                                       and dtype.itemsize > 1) else DEFAULT_INT
 
 
 class ReduceOps(ElementwiseOps):

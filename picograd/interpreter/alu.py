@@ -14,7 +14,8 @@ Semantics are C's, as the CPU targets compute them (docs/design.md, "Kernel ABI"
 * `bitcast` reinterprets the bits (numpy's `.view`);
 * float `max`/`min` propagate NaN like `np.maximum`/`np.minimum`;
 * casts: anything to bool is `x != 0`; int to int wraps; float to int truncates toward zero
-  and saturates at the int32 range (int64's for 64-bit types), NaN -> 0, narrower types
+  and saturates at the int32 range (int64's for 64-bit types and uint32; uint64 from 2**63
+  on as x - 2**63 with the top bit set), NaN -> 0, narrower types
   taking the low bits of that int32 (docs/design.md, "Float to int casts").
 
 Values of type `index` are Python ints, wrapped to 64 bits like the CPU's `i64`. Callers
@@ -206,7 +207,12 @@ def cast(x: Value, src: Attribute, dst: Attribute) -> Value:
     if is_bool(dst):
         return np.not_equal(x, 0)
     if is_float(src) and not is_float(dst):
-        x = _saturated(x, 64 if is_index(dst) or to_numpy_dtype(dst).itemsize == 8 else 32)
+        if not is_index(dst) and to_numpy_dtype(dst) == np.uint64:
+            return _saturated_u64(x)
+        # uint32 goes through int64 (3e9 fits, -1.0 wraps), as the targets do
+        wide = is_index(dst) or to_numpy_dtype(dst).itemsize == 8 or to_numpy_dtype(
+            dst) == np.uint32
+        x = _saturated(x, 64 if wide else 32)
     if is_index(dst):
         return int(np.asarray(x).astype(np.int64))
     dtype = to_numpy_dtype(dst)
@@ -225,6 +231,17 @@ def _saturated(x: Value, bits: int) -> Value:
     above, below = x >= limit, x < -limit
     inside = np.where(above | below | np.isnan(x), 0, x).astype(wide)
     return np.where(above, info.max, np.where(below, info.min, inside)).astype(wide)[()]
+
+
+def _saturated_u64(x: Value) -> Value:
+    """Floats `x` into uint64 as the targets convert: from 2**63 on, x - 2**63 saturated
+    into int64 with the top bit put back; below, through int64 (negative values wrap)."""
+    f = np.asarray(x, dtype=np.float64)
+    high = _saturated(np.where(f >= 2.0**63, f - 2.0**63, 0.0), 64)
+    low = _saturated(np.where(f >= 2.0**63, 0.0, f), 64)
+    out = np.where(f >= 2.0**63, np.asarray(high).view(np.uint64) ^ np.uint64(1 << 63),
+                   np.asarray(low).view(np.uint64))
+    return out.astype(np.uint64)[()]
 
 
 def bitcast(x: Value, dst: Attribute) -> Value:

@@ -130,3 +130,85 @@ def test_ptx_has_no_float64_transcendentals() -> None:
     assert not capabilities("wgsl").supports(f64)
     for target in ("llvm", "c"):
         assert all(capabilities(target).computes(f, f64) for f in ("exp", "log", "sin"))
+
+
+# ── uint16 / uint32 / uint64 ─────────────────────────────────────────────────
+
+UNSIGNED = [pg.uint16, pg.uint32, pg.uint64]
+
+
+def _unsigned_data(dtype: pg.DType) -> tuple[np.ndarray, np.ndarray]:
+    """Values near both ends: above the signed type's range, and wrapping ones."""
+    top = np.iinfo(dtype.np).max
+    a = np.array([0, 1, 7, top, top // 2 + 3, 1000], dtype.np)
+    b = np.array([3, 2, 1, 5, top, 999], dtype.np)
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED, ids=lambda t: t.name)
+def test_unsigned_arithmetic_wraps_as_numpy(device: str, dtype: pg.DType) -> None:
+    """torch has no add/sub/compare for uint16/32/64 ("limited support"): numpy, which
+    wraps modulo 2**bits, is the oracle there; torch where it has the op."""
+    a, b = _unsigned_data(dtype)
+    if not _holds(device, dtype):
+        with pytest.raises(pg.DTypeError, match=f"{device} cannot hold {dtype.name}"):
+            pg.Tensor(a, device=device)
+        return
+    x, y = pg.Tensor(a, device=device), pg.Tensor(b, device=device)
+    assert x.dtype is dtype
+    with np.errstate(over="ignore"):
+        cases = [(x + y, a + b), (x - y, a - b), (x * y, a * b), (x < y, a < b),
+                 (x == y, a == b), (x.maximum(y), np.maximum(a, b)),
+                 ((x >= y).where(x, y), np.where(a >= b, a, b)), (x.max(), a.max())]
+    for got, want in cases:
+        assert got.dtype.np == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
+    ta = torch.from_numpy(a)
+    _same(x * 3, ta * 3)  # a python int keeps the unsigned type
+    _same(x / 2, ta / 2, tol=1e-6)  # float32
+    _same(x + 2.5, ta + 2.5, tol=1e-6)
+    _same(x.sum(), ta.sum())  # int64, wrapping for uint64 as torch
+    _same(x.cast(pg.float32), ta.float(), tol=1e-7)
+    _same(x.cast(pg.float64), ta.double())
+    _same(x.cast(pg.int64), ta.long())
+    _same(x.cast(pg.uint8), ta.to(torch.uint8))
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED, ids=lambda t: t.name)
+def test_casts_into_unsigned_match_torch(device: str, dtype: pg.DType) -> None:
+    """Floats above the signed range (3e9 into uint32, 1.8e19 into uint64) and negative
+    ints wrap and truncate as torch."""
+    if not _holds(device, dtype):
+        pytest.skip(f"{device} has no {dtype.name} in its capability table")
+    top = float(np.iinfo(dtype.np).max)
+    floats = np.array([0.0, 1.9, 300.5, top * 0.75, top * 0.4], np.float64)
+    if not _holds(device, pg.float64):
+        floats = floats.astype(np.float32)
+    tdt = getattr(torch, dtype.name)
+    _same(pg.Tensor(floats, device=device).cast(dtype), torch.from_numpy(floats).to(tdt))
+    small = np.array([1.5, 2.0, 65000.0], np.float32)
+    _same(pg.Tensor(small, device=device).cast(dtype), torch.from_numpy(small).to(tdt))
+    ints = np.array([-1, -3, 5], np.int32)
+    _same(pg.Tensor(ints, device=device).cast(dtype), torch.from_numpy(ints).to(tdt))
+
+
+def test_promote_types_matches_torch_for_every_pair() -> None:
+    """`promote_types` is `torch.promote_types` for every pair of picograd's dtypes, and
+    raises a DTypeError for every pair torch refuses (uint16/32/64 with other integers)."""
+    for a in pg.DTYPES:
+        for b in pg.DTYPES:
+            try:
+                want = torch.promote_types(getattr(torch, a.name), getattr(torch, b.name))
+            except RuntimeError:
+                with pytest.raises(pg.DTypeError, match="promot"):
+                    pg.promote_types(a, b)
+                continue
+            assert pg.promote_types(a, b).name == str(want).removeprefix("torch."), (a, b)
+
+
+def test_unsigned_refusals_name_the_pair() -> None:
+    x = pg.Tensor(np.array([1, 2], np.uint32))
+    with pytest.raises(pg.DTypeError, match="uint32 and int8"):
+        _ = x + pg.Tensor(np.array([1, 2], np.int8))
+    assert (x + pg.Tensor(np.int8(3))).dtype is pg.uint32  # a 0-d tensor: torch.result_type
+

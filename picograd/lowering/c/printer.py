@@ -239,10 +239,16 @@ def _cast_expr(op: pg_c.CastOp, x: str) -> str:
 
 def _float_to_int_expr(x: str, target: Attribute) -> str:
     """`x` (a float) as the integer type `target`, saturating: NaN is 0, values beyond the
-    int32 range (int64's for a 64-bit target) its ends; narrower targets take the low bits
-    of the int32 (C's conversion is undefined outside the target's range)."""
+    int32 range (int64's for a 64-bit or uint32 target) its ends; narrower targets take the
+    low bits of the int32 (C's conversion is undefined outside the target's range); uint64
+    as the LLVM target does."""
     ct = c_type(target)
-    bits = 64 if ct == "int64_t" else 32  # index is int64_t too
+    if ct == "uint64_t":  # from 2^63 on: converted less 2^63, the top bit put back
+        high = _float_to_int_expr(f"({x} - 0x1p63f)", IntegerType(64))
+        low = _float_to_int_expr(x, IntegerType(64))
+        return f"({x} >= 0x1p63f ? (uint64_t){high} ^ 0x8000000000000000u : (uint64_t){low})"
+    # index is int64_t too; uint32_t goes through int64_t so that 3e9 fits
+    bits = 64 if ct in ("int64_t", "uint32_t") else 32
     limit = f"0x1p{bits - 1}f"  # 2^31 or 2^63, exact in every float type
     value = (f"({x} != {x} ? 0 : {x} >= {limit} ? INT{bits}_MAX : {x} < -{limit} ? "
              f"INT{bits}_MIN : (int{bits}_t){x})")

@@ -206,12 +206,36 @@ def _width(t: Attribute) -> int:
 
 def _float_to_int(b: LlvmBuilder, x: Value, src: Attribute, dst: Attribute) -> Value:
     width = _width(dst)
-    via = llvm_type(dst) if width >= 32 and not is_unsigned(dst) else i32
+    if is_unsigned(dst) and width == 64:
+        return _float_to_u64(b, x, src)
+    # ui32 goes through i64 so that 3e9 fits; the narrower types through i32 (wrapping)
+    via = (i64 if width == 32 else llvm_type(dst)) if is_unsigned(dst) and width >= 32 else (
+        llvm_type(dst) if width >= 32 else i32)
     value = _intrinsic(b, f"llvm.fptosi.sat.{suffix(via)}.{suffix(src)}", [x], via)
     return value if via == llvm_type(dst) else b.cast("trunc", value, llvm_type(dst))
 
 
+def _float_to_u64(b: LlvmBuilder, x: Value, src: Attribute) -> Value:
+    """float -> ui64 without `fptoui`: values from 2**63 on are converted less 2**63 and get
+    the top bit back; the others (negative ones too, wrapping as torch) through i64."""
+    top = 2.0 ** 63
+    low = _intrinsic(b, f"llvm.fptosi.sat.i64.{suffix(src)}", [x], i64)
+    if _width(src) < 32:  # every f16 fits i64
+        return low
+    shifted = _intrinsic(b, f"llvm.fptosi.sat.i64.{suffix(src)}",
+                         [b.binary("fsub", x, const(b, top, src))], i64)
+    high = b.binary("xor", shifted, const(b, -(2**63), i64))
+    return b.select(b.fcmp("oge", x, const(b, top, src)), high, low)
+
+
 def _int_to_float(b: LlvmBuilder, x: Value, src: Attribute, dst: Attribute) -> Value:
+    if is_unsigned(src) and _width(src) == 64:
+        # no `uitofp`: a value with the top bit set is halved (keeping the low bit, so the
+        # rounding is the same), converted and doubled
+        half = b.binary("or", b.binary("lshr", x, const(b, 1, i64)),
+                        b.binary("and", x, const(b, 1, i64)))
+        doubled = b.binary("fadd", h := b.cast("sitofp", half, dst), h)
+        return b.select(b.icmp("slt", x, const(b, 0, i64)), doubled, b.cast("sitofp", x, dst))
     if is_unsigned(src):
         x = b.cast("zext", x, i64)
     return b.cast("sitofp", x, dst)

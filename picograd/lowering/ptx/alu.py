@@ -477,9 +477,21 @@ class AluLowering(ABC):
             return self._int_to_float(x, self._int_or_fail(src, dst), dst)
         dst_info = self._int_or_fail(dst, src)
         if src_float is not None:
-            wide = "s64" if dst_info.wide else "s32"
-            return self._extend(self._alu(f"cvt.rzi.{wide}.{_suffix(src_float)}", x), dst_info)
+            return self._float_to_int(x, src_float, dst_info)
         return self._int_to_int(x, self._int_or_fail(src, dst), dst_info)
+
+    def _float_to_int(self, x: SSAValue, register: Attribute, info: IntInfo) -> SSAValue:
+        """Truncate toward zero, saturating (cvt.rzi), as the CPU targets: ui32 through s64
+        (so 3e9 fits, -1 wraps), ui64 through u64 for x >= 0 and s64 below (wrapping)."""
+        fs = _suffix(register)
+        if not info.signed and info.wide:
+            unsigned, signed = self._alu(f"cvt.rzi.u64.{fs}", x), self._alu(f"cvt.rzi.s64.{fs}", x)
+            negative = self._alu(f"setp.lt.{fs}", x, self._const(0.0, register))
+            return self._alu("selp.b64", signed, unsigned, negative)
+        if not info.signed and info.narrow is None:
+            return self._alu("cvt.u32.u64", self._alu(f"cvt.rzi.s64.{fs}", x))
+        wide = "s64" if info.wide else "s32"
+        return self._extend(self._alu(f"cvt.rzi.{wide}.{fs}", x), info)
 
     def _bitcast(self, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
         src_info, dst_info = int_info(src), int_info(dst)
