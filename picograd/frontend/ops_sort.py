@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Self
 
 from picograd.frontend.base import normalize_axis
-from picograd.frontend.dtype import bool_, int32
+from picograd.frontend.dtype import bool_, float32, int32
 from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import index_error
 from picograd.frontend.ops_index import IndexOps
@@ -153,8 +153,8 @@ class SortOps(IndexOps, StatsOps):
     def _median(self, op: str, dim: int | None, keepdim: bool, ignore_nan: bool) -> Any:
         if dim is None:
             flat: Any = self.reshape(-1)
-            if flat.shape[0] == 0:
-                return self._const(float("nan"), (), self.dtype)
+            if flat.shape[0] == 0:  # torch's NaN, cast to the dtype (ints: design.md's rule)
+                return self._const(float("nan"), (), float32).cast(self.dtype)
             return flat._median(op, 0, False, ignore_nan).values
         d = self._sort_dim(op, dim)
         if self.ndim and self.shape[d] == 0:
