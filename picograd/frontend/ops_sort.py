@@ -15,7 +15,8 @@ equal one sorting before it when it comes first (so the sort is always stable, w
 element whose rank is r (a second (n, n) compare-and-reduce), and the values are a gather of
 the input at those indices, so the gradient scatters back through the indices (the gather's
 backward, one pass). The work is n^2 per row: fine for the rows these ops meet (a top-k of
-logits, a median of a window) up to a few thousand; a bitonic network would be n log^2 n.
+logits, a median of a window) up to a few thousand (sorting (8, 1024) float32 rows on
+CPU:LLVM: 17 ms; (8, 4096): 0.16 s); a bitonic network would be n log^2 n (not done).
 NaN sorts as the largest value, as in torch (last ascending, first descending). Indices are
 int32 (torch's are int64; positions fit).
 Ties: `sort` is stable; `topk`, `kthvalue`, `median` pick the stable order's element where
