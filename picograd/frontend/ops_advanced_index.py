@@ -28,7 +28,7 @@ from picograd.errors import ShapeError
 from picograd.frontend.base import Scalar, TensorBase, broadcast_shape, fill_scalar
 from picograd.frontend.dtype import int32
 from picograd.frontend.lazy import shape_error
-from picograd.frontend.ops_scatter import ScatterOps
+from picograd.frontend.ops_scatter import ScatterOps, _held
 from picograd.frontend.ops_select import host_values
 from picograd.frontend.ops_subscript import SubscriptOps, _symbolic
 
@@ -110,7 +110,8 @@ class AdvancedIndexOps(ScatterOps, SubscriptOps):
         pos = self._advanced_positions("setitem", plain)
         if not isinstance(value, TensorBase):
             value = fill_scalar("setitem", value, self.dtype)
-        self._in_place("setitem", self._old()._write_at("setitem", pos, value, False))
+        known = all(_held(i) for i in plain if isinstance(i, TensorBase))
+        self._in_place("setitem", self._old()._write_at("setitem", pos, value, False, known))
 
     def _set_by_leading_mask(self, mask: Any, value: TensorBase | Scalar) -> bool:
         """`x[mask] = value` for a bool tensor mask over the leading dims, without a sync;

@@ -17,7 +17,8 @@ and a subscript assignment (`x[idx] = v`, ops_advanced_index.py) write at flat p
 (`_write_flat`): with `accumulate` one scatter_add; without it the written positions are
 replaced, and where a position repeats the value last in order wins (torch's CPU outcome),
 found on the host for a realized index (then one scatter_add of the kept values) and with
-`index_copy`'s one-hot otherwise. `masked_scatter` places source elements in order at the
+`index_copy`'s one-hot otherwise (a computed index, or any index inside a jit capture, whose
+replay gets other values). `masked_scatter` places source elements in order at the
 mask's True positions: a cumsum of the mask gives each position its source element, so it
 keeps static shapes; a source too small raises IndexRangeError when read (a range guard).
 """
@@ -30,11 +31,12 @@ from typing import Any, Self
 import numpy as np
 
 from picograd.errors import ShapeError
+from picograd.frontend import capture
 from picograd.frontend.base import Scalar, TensorBase, broadcast_shape, normalize_axis
 from picograd.frontend.dtype import bool_, int32
 from picograd.frontend.grad_mode import AutogradError, is_grad_enabled, no_grad
 from picograd.frontend.lazy import dtype_error, shape_error, user_location, view_source
-from picograd.frontend.ops_select import SelectOps
+from picograd.frontend.ops_select import SelectOps, host_values
 from picograd.frontend.ops_shape import cat
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
@@ -176,19 +178,22 @@ class ScatterOps(SelectOps):
 
     # ── flat writes: index_put, put, take ───────────────────────────────────
 
-    def _write_flat(self, op: str, positions: Any, values: Any, accumulate: bool) -> Self:
+    def _write_flat(self, op: str, positions: Any, values: Any, accumulate: bool,
+                    known: bool) -> Self:
         """This tensor with `values` (one per position, both 1-D) written (or added with
-        `accumulate`) at the flat `positions` (in range, non-negative)."""
+        `accumulate`) at the flat `positions` (in range, non-negative). `known`: the
+        positions come from indices already on the host, so reading them costs one small
+        kernel (never inside a jit capture, whose replay gets other indices)."""
         flat: Any = self.reshape(-1)
         vals: Any = values.cast(self.dtype)
         if positions.shape[0] == 0:  # nothing written: the values (a new tensor)
             return flat.reshape(self.shape)
         if accumulate:
             return flat.scatter_add(0, positions, vals).reshape(self.shape)
-        held = view_source(positions._node).buffer
-        if held is None:  # a computed position: index_copy's one-hot, last wins
+        if not known or capture.recorder() is not None:
+            # positions computed on the device: index_copy's one-hot, last wins
             return flat.index_copy(0, positions, vals).reshape(self.shape)
-        pos = np.broadcast_to(held, positions.shape).reshape(-1)
+        pos = host_values(op, positions).reshape(-1)
         # the last write to each position wins: keep the final occurrence only
         rev_unique = np.unique(pos[::-1], return_index=True)[1]
         keep = np.sort(pos.shape[0] - 1 - rev_unique)
@@ -228,7 +233,7 @@ class ScatterOps(SelectOps):
                                      f"{index.numel()}: they must match")
         src: Any = source
         return self._write_flat("put", self._flat_positions("put", index), src.reshape(-1),
-                                accumulate)
+                                accumulate, _held(index))
 
     def put_(self, index: TensorBase, source: TensorBase, accumulate: bool = False) -> Self:
         return self._in_place("put_", self._old().put(index, source, accumulate))
@@ -252,10 +257,10 @@ class ScatterOps(SelectOps):
             raise shape_error(op, f"indices must be a tuple of tensors, got "
                                   f"{type(indices).__name__}")
         pos = self._advanced_positions(op, indices)
-        return self._write_at(op, pos, values, accumulate)
+        return self._write_at(op, pos, values, accumulate, all(_held(i) for i in indices))
 
     def _write_at(self, op: str, pos: Any, values: TensorBase | Scalar,
-                  accumulate: bool) -> Self:
+                  accumulate: bool, known: bool) -> Self:
         if isinstance(values, TensorBase):
             self._check_device(op, values)
             v: Any = values
@@ -266,7 +271,7 @@ class ScatterOps(SelectOps):
                                       f"the indexed shape {pos.shape}") from None
         else:
             v = self._const(values, pos.shape, self.dtype)
-        return self._write_flat(op, pos.reshape(-1), v.reshape(-1), accumulate)
+        return self._write_flat(op, pos.reshape(-1), v.reshape(-1), accumulate, known)
 
     def index_put_(self, indices: Sequence[Any], values: TensorBase | Scalar,
                    accumulate: bool = False) -> Self:
@@ -306,6 +311,14 @@ class ScatterOps(SelectOps):
 
     def masked_scatter_(self, mask: TensorBase, source: TensorBase) -> Self:
         return self._in_place("masked_scatter_", self._old().masked_scatter(mask, source))
+
+
+def _held(index: Any) -> bool:
+    """Whether a subscript item's values are on the host (python data, a realized tensor
+    or a view of one)."""
+    if isinstance(index, TensorBase):
+        return view_source(index._node).buffer is not None
+    return not isinstance(index, slice) and index is not None and index is not Ellipsis
 
 
 def _identity(reduce: str, like: TensorBase) -> Scalar:

@@ -15,7 +15,8 @@ equal one sorting before it when it comes first (so the sort is always stable, w
 element whose rank is r (a second (n, n) compare-and-reduce), and the values are a gather of
 the input at those indices, so the gradient scatters back through the indices (the gather's
 backward, one pass). The work is n^2 per row: fine for the rows these ops meet (a top-k of
-logits, a median of a window) up to a few thousand; a bitonic network would be n log^2 n.
+logits, a median of a window) up to a few thousand (sorting (8, 1024) float32 rows on
+CPU:LLVM: 17 ms; (8, 4096): 0.16 s); a bitonic network would be n log^2 n (not done).
 NaN sorts as the largest value, as in torch (last ascending, first descending). Indices are
 int32 (torch's are int64; positions fit).
 Ties: `sort` is stable; `topk`, `kthvalue`, `median` pick the stable order's element where
@@ -28,7 +29,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Self
 
 from picograd.frontend.base import normalize_axis
-from picograd.frontend.dtype import bool_, int32
+from picograd.frontend.dtype import bool_, float32, int32
 from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import index_error
 from picograd.frontend.ops_index import IndexOps
@@ -153,8 +154,8 @@ class SortOps(IndexOps, StatsOps):
     def _median(self, op: str, dim: int | None, keepdim: bool, ignore_nan: bool) -> Any:
         if dim is None:
             flat: Any = self.reshape(-1)
-            if flat.shape[0] == 0:
-                return self._const(float("nan"), (), self.dtype)
+            if flat.shape[0] == 0:  # torch's NaN, cast to the dtype (ints: design.md's rule)
+                return self._const(float("nan"), (), float32).cast(self.dtype)
             return flat._median(op, 0, False, ignore_nan).values
         d = self._sort_dim(op, dim)
         if self.ndim and self.shape[d] == 0:

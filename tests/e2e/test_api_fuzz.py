@@ -508,6 +508,51 @@ def _masked_fill(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) 
     return Step("masked_fill", lambda lib, xs, a: xs[0].masked_fill(xs[1], value), [mask])
 
 
+# ── sorting, scans and windows (ops_sort.py, ops_scan.py, ops_window.py) ──────
+
+
+def _sort_step(name: str, pick: Callable[[Any], Any]) -> Drawer:
+    """sort / argsort along a dim, both libraries stable (so ties give the same indices)."""
+    def draw_step(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+        axis, descending = _axis(draw, len(shape)), draw(st.booleans())
+        return Step(name, lambda lib, xs, a: pick(
+            getattr(xs[0], "argsort" if name == "argsort" else "sort")(
+                dim=axis, descending=descending, stable=True)))
+    return draw_step
+
+
+def _dim_size(shape: tuple[int, ...], axis: int) -> int:
+    return shape[axis] if shape else 1
+
+
+def _topk(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+    axis, largest = _axis(draw, len(shape)), draw(st.booleans())
+    k = draw(st.integers(0, _dim_size(shape, axis)))
+    return Step("topk", lambda lib, xs, a: xs[0].topk(k, axis, largest=largest).values)
+
+
+def _kthvalue(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+    axis, keepdim = _axis(draw, len(shape)), draw(st.booleans())
+    k = draw(st.integers(1, max(_dim_size(shape, axis), 1)))
+    return Step("kthvalue", lambda lib, xs, a: xs[0].kthvalue(k, axis, keepdim).values)
+
+
+def _median(name: str) -> Drawer:
+    def draw_step(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+        if draw(st.booleans()):
+            return Step(name, lambda lib, xs, a: getattr(xs[0], name)())
+        axis, keepdim = _axis(draw, len(shape)), draw(st.booleans())
+        return Step(name, lambda lib, xs, a: getattr(xs[0], name)(axis, keepdim).values)
+    return draw_step
+
+
+def _unfold(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+    axis = _axis(draw, len(shape))
+    size = draw(st.integers(0, _dim_size(shape, axis)))
+    step = draw(st.integers(1, 3))
+    return Step("unfold", lambda lib, xs, a: xs[0].unfold(axis, size, step))
+
+
 OPS: dict[str, Drawer] = {
     **{n: _unary(n, f) for n, f in UNARY.items()},
     **{n: _binary(n) for n in BINARY},
@@ -523,11 +568,24 @@ OPS: dict[str, Drawer] = {
     "getitem": _getitem, "flip": _flip, "pad": _pad_step, "cat": _cat, "cast": _cast,
     "matmul": _matmul, "squeeze": _squeeze, "unsqueeze": _unsqueeze, "repeat": _repeat,
     "roll": _roll, "triangle": _triangle, "flatten": _flatten,
+    "sort": _sort_step("sort", lambda out: out[0]),
+    "sort_indices": _sort_step("sort_indices", lambda out: out[1]),
+    "argsort": _sort_step("argsort", lambda out: out),
+    "msort": _unary("msort", lambda lib, x: x.msort()),
+    "topk": _topk, "kthvalue": _kthvalue, "median": _median("median"),
+    "nanmedian": _median("nanmedian"),
+    "mode": _along("mode", lambda lib, x, d: x.mode(d).values),
+    "cumprod": _along("cumprod", lambda lib, x, d: x.cumprod(d)),
+    "cummin": _along("cummin", lambda lib, x, d: x.cummin(d).values),
+    "cummax_indices": _along("cummax_indices", lambda lib, x, d: x.cummax(d).indices),
+    "cummin_indices": _along("cummin_indices", lambda lib, x, d: x.cummin(d).indices),
+    "logcumsumexp": _along("logcumsumexp", lambda lib, x, d: x.logcumsumexp(d)),
+    "unfold": _unfold,
 }
 # ops whose result sums many inputs: their inputs leave out huge finite values (the order of
 # a sum decides whether it overflows) and int limits (design.md: ints count in int32)
 SUMMING = {"sum", "mean", "prod", "var", "std", "cumsum", "softmax", "log_softmax",
-           "logsumexp", "matmul",
+           "logsumexp", "matmul", "cumprod", "logcumsumexp",
            # torch's kernel overflows x * (1 + erf(x)) above 1.7e38 where gelu(x) = x is finite
            "gelu"}
 
@@ -605,12 +663,12 @@ def _tensor(lib: Lib, a: np.ndarray, like: Any, leaves: list[Any]) -> Any:
 def _expected_dtype(want: Any, case: Case) -> Any:
     name = NAME_OF_TORCH[want]
     last = case.steps[-1].name
-    if name == "int64" and any(s.name in ("argmax", "argmin") for s in case.steps):
-        return pg.int32  # indices are int32 (ops_stats.py), torch's are int64
+    if name == "int64" and any(s.name in INDEX_RESULTS for s in case.steps):
+        return pg.int32  # indices are int32 (ops_stats.py, ops_sort.py), torch's are int64
     inputs = {case.dtype} | {str(e.dtype) for s in case.steps for e in s.extra}
     inputs |= {s.name.removeprefix("cast_") for s in case.steps}
     if name == "int64" and ("int64" not in inputs or (
-            last in ("sum", "prod", "cumsum") and _probe(case.steps[:-1], case.dtype,
+            last in ("sum", "prod", "cumsum", "cumprod") and _probe(case.steps[:-1], case.dtype,
                                                          case.x)[0] != "int64")):
         # picograd's default int (design.md, "Dtypes"): integer sums count in int32
         return pg.int32
@@ -619,10 +677,15 @@ def _expected_dtype(want: Any, case: Case) -> Any:
 
 # Ops that select one of two equal values: which zero torch returns for max(0.0, -0.0)
 # depends on its kernel (vectorised or scalar), so the sign of a zero is not compared there.
-SELECTING = {"maximum", "minimum", "max", "min", "cummax", "clamp", "relu", "relu6"}
-# Gradients not compared: max/min over a dim and cummax share the gradient among tied
-# elements (ops_stats.py), torch gives it to the one its index names.
-TIE_SHARING = {"max", "min", "cummax"}
+SELECTING = {"maximum", "minimum", "max", "min", "cummax", "clamp", "relu", "relu6",
+             "cummin"}
+# Ops returning int32 indices where torch's are int64.
+INDEX_RESULTS = {"argmax", "argmin", "sort_indices", "argsort", "cummax_indices",
+                 "cummin_indices"}
+# Gradients not compared: max/min over a dim share the gradient among tied elements
+# (ops_stats.py), torch gives it to the one its index names; among ties, which element topk,
+# kthvalue, median and mode pick is left to the implementation (ops_sort.py).
+TIE_SHARING = {"max", "min", "topk", "kthvalue", "median", "nanmedian", "mode"}
 
 
 def _assert_same(got: Any, want: Any, case: Case, what: str) -> None:
@@ -715,6 +778,10 @@ def _what_to_compare(case: Case) -> str:
     first = case.steps[0].name
     if case.device == "WEBGPU" and first == "log_softmax":
         return "no zero sign"  # log_softmax(0-d 0.0) is -0.0 on WEBGPU
+    if first in ("median", "nanmedian") and case.x.size == 0 and case.x.dtype.kind != "f":
+        # the median of nothing is NaN cast to the dtype: torch's cast of NaN to int32 gives
+        # INT_MIN, picograd's 0 (design.md, "Float to int casts")
+        return "shape"
     return "forward"
 
 
@@ -726,10 +793,11 @@ def _picograd_may_accept(case: Case, torch_error: Exception) -> bool:
     if "not implemented for '" in message:  # the dtype torch has no kernel for (int, bool)
         return True
     # torch refuses bools where picograd counts them as 0/1 (documented in ops_elementwise,
-    # ops_stats): subtraction, relu, argmax; var/std of integers compute in float32
+    # ops_stats): subtraction, relu, argmax, topk; var/std of integers compute in float32
     return any(s in message for s in ("with a bool tensor is not supported",
                                       "Bool inputs not supported", "Boolean inputs not supported",
-                                      "does not support bool input", "only support floating point"))
+                                      "does not support bool input", "only support floating point",
+                                      "does not support bool dtypes"))
 
 
 # ── the tests ────────────────────────────────────────────────────────────────

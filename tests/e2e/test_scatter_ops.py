@@ -166,3 +166,21 @@ def test_masked_scatter_source_too_small(device: str) -> None:
                            pg.Tensor(np.ones(3, np.float32), device=device))
     with pytest.raises(IndexRangeError, match="masked_scatter"):
         out.numpy()
+
+
+def test_writes_replay_under_jit_with_new_indices() -> None:
+    @pg.jit
+    def write(x: pg.Tensor, rows: pg.Tensor, flat: pg.Tensor, vals: pg.Tensor
+              ) -> tuple[pg.Tensor, pg.Tensor]:
+        return x.index_put((rows,), vals), x.put(flat, vals)
+
+    base = np.zeros((4, 2), np.float32)
+    for rows, flat in (([0, 2, 0], [[0, 5, 0], [1, 1, 7]]), ([3, 1, 1], [[2, 2, 3], [4, 6, 6]]),
+                       ([2, 2, 0], [[7, 7, 7], [0, 1, 2]])):
+        vals = rng.standard_normal((3, 2)).astype(np.float32)
+        got = write(pg.Tensor(base), pg.Tensor(np.array(rows, np.int32)),
+                    pg.Tensor(np.array(flat, np.int32).T.copy()), pg.Tensor(vals))
+        want = torch.tensor(base).index_put((torch.tensor(rows),), torch.tensor(vals))
+        np.testing.assert_array_equal(got[0].numpy(), want.numpy())
+        want = torch.tensor(base).put(torch.tensor(flat).T.contiguous(), torch.tensor(vals))
+        np.testing.assert_array_equal(got[1].numpy(), want.numpy())
