@@ -30,11 +30,12 @@ from picograd.nn.module import Module
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _step(mode: str, xg: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
-          b_hh: Tensor | None, w_hr: Tensor | None) -> tuple[Tensor, Tensor | None]:
+def _step(mode: str, xg: Tensor, h: Tensor, c: Tensor | None, w_hh_t: Tensor,
+          b_hh: Tensor | None, w_hr_t: Tensor | None) -> tuple[Tensor, Tensor | None]:
     """One time step: `xg` is this step's input projection (B, G*H), with b_hh already
-    added except for a GRU (whose b_hh of the new gate sits inside r * (...))."""
-    hg = h @ w_hh.transpose(0, 1)
+    added except for a GRU (whose b_hh of the new gate sits inside r * (...)); the weights
+    come transposed (once per sequence, not once per step)."""
+    hg = h @ w_hh_t
     if mode == "GRU":
         if b_hh is not None:
             hg = hg + b_hh
@@ -50,8 +51,8 @@ def _step(mode: str, xg: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
         i, f, g, o = gates.chunk(4, -1)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
         h = o.sigmoid() * c.tanh()
-        if w_hr is not None:
-            h = h @ w_hr.transpose(0, 1)
+        if w_hr_t is not None:
+            h = h @ w_hr_t
         return h, c
     return (gates.tanh() if mode == "RNN_TANH" else gates.relu()), None
 
@@ -77,8 +78,10 @@ def _run_direction(mode: str, x: Tensor, h: Tensor, c: Tensor | None,
     xg = _project(mode, x, w_ih, b_ih, b_hh)
     steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
     outputs: list[Tensor] = [h] * x.shape[0]
+    w_hh_t = w_hh.transpose(0, 1)
+    w_hr_t = None if w_hr is None else w_hr.transpose(0, 1)
     for t in steps:
-        h, c = _step(mode, xg[t], h, c, w_hh, b_hh, w_hr)
+        h, c = _step(mode, xg[t], h, c, w_hh_t, b_hh, w_hr_t)
         outputs[t] = h
     return outputs, h, c
 
@@ -269,7 +272,7 @@ class RNNCellBase(Module):
         xg = _project(self.mode, x.unsqueeze(0), self.weight_ih, self.bias_ih,
                       self.bias_hh)[0]
         h1, c1 = _step(self.mode, xg, h0, c0 if self.mode == "LSTM" else None,
-                       self.weight_hh, self.bias_hh, None)
+                       self.weight_hh.transpose(0, 1), self.bias_hh, None)
         if not batched:
             h1 = h1.squeeze(0)
             c1 = None if c1 is None else c1.squeeze(0)

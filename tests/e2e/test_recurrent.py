@@ -76,6 +76,7 @@ def test_two_layer_bidirectional_batch_first(device: str, kind: str) -> None:
         _check(device, ours, theirs, [out, h], [tout, th], [x], [tx])
 
 
+@pytest.mark.filterwarnings("ignore:LSTM with projections")
 def test_lstm_given_states_and_proj_size(device: str) -> None:
     ours, theirs = _twin(nn.LSTM, torch.nn.LSTM, 3, 5, num_layers=2, proj_size=2,
                          device=device)

@@ -101,8 +101,8 @@ def test_decoder_layer(device: str, norm_first: bool) -> None:
 
 def test_transformer(device: str) -> None:
     torch.manual_seed(0)
-    theirs = torch.nn.Transformer(8, 2, 1, 2, 16, batch_first=True)
-    ours = nn.Transformer(8, 2, 1, 2, 16, batch_first=True, device=device)
+    theirs = torch.nn.Transformer(8, 2, 1, 1, 16, batch_first=True)
+    ours = nn.Transformer(8, 2, 1, 1, 16, batch_first=True, device=device)
     _load(ours, theirs)
     src, tsrc = _leaf(_data(2, 5, 8), device)
     tgt, ttgt = _leaf(_data(2, 3, 8), device)
