@@ -78,6 +78,10 @@ def betas(value: object) -> str | None:
 
 HParamRule = Callable[[object], "str | None"]
 
+# flags a checkpoint written before they existed lacks: loading it keeps the current value
+OPTIONAL_HPARAMS = frozenset({"maximize", "amsgrad", "foreach", "fused", "capturable",
+                              "differentiable"})
+
 # what the lr schedulers keep in a group, as torch's do (OneCycleLR's max_lr, ...)
 SCHEDULER_KEYS = ("initial_lr", "max_lr", "min_lr", "base_momentum", "max_momentum")
 
@@ -176,7 +180,8 @@ class Optimizer:
         or range. Empty when they fit."""
         if not isinstance(hparams, dict):
             return [f"expected a JSON object of hyper-parameters, got {hparams!r}"]
-        problems = [f"missing {name!r}" for name in self.hparam_rules if name not in hparams]
+        problems = [f"missing {name!r}" for name in self.hparam_rules
+                    if name not in hparams and name not in OPTIONAL_HPARAMS]
         problems += [f"unknown hyper-parameter {name!r} ({type(self).__name__} takes "
                      f"{', '.join(self.hparam_rules)})"
                      for name in hparams

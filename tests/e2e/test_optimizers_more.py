@@ -223,3 +223,19 @@ def test_a_checkpoint_resumes_exactly(tmp_path: Any, kind: str) -> None:
     _run(opt2, [resumed.w, resumed.b], pg, x, 3)
     np.testing.assert_array_equal(resumed.w.numpy(), straight.w.numpy())
     np.testing.assert_array_equal(resumed.b.numpy(), straight.b.numpy())
+
+
+def test_a_checkpoint_keeps_every_parameter_groups_hyper_parameters(tmp_path: Any) -> None:
+    model = _Pair()
+    opt = pg.optim.Adam([{"params": [model.w]}, {"params": [model.b], "lr": 0.3,
+                                                 "betas": (0.5, 0.9)}], lr=0.01)
+    _run(opt, [model.w, model.b], pg, pg.Tensor(X), 2)
+    save_checkpoint(tmp_path / "groups.safetensors", model, opt)
+    fresh = _Pair()
+    other = pg.optim.Adam([{"params": [fresh.w]}, {"params": [fresh.b]}], lr=0.5)
+    load_checkpoint(tmp_path / "groups.safetensors", fresh, other)
+    assert [g["lr"] for g in other.param_groups] == [0.01, 0.3]
+    assert other.param_groups[1]["betas"] == (0.5, 0.9)
+    one_group = pg.optim.Adam(_Pair().parameters(), lr=0.5)
+    with pytest.raises(pg.CheckpointError, match="besides the first"):
+        load_checkpoint(tmp_path / "groups.safetensors", _Pair(), one_group)
