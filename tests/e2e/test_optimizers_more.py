@@ -126,11 +126,14 @@ def test_lamb_matches_the_papers_formula() -> None:
         np.testing.assert_allclose(p.numpy(), q, rtol=1e-4, atol=1e-5)
 
 
-def test_param_groups_have_their_own_hyper_parameters() -> None:
+@pytest.mark.parametrize("kind", ["Adam", "NAdam"])
+def test_param_groups_have_their_own_hyper_parameters(kind: str) -> None:
     ours, theirs = _pair("CPU")
-    opt = pg.optim.Adam([{"params": [ours[0]]}, {"params": [ours[1]], "lr": 0.2}], lr=0.05)
-    topt = torch.optim.Adam([{"params": [theirs[0]]}, {"params": [theirs[1]], "lr": 0.2}],
-                            lr=0.05)
+    second = {"lr": 0.2, "betas": (0.6, 0.99)}
+    opt = getattr(pg.optim, kind)([{"params": [ours[0]]}, {"params": [ours[1]], **second}],
+                                  lr=0.05)
+    topt = getattr(torch.optim, kind)([{"params": [theirs[0]]},
+                                       {"params": [theirs[1]], **second}], lr=0.05)
     assert [g["lr"] for g in opt.param_groups] == [0.05, 0.2]
     _run(opt, ours, pg, pg.Tensor(X), 4)
     _run(topt, theirs, torch, torch.tensor(X), 4)
