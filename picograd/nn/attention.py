@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from picograd.errors import ShapeError
+from picograd.frontend.autocast import lower_precision
 from picograd.frontend.base import broadcast_shape
 from picograd.frontend.dtype import float32
 from picograd.frontend.grad_mode import no_grad
@@ -78,6 +79,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     aligned); dropout (probability `dropout_p`) applies whenever dropout_p > 0. With
     `enable_gqa`, k and v have fewer heads (dim -3) than q, each serving a run of q's."""
     op = "scaled_dot_product_attention"
+    query, key, value, attn_mask = lower_precision(op, query, key, value, attn_mask)
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor) or t.ndim < 2:
             shape = t.shape if isinstance(t, Tensor) else type(t).__name__

@@ -250,9 +250,12 @@ def save_checkpoint(path: str | os.PathLike[str], model: Module,
         for i, p in enumerate(optimizer.params):
             for name, t in optimizer.state.get(id(p), {}).items():
                 tensors[f"optim.{i}.{name}"] = t
-        hparams = {k: v for k, v in optimizer.param_groups[0].items() if k != "params"}
+        groups = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups]
         metadata |= {"optim.type": type(optimizer).__name__, "optim.steps": str(optimizer.steps),
-                     "optim.hparams": _to_json(path, "optimizer hyper-parameters", hparams)}
+                     "optim.hparams": _to_json(path, "optimizer hyper-parameters", groups[0])}
+        if len(groups) > 1:  # the other groups' hyper-parameters, in order
+            metadata["optim.group_hparams"] = _to_json(path, "optimizer hyper-parameters",
+                                                       groups[1:])
     for name, value in extra.items():
         metadata[f"extra.{name}"] = _to_json(path, f"extra value {name!r}", value)
     save_safetensors(tensors, path, metadata)
@@ -296,11 +299,11 @@ def load_checkpoint(path: str | os.PathLike[str], model: Module,
         loaded = _optimizer_checkpoint(name, optimizer, optim, metadata)
     model.load_state_dict(weights)  # checks every name and shape before it changes anything
     if optimizer is not None and loaded is not None:
-        hparams, optimizer.state, optimizer.steps = loaded
-        group = optimizer.param_groups[0]
-        # JSON turned tuples (Adam's betas) into lists
-        group.update({k: tuple(v) if isinstance(group.get(k), tuple) else v
-                      for k, v in hparams.items()})
+        all_hparams, optimizer.state, optimizer.steps = loaded
+        for group, hparams in zip(optimizer.param_groups, all_hparams, strict=True):
+            # JSON turned tuples (Adam's betas) into lists
+            group.update({k: tuple(v) if isinstance(group.get(k), tuple) else v
+                          for k, v in hparams.items()})
     return extra
 
 
@@ -344,9 +347,10 @@ def _check_dtypes(path: str, pairs: Mapping[str, tuple[np.ndarray, Tensor]]) -> 
 
 def _optimizer_checkpoint(path: str, optimizer: Optimizer, arrays: dict[str, np.ndarray],
                           metadata: dict[str, str]
-                          ) -> tuple[dict[str, Any], dict[int, dict[str, Tensor]], int]:
-    """The saved hyper-parameters, state (keyed as `optimizer.state` is: by the id of the
-    optimizer's i-th parameter) and step count, all checked against `optimizer`."""
+                          ) -> tuple[list[dict[str, Any]], dict[int, dict[str, Tensor]], int]:
+    """The saved hyper-parameters (one dict per parameter group), state (keyed as
+    `optimizer.state` is: by the id of the optimizer's i-th parameter) and step count, all
+    checked against `optimizer`."""
     kind = metadata.get("optim.type")
     if kind is None:
         raise _error(path, "the checkpoint holds no optimizer state")
@@ -364,9 +368,36 @@ def _optimizer_checkpoint(path: str, optimizer: Optimizer, arrays: dict[str, np.
         problems.append(f"optim.hparams is not JSON ({e}): {metadata['optim.hparams']!r:.60}")
     else:
         problems += [f"optim.hparams: {p}" for p in optimizer.hparam_problems(hparams)]
+    others = _other_groups(optimizer, metadata, problems)
     if problems:
         raise _error(path, "; ".join(problems))
-    return hparams, _optimizer_state(path, optimizer, arrays), int(steps)
+    return [hparams, *others], _optimizer_state(path, optimizer, arrays), int(steps)
+
+
+def _other_groups(optimizer: Optimizer, metadata: dict[str, str], problems: list[str]
+                  ) -> list[dict[str, Any]]:
+    """The hyper-parameters of parameter groups 1.. (`optim.group_hparams`), checked; their
+    problems are appended to `problems`."""
+    want = len(optimizer.param_groups) - 1
+    text = metadata.get("optim.group_hparams")
+    if text is None:
+        if want:
+            problems.append(f"the optimizer has {want + 1} parameter groups, the checkpoint "
+                            f"the hyper-parameters of one")
+        return []
+    try:
+        groups = json.loads(text)
+    except json.JSONDecodeError as e:
+        problems.append(f"optim.group_hparams is not JSON ({e}): {text!r:.60}")
+        return []
+    if not isinstance(groups, list) or len(groups) != want:
+        count = len(groups) if isinstance(groups, list) else "no list of"
+        problems.append(f"optim.group_hparams holds {count} groups, the optimizer has {want} "
+                        f"besides the first")
+        return []
+    for i, hparams in enumerate(groups, start=1):
+        problems += [f"optim.group_hparams[{i}]: {p}" for p in optimizer.hparam_problems(hparams)]
+    return groups
 
 
 def _optimizer_state(path: str, optimizer: Optimizer, arrays: dict[str, np.ndarray]

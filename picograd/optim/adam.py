@@ -141,6 +141,7 @@ class NAdam(Optimizer):
     hparam_rules: ClassVar[dict[str, HParamRule]] = {
         **_ADAM_RULES, "momentum_decay": non_negative, "decoupled_weight_decay": flag}
     state_names = ("exp_avg", "exp_avg_sq")
+    _HOST_STATE_NAMES = frozenset({"mu_product"})
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -153,36 +154,35 @@ class NAdam(Optimizer):
             "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
             "maximize": maximize,
             **implementation_defaults(foreach, None, capturable, differentiable)})
-        # the product of mu_1 .. mu_t (torch's per-parameter `mu_product`) and its t: kept
-        # in step with `steps`, recomputed when `steps` was set from outside (a checkpoint)
-        self._mu_product = (0, 1.0)
+        # per group: the product of mu_1 .. mu_t (torch's per-parameter `mu_product`) and
+        # its t; kept in step with `steps`, recomputed when `steps` was set from outside
+        self._mu_products: dict[int, tuple[int, float]] = {}
 
     def _mu(self, group: dict[str, Any], t: int) -> float:
         b1, _ = group["betas"]
         return b1 * (1 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
 
-    @property
-    def mu_product(self) -> float:
-        t, product = self._mu_product
-        group = self.param_groups[0]
+    def mu_product(self, group: dict[str, Any]) -> float:
+        index = self._group_index(group)
+        t, product = self._mu_products.get(index, (0, 1.0))
         if t == self.steps - 1:
             product *= self._mu(group, self.steps)
         elif t != self.steps:
             product = math.prod(self._mu(group, i) for i in range(1, self.steps + 1))
-        self._mu_product = (self.steps, product)
+        self._mu_products[index] = (self.steps, product)
         return product
 
-    def _host_state(self) -> dict[str, float]:
-        return {"mu_product": self.mu_product}
+    def _host_state(self, group: dict[str, Any]) -> dict[str, float]:
+        return {"mu_product": self.mu_product(group)}
 
-    def _load_host_state(self, state: dict[str, Any]) -> None:
-        self._mu_product = (self.steps, state["mu_product"])
+    def _load_host_state(self, group: dict[str, Any], state: dict[str, float]) -> None:
+        self._mu_products[self._group_index(group)] = (self.steps, state["mu_product"])
 
     def _scalar_values(self, group: dict[str, Any]) -> dict[str, float]:
         _, b2 = group["betas"]
         t, lr = self.steps, group["lr"]
         mu, mu_next = self._mu(group, t), self._mu(group, t + 1)
-        product = self.mu_product
+        product = self.mu_product(group)
         return {"lr": lr, "grad_step": lr * (1 - mu) / (1 - product),
                 "momentum_step": lr * mu_next / (1 - product * mu_next),
                 "denominator_scale": 1 / math.sqrt(1 - b2**t),

@@ -78,6 +78,10 @@ def betas(value: object) -> str | None:
 
 HParamRule = Callable[[object], "str | None"]
 
+# flags a checkpoint written before they existed lacks: loading it keeps the current value
+OPTIONAL_HPARAMS = frozenset({"maximize", "amsgrad", "foreach", "fused", "capturable",
+                              "differentiable"})
+
 # what the lr schedulers keep in a group, as torch's do (OneCycleLR's max_lr, ...)
 SCHEDULER_KEYS = ("initial_lr", "max_lr", "min_lr", "base_momentum", "max_momentum")
 
@@ -114,6 +118,8 @@ class Optimizer:
     hparam_rules: ClassVar[dict[str, HParamRule]] = {"lr": non_negative}
     # the names of a parameter's state: it holds all of them or (never updated) none
     state_names: tuple[str, ...] = ()
+    # the names `_host_state` gives (kept out of the tensor state when loaded)
+    _HOST_STATE_NAMES: ClassVar[frozenset[str]] = frozenset()
     # whether a parameter's state in `state_dict` has torch's `step` (SGD's has none)
     counts_steps: ClassVar[bool] = True
 
@@ -176,7 +182,8 @@ class Optimizer:
         or range. Empty when they fit."""
         if not isinstance(hparams, dict):
             return [f"expected a JSON object of hyper-parameters, got {hparams!r}"]
-        problems = [f"missing {name!r}" for name in self.hparam_rules if name not in hparams]
+        problems = [f"missing {name!r}" for name in self.hparam_rules
+                    if name not in hparams and name not in OPTIONAL_HPARAMS]
         problems += [f"unknown hyper-parameter {name!r} ({type(self).__name__} takes "
                      f"{', '.join(self.hparam_rules)})"
                      for name in hparams
@@ -276,12 +283,14 @@ class Optimizer:
 
     # ── torch's state-dict layout ──
 
-    def _host_state(self) -> dict[str, float]:
-        """Per-parameter scalars torch keeps as state that picograd keeps on the host."""
+    def _host_state(self, group: dict[str, Any]) -> dict[str, float]:
+        """Per-parameter scalars torch keeps as state that picograd keeps on the host, per
+        group."""
         return {}
 
-    def _load_host_state(self, state: dict[str, Any]) -> None:
-        """Take back `_host_state`'s values from one parameter's loaded state."""
+    def _load_host_state(self, group: dict[str, Any], state: dict[str, float]) -> None:
+        """Take back `_host_state`'s values from the loaded state of one of `group`'s
+        parameters."""
 
     def state_dict(self) -> dict[str, Any]:
         """torch's layout: `state` maps a parameter's index (over the groups, in order) to its
@@ -297,7 +306,8 @@ class Optimizer:
                 if own:
                     entry: dict[str, Any] = (
                         {"step": Tensor(np.float32(self.steps))} if self.counts_steps else {})
-                    entry |= {k: Tensor(np.float32(v)) for k, v in self._host_state().items()}
+                    entry |= {k: Tensor(np.float32(v))
+                              for k, v in self._host_state(group).items()}
                     entry |= dict(own)
                     state[index] = entry
                 indices.append(index)
@@ -315,12 +325,15 @@ class Optimizer:
         if not isinstance(groups, list) or not isinstance(state, dict):
             raise self._load_error("expected a dict of 'state' and 'param_groups'")
         new_groups, index_to_param = self._loaded_groups(groups)
-        new_state, steps, host = self._loaded_state(state, index_to_param)
+        new_state, steps, hosts = self._loaded_state(state, index_to_param)
         for own, new in zip(self.param_groups, new_groups, strict=True):
             own.update(new)
         self.state, self.steps = new_state, steps
-        if host is not None:
-            self._load_host_state({k: float(_as_array(host[k])) for k in self._host_state()})
+        for group in self.param_groups:
+            host = next((hosts[id(p)] for p in group["params"] if id(p) in hosts), None)
+            names = self._host_state(group)
+            if host is not None and all(k in host for k in names):
+                self._load_host_state(group, {k: float(_as_array(host[k])) for k in names})
 
     def _load_error(self, message: str) -> CheckpointError:
         return CheckpointError(f"{type(self).__name__}.load_state_dict: {message}\n"
@@ -352,10 +365,11 @@ class Optimizer:
         return new_groups, index_to_param
 
     def _loaded_state(self, state: dict[Any, dict[str, Any]], index_to_param: dict[Any, Tensor]
-                      ) -> tuple[dict[int, dict[str, Tensor]], int, dict[str, Any] | None]:
-        """The parameters' new state, the step count and one parameter's host-side state."""
+                      ) -> tuple[dict[int, dict[str, Tensor]], int, dict[int, dict[str, Any]]]:
+        """The parameters' new state, the step count and each parameter's saved entry (its
+        host-side state is read from it once `steps` is set)."""
         new_state: dict[int, dict[str, Tensor]] = {}
-        steps, host = 0, None
+        steps, hosts = 0, {}
         for key, entry in state.items():
             p = index_to_param.get(key)
             if p is None:
@@ -365,12 +379,12 @@ class Optimizer:
                 array = _as_array(v)
                 if k == "step":
                     steps = max(steps, int(array))
-                elif k in self._host_state():
-                    host = entry
+                elif k in self._HOST_STATE_NAMES:
+                    hosts[id(p)] = entry
                 elif array.shape != p.shape:
                     raise self._load_error(f"state {k!r} of parameter {key!r} has shape "
                                            f"{array.shape}, the parameter {p.shape}")
                 else:
                     own_state[k] = Tensor(array.astype(p.dtype.np), device=p.device)
             new_state[id(p)] = own_state
-        return new_state, steps, host
+        return new_state, steps, hosts

@@ -39,6 +39,10 @@ CASES = {
     "matmul": lambda t, f, a, b, i, k, c: a @ b,
     "linear": lambda t, f, a, b, i, k, c: f.linear(a, b.transpose(0, 1), c),
     "conv2d": lambda t, f, a, b, i, k, c: f.conv2d(i, k, c, padding=1),
+    "conv_transpose2d": lambda t, f, a, b, i, k, c: f.conv_transpose2d(
+        i, k[:2], c[:2], stride=2),
+    "attention with a float mask": lambda t, f, a, b, i, k, c: f.scaled_dot_product_attention(
+        a.reshape(1, 4, 8), a.reshape(1, 4, 8), a.reshape(1, 4, 8), attn_mask=a[:, :4]),
     "add (not listed: inputs' dtype)": lambda t, f, a, b, i, k, c: a + 1.0,
     "mse_loss of a matmul": lambda t, f, a, b, i, k, c: f.mse_loss(a @ b, (a @ b) * 0.5),
     "cross_entropy of a matmul": lambda t, f, a, b, i, k, c: f.cross_entropy(

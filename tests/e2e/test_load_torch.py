@@ -148,3 +148,37 @@ def test_load_torch_does_not_import_torch() -> None:
             "assert 'torch' not in sys.modules, 'torch imported'")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_a_torch_training_checkpoint_resumes_in_picograd(tmp_path: Path) -> None:
+    """model + AdamW state saved by torch, loaded by load_torch: the next steps agree."""
+    torch.manual_seed(0)
+    theirs = _mlp(torch)
+    topt = torch.optim.AdamW(theirs.parameters(), lr=1e-2, amsgrad=True)
+    x = np.random.default_rng(2).standard_normal((4, 6)).astype(np.float32)
+    y = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+
+    def torch_step() -> None:
+        topt.zero_grad()
+        ((theirs(torch.tensor(x)) - torch.tensor(y)) ** 2).mean().backward()
+        topt.step()
+
+    for _ in range(3):
+        torch_step()
+    path = _save({"model": theirs.state_dict(), "optim": topt.state_dict(), "epoch": 3},
+                 tmp_path / "run.pt", True)
+    saved = load_torch(path)
+    assert saved["epoch"] == 3
+    ours = _mlp(pg)
+    ours.load_state_dict(saved["model"])
+    opt = pg.optim.AdamW(ours.parameters(), lr=1e-2, amsgrad=True)
+    opt.load_state_dict(saved["optim"])
+    assert opt.steps == 3
+    for _ in range(2):
+        opt.zero_grad()
+        ((ours(pg.Tensor(x)) - pg.Tensor(y)) ** 2).mean().backward()
+        opt.step()
+        torch_step()
+    for name, value in ours.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), theirs.state_dict()[name].detach().numpy(),
+                                   rtol=1e-4, atol=1e-5, err_msg=name)

@@ -126,11 +126,14 @@ def test_lamb_matches_the_papers_formula() -> None:
         np.testing.assert_allclose(p.numpy(), q, rtol=1e-4, atol=1e-5)
 
 
-def test_param_groups_have_their_own_hyper_parameters() -> None:
+@pytest.mark.parametrize("kind", ["Adam", "NAdam"])
+def test_param_groups_have_their_own_hyper_parameters(kind: str) -> None:
     ours, theirs = _pair("CPU")
-    opt = pg.optim.Adam([{"params": [ours[0]]}, {"params": [ours[1]], "lr": 0.2}], lr=0.05)
-    topt = torch.optim.Adam([{"params": [theirs[0]]}, {"params": [theirs[1]], "lr": 0.2}],
-                            lr=0.05)
+    second = {"lr": 0.2, "betas": (0.6, 0.99)}
+    opt = getattr(pg.optim, kind)([{"params": [ours[0]]}, {"params": [ours[1]], **second}],
+                                  lr=0.05)
+    topt = getattr(torch.optim, kind)([{"params": [theirs[0]]},
+                                       {"params": [theirs[1]], **second}], lr=0.05)
     assert [g["lr"] for g in opt.param_groups] == [0.05, 0.2]
     _run(opt, ours, pg, pg.Tensor(X), 4)
     _run(topt, theirs, torch, torch.tensor(X), 4)
@@ -223,3 +226,19 @@ def test_a_checkpoint_resumes_exactly(tmp_path: Any, kind: str) -> None:
     _run(opt2, [resumed.w, resumed.b], pg, x, 3)
     np.testing.assert_array_equal(resumed.w.numpy(), straight.w.numpy())
     np.testing.assert_array_equal(resumed.b.numpy(), straight.b.numpy())
+
+
+def test_a_checkpoint_keeps_every_parameter_groups_hyper_parameters(tmp_path: Any) -> None:
+    model = _Pair()
+    opt = pg.optim.Adam([{"params": [model.w]}, {"params": [model.b], "lr": 0.3,
+                                                 "betas": (0.5, 0.9)}], lr=0.01)
+    _run(opt, [model.w, model.b], pg, pg.Tensor(X), 2)
+    save_checkpoint(tmp_path / "groups.safetensors", model, opt)
+    fresh = _Pair()
+    other = pg.optim.Adam([{"params": [fresh.w]}, {"params": [fresh.b]}], lr=0.5)
+    load_checkpoint(tmp_path / "groups.safetensors", fresh, other)
+    assert [g["lr"] for g in other.param_groups] == [0.01, 0.3]
+    assert other.param_groups[1]["betas"] == (0.5, 0.9)
+    one_group = pg.optim.Adam(_Pair().parameters(), lr=0.5)
+    with pytest.raises(pg.CheckpointError, match="besides the first"):
+        load_checkpoint(tmp_path / "groups.safetensors", _Pair(), one_group)
