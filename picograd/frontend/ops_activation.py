@@ -149,6 +149,8 @@ class ActivationOps(MathOps):
         if min_val > max_val:
             raise shape_error("hardtanh", f"min_val {min_val} must not exceed max_val "
                                           f"{max_val}")
+        if not self.dtype.is_float:  # an integer tensor stays one (bounds truncated, as torch)
+            return self.clamp(int(min_val), int(max_val))
         inside = (self > min_val) & (self < max_val)
         return inside.where(self, self._detached().clamp(min_val, max_val))
 
@@ -156,6 +158,8 @@ class ActivationOps(MathOps):
         """x / (1 + |x|), with torch's gradient as its autograd computes it, 1 / d - |x| / d / d
         for d = 1 + |x| (0 for huge |x| where 1 / d^2 would overflow d^2; NaN at ±inf)."""
         self._refuse("softsign")
+        if not self.dtype.is_float:  # torch's 1 + |x| in the integer dtype (it wraps)
+            return self / (self.abs() + 1)
         x = self._f()
         with no_grad():
             value = x / (x.abs() + 1.0)
@@ -202,6 +206,8 @@ class ActivationOps(MathOps):
         if lambd < 0:
             raise shape_error("softshrink", f"lambd must be >= 0, got {lambd}")
         x = self._f()
+        # between: +0.0 (torch's vectorised kernel; its scalar one, for short tensors, keeps
+        # -0.0), NaN stays NaN
         return (x > lambd).where(x - lambd, (x < -lambd).where(x + lambd, x.isnan().where(
             x, 0.0)))
 

@@ -1,7 +1,7 @@
 """Matrix and vector products and diagonals (torch's names, signatures and shape rules),
 composed from matmul, movement ops and slices, so autograd and fusion come for free.
 
-    mm(m2) bmm(b2) mv(v) dot(v) vdot(v) inner(o) outer(v) / ger(v) kron(o) cross(o, dim)
+    mm(m2) bmm(b2) mv(v) vdot(v) inner(o) outer(v) / ger(v) kron(o) cross(o, dim)
     addmm(m1, m2, beta=1, alpha=1) baddbmm(b1, b2, ...) addmv(m, v, ...) addr(v1, v2, ...)
     diagonal(offset, dim1, dim2) diag(diagonal) diag_embed(offset, dim1, dim2) trace()
     norm(p="fro", dim=None, keepdim=False)      (the vector and matrix norms: linalg.py)
@@ -53,16 +53,14 @@ class MatrixOps(DivisionOps, ShapeOps):
         _need_dims("mv", vec, 1, "vec")
         return self.matmul(vec)
 
-    def dot(self, other: TensorBase) -> Self:
-        """The inner product of two 1-D tensors of one size (torch's dot: no broadcasting)."""
-        _need_dims("dot", self, 1, "self")
-        _need_dims("dot", other, 1, "other")
-        if self.shape != other.shape:
-            raise shape_error("dot", f"sizes differ: {self.shape} and {other.shape}")
-        return self.matmul(other)
-
     def vdot(self, other: TensorBase) -> Self:
-        return self.dot(other)  # real tensors: no conjugate
+        """torch's vdot: two 1-D tensors of one size (real: no conjugate). (`dot` stays
+        numpy's, a matmul, as picograd has had it.)"""
+        _need_dims("vdot", self, 1, "self")
+        _need_dims("vdot", other, 1, "other")
+        if self.shape != other.shape:
+            raise shape_error("vdot", f"sizes differ: {self.shape} and {other.shape}")
+        return self.matmul(other)
 
     def inner(self, other: TensorBase) -> Self:
         """Sum over the last dims: shape self.shape[:-1] + other.shape[:-1] (a product with

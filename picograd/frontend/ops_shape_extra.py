@@ -8,8 +8,8 @@
     meshgrid(*tensors, indexing) atleast_1d/2d/3d(*tensors)      (free functions)
 
 `repeat_interleave` with a tensor of repeats and `tensor_split` with a tensor of indices
-have output shapes that depend on values: they read those values (a sync, as torch's CPU
-ops do; design.md's data-dependent shapes) and then index lazily.
+have output shapes that depend on values: they read those values when called (a realize
+of that small tensor, as torch's CPU ops read theirs) and then index lazily.
 
     x = pg.Tensor([[1, 2], [3, 4]])
     x.repeat_interleave(2, dim=0).shape, x.rot90().tolist(), pg.meshgrid(x[0], x[1])[0].shape
@@ -46,11 +46,11 @@ class ShapeExtraOps(MathOps, IndexOps):
                           output_size: int | None = None) -> Self:
         """Each element (each slice of `dim`; of the flattening when dim is None) repeated
         `repeats` times, or repeats[i] times for slice i."""
+        if dim is not None and self.ndim == 0:  # (torch: "dim out of range [-1, 0], got 1")
+            raise index_error("repeat_interleave", "a 0-d tensor has no dim to repeat along; "
+                                                   "give dim=None")
         x = self.reshape(-1) if dim is None else self
-        d = 0 if dim is None else normalize_axis("repeat_interleave", dim, max(x.ndim, 1),
-                                                 x.shape)
-        if x.ndim == 0:
-            x = x.reshape(1)
+        d = 0 if dim is None else normalize_axis("repeat_interleave", dim, x.ndim, x.shape)
         n = x.shape[d]
         if isinstance(repeats, TensorBase):
             if repeats.dtype.is_float or repeats.ndim > 1:

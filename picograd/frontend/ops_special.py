@@ -400,13 +400,14 @@ class SpecialOps(DivisionOps):
 
     def copysign(self, other: Operand) -> Self:
         """|x| with the sign bit of `other` (-0.0 and NaN signs too); float result; torch's
-        gradient, result / x (0 where x == 0), none for `other`."""
+        gradients, result / x (0 where x == 0) and 0 for `other`."""
         x, y = self._float_pair("copysign", other)
         with no_grad():
             a = x._detached().abs()
             value = y._signbit().where(-a, a)
         return value._with_gradient((x, y), lambda g: (
-            g * (x == 0).where(0.0, value / (x == 0).where(1.0, x)), None))
+            g * (x == 0).where(0.0, value / (x == 0).where(1.0, x)),
+            y._const(0.0, y.shape, y.dtype)))
 
     def fmod(self, other: Operand) -> Self:
         """C's fmod: x - trunc(x / y) * y, the sign of x; an integer zero divisor raises

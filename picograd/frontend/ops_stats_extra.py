@@ -1,7 +1,8 @@
 """More reductions (torch's names and semantics), on top of ops_reduce.py / ops_stats.py.
 
     amax(dim, keepdim) amin(dim, keepdim)      dim: an int, a tuple, or () / None for all;
-                                                the gradient is shared among ties
+                                                the gradient is shared among ties (NaN
+                                                where the result is NaN, as torch's)
     aminmax(dim=, keepdim=) -> (min, max)      a named pair, as torch.return_types.aminmax
     var_mean / std_mean(dim, unbiased, keepdim, correction=) -> (var | std, mean)
     sum / prod / mean(..., dtype=)             the input cast to `dtype` first, as torch
@@ -39,11 +40,28 @@ def _dims(dim: Axis | tuple[()]) -> Axis:
 class StatsExtraOps(MathOps, StatsOps):
     __slots__ = ()
 
+    def _extreme(self, op: str, dim: Axis | tuple[()], keepdim: bool) -> Self:
+        """max / min over `dim` with torch's amax gradient: g * (x == result) / count of
+        them (shared among ties; NaN everywhere a NaN was found, 0 / 0, unlike max())."""
+        dims = _dims(dim)
+        x = self
+        with no_grad():
+            value = getattr(x._detached(), "max" if op == "amax" else "min")(dims, keepdim)
+        axes = x._axes(op, None, dims)
+        kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+
+        def rule(g: Self) -> tuple[Self]:
+            hit = (x._detached() == value.reshape(kept)).cast(g.dtype)
+            count = hit.sum(axes, keepdim=True)
+            return (g.reshape(kept) * hit / count,)
+
+        return value._with_gradient((x,), rule)
+
     def amax(self, dim: Axis | tuple[()] = (), keepdim: bool = False) -> Self:
-        return self.max(_dims(dim), keepdim)
+        return self._extreme("amax", dim, keepdim)
 
     def amin(self, dim: Axis | tuple[()] = (), keepdim: bool = False) -> Self:
-        return self.min(_dims(dim), keepdim)
+        return self._extreme("amin", dim, keepdim)
 
     def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
         if dim is None and keepdim and self.ndim:

@@ -237,6 +237,19 @@ def _unary(name: str, fn: Callable[[Lib, Any], Any]) -> Drawer:
     return lambda draw, dt, shape, device: Step(name, lambda lib, xs, a: fn(lib, xs[0]))
 
 
+def _method(name: str) -> Callable[[Lib, Any], Any]:
+    return lambda lib, x: getattr(x, name)()
+
+
+def _functional(name: str) -> Callable[[Lib, Any], Any]:
+    """torch's F.name(x), picograd's x.name()."""
+    return lambda lib, x: getattr(F, name)(x) if lib.torch else getattr(x, name)()
+
+
+def _method_of_two(name: str) -> Callable[[Lib, Any, Any], Any]:
+    return lambda lib, x, y: getattr(x, name)(y)
+
+
 UNARY: dict[str, Callable[[Lib, Any], Any]] = {
     "exp": lambda lib, x: x.exp(), "log": lambda lib, x: x.log(),
     "sqrt": lambda lib, x: x.sqrt(), "rsqrt": lambda lib, x: x.rsqrt(),
@@ -268,6 +281,14 @@ UNARY: dict[str, Callable[[Lib, Any], Any]] = {
     "mul_float": lambda lib, x: x * -1.5, "rsub": lambda lib, x: 1 - x,
     "div_scalar": lambda lib, x: x / 4, "rdiv": lambda lib, x: 1.0 / x,
     "float": lambda lib, x: x.float(), "contiguous": lambda lib, x: x.contiguous(),
+    # ops_special.py and the activations of issue 35
+    **{n: _method(n) for n in (
+        "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p",
+        "log10", "erfc", "deg2rad", "frac", "nan_to_num", "square")},
+    **{n: _functional(n) for n in ("softsign", "logsigmoid", "selu", "celu", "hardtanh",
+                                   "hardshrink", "softshrink", "tanhshrink")},
+    "threshold": lambda lib, x: F.threshold(x, 0.5, -2.0) if lib.torch
+    else x.threshold(0.5, -2.0),
 }
 
 BINARY: dict[str, Callable[[Lib, Any, Any], Any]] = {
@@ -281,6 +302,8 @@ BINARY: dict[str, Callable[[Lib, Any, Any], Any]] = {
     "gt": lambda lib, x, y: x > y, "ge": lambda lib, x, y: x >= y,
     "and": lambda lib, x, y: x & y, "or": lambda lib, x, y: x | y,
     "xor": lambda lib, x, y: x ^ y,
+    **{n: _method_of_two(n) for n in (
+        "atan2", "copysign", "fmod", "hypot", "logaddexp", "xlogy")},
 }
 
 
@@ -300,7 +323,7 @@ def _binary(name: str) -> Drawer:
     def draw_step(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
         other_dt = dt if draw(st.booleans()) else draw(st.sampled_from(_device_dtypes(device)))
         other = draw(arrays(other_dt, _broadcast_partner(draw, shape)))
-        divides = name in ("floordiv", "remainder")
+        divides = name in ("floordiv", "remainder", "fmod")
         if divides and other_dt not in ("float32", "float16"):
             # an integer division by zero is torch's ZeroDivisionError; picograd's kernels
             # cannot raise (the error-flag design of issue 11 is not built yet)
@@ -553,6 +576,37 @@ def _unfold(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> St
     return Step("unfold", lambda lib, xs, a: xs[0].unfold(axis, size, step))
 
 
+def _amax(name: str) -> Drawer:
+    """amax / amin / nansum over drawn dims (torch's amax takes () for every dim)."""
+    def draw_step(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+        axes = _axes(draw, len(shape))
+        keepdim = draw(st.booleans())
+        dims = () if axes is None and name != "nansum" else axes
+        return Step(name, lambda lib, xs, a: getattr(xs[0], name)(dims, keepdim=keepdim))
+    return draw_step
+
+
+def _diagonal(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+    offset = draw(st.integers(-2, 2))
+    return Step("diagonal", lambda lib, xs, a: xs[0].diagonal(offset))
+
+
+def _rot90(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+    k = draw(st.integers(-1, 2))
+    return Step("rot90", lambda lib, xs, a: xs[0].rot90(k))
+
+
+def _tile(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+    reps = tuple(draw(st.lists(st.integers(1, 2), min_size=1, max_size=3)))
+    return Step("tile", lambda lib, xs, a: xs[0].tile(reps))
+
+
+def _repeat_interleave(draw: st.DrawFn, dt: str, shape: tuple[int, ...], device: str) -> Step:
+    reps = draw(st.integers(0, 2))
+    dim = draw(st.one_of(st.none(), st.integers(-max(len(shape), 1), max(len(shape), 1) - 1)))
+    return Step("repeat_interleave", lambda lib, xs, a: xs[0].repeat_interleave(reps, dim))
+
+
 OPS: dict[str, Drawer] = {
     **{n: _unary(n, f) for n, f in UNARY.items()},
     **{n: _binary(n) for n in BINARY},
@@ -581,11 +635,14 @@ OPS: dict[str, Drawer] = {
     "cummin_indices": _along("cummin_indices", lambda lib, x, d: x.cummin(d).indices),
     "logcumsumexp": _along("logcumsumexp", lambda lib, x, d: x.logcumsumexp(d)),
     "unfold": _unfold,
+    "amax": _amax("amax"), "amin": _amax("amin"), "nansum": _amax("nansum"),
+    "diagonal": _diagonal, "rot90": _rot90, "tile": _tile,
+    "repeat_interleave": _repeat_interleave, "t": _unary("t", lambda lib, x: x.t()),
 }
 # ops whose result sums many inputs: their inputs leave out huge finite values (the order of
 # a sum decides whether it overflows) and int limits (design.md: ints count in int32)
 SUMMING = {"sum", "mean", "prod", "var", "std", "cumsum", "softmax", "log_softmax",
-           "logsumexp", "matmul", "cumprod", "logcumsumexp",
+           "logsumexp", "matmul", "cumprod", "logcumsumexp", "nansum",
            # torch's kernel overflows x * (1 + erf(x)) above 1.7e38 where gelu(x) = x is finite
            "gelu"}
 
@@ -677,8 +734,10 @@ def _expected_dtype(want: Any, case: Case) -> Any:
 
 # Ops that select one of two equal values: which zero torch returns for max(0.0, -0.0)
 # depends on its kernel (vectorised or scalar), so the sign of a zero is not compared there.
+# (softshrink: torch's vectorised kernel gives +0.0 between the thresholds, its scalar one
+# -0.0 for -0.0)
 SELECTING = {"maximum", "minimum", "max", "min", "cummax", "clamp", "relu", "relu6",
-             "cummin"}
+             "cummin", "amax", "amin", "hardtanh", "softshrink"}
 # Ops returning int32 indices where torch's are int64.
 INDEX_RESULTS = {"argmax", "argmin", "sort_indices", "argsort", "cummax_indices",
                  "cummin_indices"}

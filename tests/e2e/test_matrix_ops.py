@@ -91,7 +91,8 @@ def test_shape_errors(device: str) -> None:
         lambda: a.diagonal(0, 1, 1),
         lambda: pg.ones(3, device=device).diagonal(),
         lambda: pg.ones(2, 2, 2, device=device).trace(),
-        lambda: pg.ones(2, 2, 2, device=device).diag(), lambda: a.outer(a)]
+        lambda: pg.ones(2, 2, 2, device=device).diag(), lambda: a.outer(a),
+        lambda: pg.ones(3, device=device).vdot(a)]
     for f in bad:
         with pytest.raises(pg.ShapeError):
             f()

@@ -94,7 +94,7 @@ def test_split_and_narrow_errors(device: str) -> None:
     with pytest.raises(pg.ShapeError):
         pg.ones(2, 2, 2, device=device).t()
     with pytest.raises(pg.ShapeError):
-        pg.ones(3, device=device).mT
+        _ = pg.ones(3, device=device).mT
     np.testing.assert_array_equal(x.narrow(0, pg.Tensor(1, device=device), 2).numpy(),
                                   np.ones((2, 4)))
 
