@@ -16,7 +16,7 @@
     pool_adaptive.py  adaptive avg/max pooling, max_unpool, and their layers
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
     attention.py    scaled_dot_product_attention; MultiheadAttention
-    resize.py       interpolate; Upsample
+    resize.py       interpolate, pixel_(un)shuffle; Upsample, PixelShuffle, PixelUnshuffle
     losses.py       every torch loss function; loss_layers.py: the loss modules
     functional.py   the softmax family, one_hot, and the functional forms above
     init.py         torch's initialisers (kaiming, xavier, trunc_normal, ...)
@@ -93,7 +93,7 @@ from picograd.nn.pool_adaptive import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from picograd.nn.resize import Upsample
+from picograd.nn.resize import PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "ConvTranspose2d",
            "Dropout", "Embedding", "Flatten", "GroupNorm", "Hardsigmoid", "Hardswish",
@@ -104,6 +104,7 @@ __all__ += ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropy
             "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
             "MSELoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
             "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"]
+__all__ += ["PixelShuffle", "PixelUnshuffle"]
 __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
             "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

@@ -10,6 +10,7 @@ fusion apply to them unchanged).
     max_pool{1,2,3}d / avg_pool{1,2,3}d / lp_pool{1,2,3}d   (defined in picograd/nn/pool.py)
     adaptive_{avg,max}_pool{1,2,3}d / max_unpool{1,2,3}d   (picograd/nn/pool_adaptive.py)
     interpolate(x, size, scale_factor, mode, align_corners)  (picograd/nn/resize.py)
+    pixel_shuffle / pixel_unshuffle                           (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
     pad(x, pad, mode="constant", value=None)   torch's F.pad (picograd/frontend/ops_shape.py)
@@ -78,7 +79,7 @@ from picograd.nn.pool_adaptive import (
     max_unpool2d,
     max_unpool3d,
 )
-from picograd.nn.resize import interpolate
+from picograd.nn.resize import interpolate, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -91,6 +92,7 @@ __all__ += ["cosine_embedding_loss", "cosine_similarity", "gaussian_nll_loss",
             "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss",
             "multi_margin_loss", "multilabel_soft_margin_loss", "pairwise_distance",
             "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss"]
+__all__ += ["pixel_shuffle", "pixel_unshuffle"]
 __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
 __all__ += ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_unpool1d",
