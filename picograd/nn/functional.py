@@ -13,6 +13,7 @@ fusion apply to them unchanged).
     pixel_shuffle / pixel_unshuffle                           (picograd/nn/resize.py)
     scaled_dot_product_attention(q, k, v, attn_mask, ...)   (picograd/nn/attention.py)
     batch_norm / layer_norm / group_norm / rms_norm / embedding   (picograd/nn/norm.py)
+    instance_norm / local_response_norm                  (picograd/nn/norm_instance.py)
     pad(x, pad, mode="constant", value=None)   torch's F.pad (picograd/frontend/ops_shape.py)
     relu / gelu / silu / sigmoid / tanh / leaky_relu / elu / softplus   the Tensor methods
 """
@@ -57,6 +58,7 @@ from picograd.nn.losses import (
     triplet_margin_loss,
 )
 from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
+from picograd.nn.norm_instance import instance_norm, local_response_norm
 from picograd.nn.pool import (
     avg_pool1d,
     avg_pool2d,
@@ -93,6 +95,7 @@ __all__ += ["cosine_embedding_loss", "cosine_similarity", "gaussian_nll_loss",
             "multi_margin_loss", "multilabel_soft_margin_loss", "pairwise_distance",
             "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss"]
 __all__ += ["pixel_shuffle", "pixel_unshuffle"]
+__all__ += ["instance_norm", "local_response_norm"]
 __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
 __all__ += ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_unpool1d",
