@@ -60,6 +60,15 @@ def test_interpolate_matches_torch(device: str, name: str) -> None:
     _check(device, F.interpolate, TF.interpolate, shape, **kwargs)
 
 
+def test_upsample_takes_every_mode(device: str) -> None:
+    for mode, shape in (("trilinear", (1, 2, 2, 3, 2)), ("bicubic", (1, 2, 3, 3)),
+                        ("area", (1, 2, 4, 6)), ("nearest", (1, 2, 2, 2, 3))):
+        kwargs: dict[str, Any] = {"scale_factor": 0.5 if mode == "area" else 2.0,
+                                  "mode": mode}
+        ours, theirs = nn.Upsample(**kwargs), torch.nn.Upsample(**kwargs)
+        _check(device, ours, theirs, shape)
+
+
 def test_nearest_on_uint8_picks_torchs_elements(device: str) -> None:
     xn = rng.integers(0, 255, (1, 2, 3, 5)).astype(np.uint8)
     for mode in ("nearest", "nearest-exact"):
