@@ -291,16 +291,17 @@ def pad(x: T, pad: Sequence[int], mode: str = "constant", value: Scalar | None =
 
 def _pad_dim(x: T, d: int, lo: int, hi: int, mode: str, value: Scalar) -> T:
     n = x.shape[d]
+    if mode == "reflect" and min(lo, hi) < 0:
+        return _reflect_cropped(x, d, lo, hi)
+    if lo < 0 or hi < 0:  # negative padding crops (then the mode pads what is left)
+        b, e = max(-lo, 0), n - max(-hi, 0)
+        if e < b:
+            raise shape_error("pad", f"cropping ({lo}, {hi}) leaves nothing of dim {d} of "
+                                     f"size {n}")
+        x, lo, hi = x._narrow(d, b, e - b), max(lo, 0), max(hi, 0)
+        n = x.shape[d]
     if mode == "constant":
-        if lo < 0 or hi < 0:  # negative padding crops
-            b, e = max(-lo, 0), n - max(-hi, 0)
-            if e < b:
-                raise shape_error("pad", f"cropping ({lo}, {hi}) leaves nothing of dim {d} of "
-                                         f"size {n}")
-            x, lo, hi = x._narrow(d, b, e - b), max(lo, 0), max(hi, 0)
         return x.pad(tuple((lo, hi) if k == d else (0, 0) for k in range(x.ndim)), value)
-    if min(lo, hi) < 0:
-        raise shape_error("pad", f"negative sizes ({lo}, {hi}) need mode 'constant'")
     if mode == "reflect":
         if max(lo, hi) >= n:
             raise shape_error("pad", f"reflect padding ({lo}, {hi}) must be smaller than dim "
@@ -322,3 +323,16 @@ def _pad_dim(x: T, d: int, lo: int, hi: int, mode: str, value: Scalar) -> T:
         raise shape_error("pad", f"unknown mode {mode!r}: use 'constant', 'reflect', "
                                  "'replicate' or 'circular'")
     return cat([left, x, right], d)
+
+
+def _reflect_cropped(x: T, d: int, lo: int, hi: int) -> T:
+    """torch's reflect padding with a negative side: output j reads element j - lo of the
+    uncropped dim, mirrored at its edges (not the cropped dim's)."""
+    n = x.shape[d]
+    size = n + lo + hi
+    if size < 1 or max(lo, hi) >= n:
+        raise shape_error("pad", f"reflect padding ({lo}, {hi}) of dim {d} of size {n}: each "
+                                 "size must be smaller than the dim and something must remain")
+    period = 2 * (n - 1)
+    source = (x._arange(size) - lo).abs() % period  # int32 positions, computed where used
+    return x.index_select(d, (source >= n).where(period - source, source))

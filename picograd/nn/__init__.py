@@ -20,10 +20,13 @@
     pool.py         max/avg/lp pooling in 1-3 D and their layers (windows.py: the views)
     pool_adaptive.py  adaptive avg/max pooling, max_unpool, and their layers
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, embedding and their layers
+    norm_instance.py  instance_norm, local_response_norm; InstanceNorm1d/2d/3d, BatchNorm3d, ...
+    padding.py      ZeroPad/ConstantPad/ReflectionPad/ReplicationPad/CircularPad 1-3d, Unflatten
     attention.py    scaled_dot_product_attention; MultiheadAttention
-    resize.py       interpolate; Upsample
+    resize.py       interpolate, pixel_(un)shuffle; Upsample, PixelShuffle, PixelUnshuffle
     fold.py         unfold, fold (im2col and its adjoint); Unfold, Fold
-    functional.py   losses, the softmax family, one_hot, and the functional forms above
+    losses.py       every torch loss function; loss_layers.py: the loss modules
+    functional.py   the softmax family, one_hot, and the functional forms above
     init.py         torch's initialisers (kaiming, xavier, trunc_normal, ...)
     state.py        safetensors files and training checkpoints (model + optimiser),
                     torch.save files (load_torch, torch_pickle.py)
@@ -74,8 +77,53 @@ from picograd.nn.conv_layers import (
 )
 from picograd.nn.fold import Fold, Unfold
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
+from picograd.nn.loss_layers import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
+from picograd.nn.norm_instance import (
+    BatchNorm3d,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+)
+from picograd.nn.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    Unflatten,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from picograd.nn.pool import (
     AvgPool1d,
     AvgPool2d,
@@ -99,7 +147,7 @@ from picograd.nn.pool_adaptive import (
     MaxUnpool3d,
 )
 from picograd.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
-from picograd.nn.resize import Upsample
+from picograd.nn.resize import PixelShuffle, PixelUnshuffle, Upsample
 from picograd.nn.transformer import (
     Transformer,
     TransformerDecoder,
@@ -113,6 +161,17 @@ __all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d", "
            "LayerNorm", "LeakyReLU", "Linear", "MaxPool2d", "Mish", "Module",
            "MultiheadAttention", "RMSNorm", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
            "Softplus", "StateDictError", "Tanh", "Upsample", "functional", "init", "utils"]
+__all__ += ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+            "MSELoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+            "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"]
+__all__ += ["PixelShuffle", "PixelUnshuffle"]
+__all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+            "LocalResponseNorm"]
+__all__ += ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+            "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Unflatten",
+            "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
 __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
             "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

@@ -353,6 +353,12 @@ class AvgPool1d(_AvgPool):
         return avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad)
 
+    def extra_repr(self) -> str:  # torch's AvgPool1d shows its sizes as 1-tuples
+        sizes = [ntuple("AvgPool1d", name, value, 1, 0) for name, value in
+                 (("kernel_size", self.kernel_size), ("stride", self.stride),
+                  ("padding", self.padding))]
+        return f"kernel_size={sizes[0]}, stride={sizes[1]}, padding={sizes[2]}"
+
 
 class AvgPool2d(_AvgPool):
     _pool = staticmethod(avg_pool2d)
@@ -374,6 +380,10 @@ class _LPPool(Module):
     def forward(self, x: Tensor) -> Tensor:
         return type(self)._pool(x, self.norm_type, self.kernel_size, self.stride,
                                 self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
 
 
 class LPPool1d(_LPPool):

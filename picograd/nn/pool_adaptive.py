@@ -226,6 +226,7 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPool):
 
 class _MaxUnpool(Module):
     _pool: Any
+    _n = 1
 
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0):
         super().__init__()
@@ -237,8 +238,12 @@ class _MaxUnpool(Module):
         return type(self)._pool(x, indices, self.kernel_size, self.stride, self.padding,
                                 output_size)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    def extra_repr(self) -> str:  # torch shows the sizes as tuples
+        name, n = type(self).__name__, self._n
+        k = ntuple(name, "kernel_size", self.kernel_size, n, 1)
+        s = ntuple(name, "stride", self.stride, n, 1)
+        p = ntuple(name, "padding", self.padding, n, 0)
+        return f"kernel_size={k}, stride={s}, padding={p}"
 
 
 class MaxUnpool1d(_MaxUnpool):
@@ -247,7 +252,9 @@ class MaxUnpool1d(_MaxUnpool):
 
 class MaxUnpool2d(_MaxUnpool):
     _pool = staticmethod(max_unpool2d)
+    _n = 2
 
 
 class MaxUnpool3d(_MaxUnpool):
     _pool = staticmethod(max_unpool3d)
+    _n = 3

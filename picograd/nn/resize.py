@@ -1,5 +1,7 @@
-"""`interpolate` and the `Upsample` layer: torch's `F.interpolate` for (N, C, W) and
-(N, C, H, W) inputs, modes 'nearest', 'nearest-exact', 'linear' (3-D) and 'bilinear' (4-D).
+"""`interpolate` and the `Upsample` layer: torch's `F.interpolate` for (N, C, W),
+(N, C, H, W) and (N, C, D, H, W) inputs, modes 'nearest' and 'nearest-exact' (also on
+integer inputs: an index_select per axis), 'linear' (3-D), 'bilinear' and 'bicubic' (4-D),
+'trilinear' (5-D) and 'area' (adaptive average pooling).
 
 Resizing one axis is a linear map, so it is a matrix: row `o` of A (out x in) holds the
 weights output `o` gives the input elements (a single 1 for nearest, two weights that sum to
@@ -20,11 +22,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from picograd.frontend.dtype import uint8
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.tensor import Tensor
 from picograd.nn.module import Module
+from picograd.nn.pool_adaptive import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+)
 
-_MODES = {"nearest": (3, 4), "nearest-exact": (3, 4), "linear": (3,), "bilinear": (4,)}
+_MODES = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,),
+          "bicubic": (4,), "trilinear": (5,), "area": (3, 4, 5)}
 
 
 def _source_scale(size: int, out: int, scale: float | None, align_corners: bool) -> np.float32:
@@ -68,6 +77,41 @@ def _linear_matrix(size: int, out: int, scale: float | None, align_corners: bool
     return matrix
 
 
+def _cubic_matrix(size: int, out: int, scale: float | None, align_corners: bool) -> np.ndarray:
+    """Four weights per row, torch's cubic convolution (A = -0.75) around the source
+    position (o + 0.5) * s - 0.5 (not clamped), or o * s with align_corners; indices past
+    an edge read the edge element."""
+    s = _source_scale(size, out, scale, align_corners)
+    o = np.arange(out, dtype=np.float32)
+    src = o * s if align_corners else (o + np.float32(0.5)) * s - np.float32(0.5)
+    base = np.floor(src)
+    t = (src - base).astype(np.float32)
+    a = np.float32(-0.75)
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    matrix = np.zeros((out, size), np.float32)
+    rows = np.arange(out)
+    for k, w in enumerate(weights):
+        np.add.at(matrix, (rows, np.clip(base.astype(np.int64) - 1 + k, 0, size - 1)),
+                  w.astype(np.float32))
+    return matrix
+
+
+def _nearest_select(x: Tensor, sizes: Sequence[int], scales: Sequence[float | None],
+                    exact: bool) -> Tensor:
+    """Nearest resizing as an index_select per axis (exact for every dtype)."""
+    for j, (n, out, scale) in enumerate(zip(x.shape[2:], sizes, scales, strict=True)):
+        index = _nearest_matrix(n, out, scale, exact).argmax(1).astype(np.int32)
+        x = x.index_select(2 + j, Tensor(index, device=x.device))
+    return x
+
+
 def _output_sizes(x: Tensor, size: int | Sequence[int] | None,
                   scale_factor: float | Sequence[float] | None
                   ) -> tuple[list[int], list[float | None]]:
@@ -97,7 +141,7 @@ def interpolate(x: Tensor, size: int | Sequence[int] | None = None,
                 scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None) -> Tensor:
-    """torch's `F.interpolate`: resize the spatial dims of x (N, C, W) or (N, C, H, W) to
+    """torch's `F.interpolate`: resize the spatial dims of x (N, C, *1 to 3 dims) to
     `size`, or by `scale_factor` (the output size is floor(in * factor), and the factor
     itself maps output to input positions unless `recompute_scale_factor`)."""
     op = "interpolate"
@@ -108,24 +152,42 @@ def interpolate(x: Tensor, size: int | Sequence[int] | None = None,
     if x.ndim not in _MODES[mode]:
         want = " or ".join(f"{n}-D" for n in _MODES[mode])
         raise shape_error(op, f"mode {mode!r} needs a {want} input, got shape {x.shape}")
-    if not x.dtype.is_float:
-        raise dtype_error(op, f"needs a float input, got {x.dtype.name}")
-    linear = mode in ("linear", "bilinear")
-    if align_corners is not None and not linear:
-        raise shape_error(op, f"align_corners only applies to linear modes, not {mode!r}")
+    if not (x.dtype.is_float or (x.dtype == uint8 and mode in ("nearest", "nearest-exact"))):
+        raise dtype_error(op, f"mode {mode!r} needs a float input (or uint8 for the nearest "
+                              f"modes, as torch), got {x.dtype.name}")
+    if align_corners is not None and mode not in ("linear", "bilinear", "bicubic",
+                                                  "trilinear"):
+        raise shape_error(op, f"align_corners only applies to linear and cubic modes, not "
+                              f"{mode!r}")
     sizes, scales = _output_sizes(x, size, scale_factor)
+    if mode == "area":  # torch's area mode: adaptive average pooling to the output size
+        return _AREA[x.ndim](x, sizes)
     if recompute_scale_factor:
         scales = [None] * len(scales)
-    matrices = []
-    for n, out, scale in zip(x.shape[2:], sizes, scales, strict=True):
-        if linear:
-            matrices.append(_linear_matrix(n, out, scale, bool(align_corners)))
-        else:
-            matrices.append(_nearest_matrix(n, out, scale, mode == "nearest-exact"))
+    if not x.dtype.is_float:  # nearest on integers: the picked elements, exactly
+        return _nearest_select(x, sizes, scales, mode == "nearest-exact")
+    matrices = [_matrix(mode, n, out, scale, bool(align_corners))
+                for n, out, scale in zip(x.shape[2:], sizes, scales, strict=True)]
     y = x @ Tensor(matrices[-1].T.copy(), device=x.device)  # the last axis
     if x.ndim == 4:
         y = Tensor(matrices[0], device=x.device) @ y
+    elif x.ndim == 5:  # depth and height: each a matmul over its axis moved last
+        for axis in (2, 3):
+            moved = y.movedim(axis, -1) @ Tensor(matrices[axis - 2].T.copy(), device=x.device)
+            y = moved.movedim(-1, axis)
     return y
+
+
+def _matrix(mode: str, n: int, out: int, scale: float | None, align_corners: bool
+            ) -> np.ndarray:
+    if mode == "bicubic":
+        return _cubic_matrix(n, out, scale, align_corners)
+    if mode in ("linear", "bilinear", "trilinear"):
+        return _linear_matrix(n, out, scale, align_corners)
+    return _nearest_matrix(n, out, scale, mode == "nearest-exact")
+
+
+_AREA = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}
 
 
 class Upsample(Module):
@@ -146,3 +208,57 @@ class Upsample(Module):
         what = f"size={self.size}" if self.scale_factor is None else \
             f"scale_factor={self.scale_factor}"
         return f"{what}, mode={self.mode!r}"
+
+
+# ── pixel shuffle ────────────────────────────────────────────────────────────
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): torch's sub-pixel rearrangement (a view)."""
+    r, op = upscale_factor, "pixel_shuffle"
+    if not isinstance(r, int) or r < 1 or input.ndim < 3 or input.shape[-3] % (r * r):
+        raise shape_error(op, f"needs an input (*, C*{r}*{r}, H, W) and a positive int "
+                              f"factor, got {input.shape} and {upscale_factor!r}")
+    *lead, c, h, w = input.shape
+    k = len(lead)
+    split = input.reshape(*lead, c // (r * r), r, r, h, w)
+    order = (*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return split.permute(order).reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W): pixel_shuffle's inverse."""
+    r, op = downscale_factor, "pixel_unshuffle"
+    if not isinstance(r, int) or r < 1 or input.ndim < 3 or input.shape[-1] % r or \
+            input.shape[-2] % r:
+        raise shape_error(op, f"needs an input (*, C, H*{r}, W*{r}) and a positive int "
+                              f"factor, got {input.shape} and {downscale_factor!r}")
+    *lead, c, h, w = input.shape
+    k = len(lead)
+    split = input.reshape(*lead, c, h // r, r, w // r, r)
+    order = (*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return split.permute(order).reshape(*lead, c * r * r, h // r, w // r)
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return pixel_shuffle(x, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return pixel_unshuffle(x, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"

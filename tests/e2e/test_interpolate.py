@@ -80,7 +80,8 @@ X = pg.Tensor.zeros(1, 2, 4, 4)
     (lambda: F.interpolate(X, size=(2, 2, 2)), ("size", "(1, 2, 4, 4)")),
     (lambda: F.interpolate(X, scale_factor=-1.0), ("scale_factor", "-1.0")),
     (lambda: F.interpolate(X, scale_factor=0.1), ("empty",)),
-    (lambda: F.interpolate(X, size=3, mode="bicubic"), ("mode", "'bicubic'")),
+    (lambda: F.interpolate(X, size=3, mode="bicubical"), ("mode", "'bicubical'")),
+    (lambda: F.interpolate(X[0], size=3, mode="bicubic"), ("'bicubic'", "4-D", "(2, 4, 4)")),
     (lambda: F.interpolate(X, size=3, mode="linear"), ("'linear'", "3-D", "(1, 2, 4, 4)")),
     (lambda: F.interpolate(X, size=3, align_corners=True), ("align_corners", "'nearest'")),
 ])

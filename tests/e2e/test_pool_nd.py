@@ -136,6 +136,14 @@ def test_layers_and_functional_names() -> None:
                                torch.nn.AvgPool3d(2, divisor_override=3)(torch.tensor(x3)),
                                rtol=1e-5, atol=1e-5)
     assert F.max_pool1d is max_pool1d and F.avg_pool3d is avg_pool3d
+    for ours, theirs in ((AvgPool1d(3, 1, 1), torch.nn.AvgPool1d(3, 1, 1)),
+                         (LPPool1d(2, 3, 2), torch.nn.LPPool1d(2, 3, 2)),
+                         (MaxPool3d(2, 1), torch.nn.MaxPool3d(2, 1)),
+                         (AvgPool3d(2), torch.nn.AvgPool3d(2)),
+                         (nn.MaxUnpool1d(3, 2, 1), torch.nn.MaxUnpool1d(3, 2, 1)),
+                         (nn.MaxUnpool3d(2), torch.nn.MaxUnpool3d(2)),
+                         (nn.AdaptiveAvgPool2d((2, 3)), torch.nn.AdaptiveAvgPool2d((2, 3)))):
+        assert repr(ours) == repr(theirs)
 
 
 @pytest.mark.parametrize(("make", "words"), [
