@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
     from picograd.frontend.dtype import (
         DTYPES,
+        bfloat16,
         float16,
         float64,
         int8,
@@ -121,8 +122,8 @@ _LAZY: dict[str, tuple[str, str]] = {
         "maximum", "minimum", "where", *_CREATION)},
     "bool": ("picograd.frontend", "bool_"),
     **{name: ("picograd.frontend.dtype", name) for name in (
-        "float16", "float64", "int8", "uint8", "int16", "int64", "uint16", "uint32", "uint64",
-        "promote_types", "result_type", "DTYPES")},
+        "bfloat16", "float16", "float64", "int8", "uint8", "int16", "int64", "uint16", "uint32",
+        "uint64", "promote_types", "result_type", "DTYPES")},
     **{alias: ("picograd.frontend.dtype", name) for alias, name in (
         ("half", "float16"), ("float", "float32"), ("double", "float64"), ("int", "int32"),
         ("long", "int64"))},
@@ -177,6 +178,7 @@ __all__ = [
     "Variable",
     "ZeroDivisorError",
     "arange",
+    "bfloat16",
     "bool",
     "cat",
     "compile_stats",

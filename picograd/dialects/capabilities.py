@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import llvmlite.binding as llvm
-from xdsl.dialects.builtin import f16, f32, f64, i1, i8, i16, i32
+from xdsl.dialects.builtin import bf16, f16, f32, f64, i1, i8, i16, i32
 from xdsl.ir import Attribute
 
 from picograd.dialects.dtypes import ELEMENT_TYPES, ui8
@@ -87,8 +87,8 @@ def _math(functions: tuple[str, ...], dtypes: tuple[Attribute, ...]) -> frozense
     return frozenset((f, t) for f in functions for t in dtypes)
 
 
-_FLOATS_CPU = (f16, f32, f64)
-_NARROW_FLOATS = (f16, f32)
+_FLOATS_CPU = (f16, f32, f64, bf16)
+_NARROW_FLOATS = (f16, f32, bf16)
 
 _TABLES: dict[str, Capabilities] = {
     # LLVM and C: the host CPU, every dtype, libm for every float width (f16 math goes
@@ -117,7 +117,7 @@ _TABLES: dict[str, Capabilities] = {
     # runtime. f16 (an optional WebGPU feature), i8, ui8 and i16 are emulated: held as
     # f32 / i32, one element per 32-bit word, and rounded or wrapped after every op.
     "wgsl": Capabilities(
-        target="wgsl", gpu=True, dtypes=frozenset({f32, i32, i1, f16, i8, ui8, i16}),
+        target="wgsl", gpu=True, dtypes=frozenset({f32, i32, i1, f16, i8, ui8, i16, bf16}),
         emulated=((f16, f32), (i8, i32), (ui8, i32), (i16, i32)),
         math=_math(TRANSCENDENTALS, (f32,)), index_bits=32, vector_widths=(1, 2, 4),
         max_buffers=8, max_local_size=256, max_local_dims=(256, 256, 64),
