@@ -37,7 +37,8 @@ TRANSCENDENTALS = ("exp", "log", "sqrt", "sin", "exp2", "log2")
 class Capabilities:
     """The limits and features of one compile target.
 
-    `dtypes` are the element types a buffer may hold and a kernel may use; `emulated` the
+    `dtypes` are the element types a buffer may hold and a kernel may use (bf16 on every
+    target: `tensor-legalize-bf16` holds it in f32 and stores it as i16); `emulated` the
     pairs (narrow, wide) of those the target has no arithmetic for: their values are held
     in the wide type (buffers too, one element per wide word) and `uop-legalize` rewrites
     their arithmetic into the wide type followed by a cast back, which rounds or wraps as

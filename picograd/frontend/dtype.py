@@ -1,8 +1,8 @@
 """The frontend's element types and torch's type promotion.
 
     DType(name, itemsize, np, ir)      np: the numpy twin (the buffer's dtype); ir: IR type
-    float16 (half)  float32 (float)  float64 (double)  int8  uint8  int16  int32 (int)
-    int64 (long)  bool
+    float16 (half)  bfloat16  float32 (float)  float64 (double)  int8  uint8  int16
+    int32 (int)  int64 (long)  bool  uint16  uint32  uint64
     to_dtype(x) -> DType               a DType, numpy dtype, python type, name or alias
     promote_types(a, b) -> DType       the lattice below (torch.promote_types)
     result_type(dims, zero_dims, scalars) -> DType          torch.result_type's tiers
