@@ -7,8 +7,8 @@ and WGSL, run on the CPU (LLVM or C), NVIDIA GPUs (CUDA) and WebGPU.
     y.numpy()                                # compiles one fused kernel and runs it
 
 Public API: `Tensor`, the dtypes `float16` (`half`), `bfloat16`, `float32` (`float`),
-`float64` (`double`), `int8`, `uint8`, `int16`, `int32` (`int`), `int64` (`long`), `uint16`, `uint32`,
-`uint64`, `bool` (all in `DTYPES`), `result_type`, `promote_types`,
+`float64` (`double`), `int8`, `uint8`, `int16`, `int32` (`int`), `int64` (`long`),
+`uint16`, `uint32`, `uint64`, `bool` (all in `DTYPES`), `result_type`, `promote_types`,
 `manual_seed`, `realize` (with `pipeline=` for any pass pipeline), `where`, `maximum`,
 `minimum`, `einsum`, `cat`, `stack`, torch-style creation functions (`tensor`, `zeros`,
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
