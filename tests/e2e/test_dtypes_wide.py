@@ -278,3 +278,16 @@ def test_bfloat16_sums_and_matmul_accumulate_in_float32(device: str) -> None:
                                    rtol=2**-8, atol=1e-6)  # one bf16 rounding apart at most
     ones = pg.Tensor.ones(4096, device=device).cast(pg.bfloat16)
     assert ones.sum().item() == 4096.0  # a bf16 accumulator would stop at 256
+
+
+def test_float32_to_bfloat16_rounds_every_kind_of_value_as_torch(device: str) -> None:
+    """Random f32 bit patterns (every exponent: subnormals, inf, NaN payloads) and exact
+    ties: the cast rounds to nearest even as torch."""
+    bits = np.random.default_rng(3).integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    ties = (np.arange(2000, dtype=np.uint32) << 16) | 0x8000  # halfway between two bf16
+    a = np.concatenate([bits, ties, ties | 0x80000000]).view(np.float32)
+    x, tx = _bf16_pair(device, a)
+    ours, theirs = x.numpy().astype(np.float32), tx.float().numpy()
+    nan = np.isnan(theirs)
+    np.testing.assert_array_equal(np.isnan(ours), nan)
+    np.testing.assert_array_equal(ours[~nan].view(np.uint32), theirs[~nan].view(np.uint32))
