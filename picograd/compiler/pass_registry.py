@@ -20,12 +20,12 @@ PassGetter = Callable[[], type[ModulePass]]
 
 # name -> (module, class); the single table the getters are built from.
 _PASS_TABLE: dict[str, tuple[str, str]] = {
-    "tensor-legalize-bf16": (
-        "picograd.passes.tensor.tensor_legalize_bf16", "TensorLegalizeBf16Pass"),
     "tensor-simplify": ("picograd.passes.tensor.tensor_simplify", "TensorSimplifyPass"),
     "matmul-layout": ("picograd.passes.tensor.matmul_layout", "MatmulLayoutPass"),
     "tensor-split-reduce": (
         "picograd.passes.tensor.tensor_split_reduce", "TensorSplitReducePass"),
+    "tensor-legalize-bf16": (
+        "picograd.passes.tensor.tensor_legalize_bf16", "TensorLegalizeBf16Pass"),
     "convert-tensor-to-sched": (
         "picograd.passes.sched.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
     "sched-dedup": ("picograd.passes.sched.sched_dedup", "SchedDedupPass"),
