@@ -6,9 +6,9 @@ and WGSL, run on the CPU (LLVM or C), NVIDIA GPUs (CUDA) and WebGPU.
     y = (a * 0.5 + 1).relu().sum(axis=1)     # lazy: a graph, nothing computed
     y.numpy()                                # compiles one fused kernel and runs it
 
-Public API: `Tensor`, the dtypes `float16` (`half`), `float32` (`float`), `float64`
-(`double`), `int8`, `uint8`, `int16`, `int32` (`int`), `int64` (`long`), `uint16`, `uint32`,
-`uint64`, `bool` (all in `DTYPES`), `result_type`, `promote_types`,
+Public API: `Tensor`, the dtypes `float16` (`half`), `bfloat16`, `float32` (`float`),
+`float64` (`double`), `int8`, `uint8`, `int16`, `int32` (`int`), `int64` (`long`),
+`uint16`, `uint32`, `uint64`, `bool` (all in `DTYPES`), `result_type`, `promote_types`,
 `manual_seed`, `realize` (with `pipeline=` for any pass pipeline), `where`, `maximum`,
 `minimum`, `einsum`, `cat`, `stack`, torch-style creation functions (`tensor`, `zeros`,
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
     from picograd.frontend.dtype import (
         DTYPES,
+        bfloat16,
         float16,
         float64,
         int8,
@@ -155,8 +156,8 @@ _LAZY: dict[str, tuple[str, str]] = {
         "maximum", "minimum", "where", *_CREATION)},
     "bool": ("picograd.frontend", "bool_"),
     **{name: ("picograd.frontend.dtype", name) for name in (
-        "float16", "float64", "int8", "uint8", "int16", "int64", "uint16", "uint32", "uint64",
-        "promote_types", "result_type", "DTYPES")},
+        "bfloat16", "float16", "float64", "int8", "uint8", "int16", "int64", "uint16", "uint32",
+        "uint64", "promote_types", "result_type", "DTYPES")},
     **{alias: ("picograd.frontend.dtype", name) for alias, name in (
         ("half", "float16"), ("float", "float32"), ("double", "float64"), ("int", "int32"),
         ("long", "int64"))},
@@ -218,6 +219,7 @@ __all__ = [
     "ZeroDivisorError",
     "arange",
     "autocast",
+    "bfloat16",
     "bool",
     "cat",
     "compile_stats",

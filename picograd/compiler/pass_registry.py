@@ -24,6 +24,8 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "matmul-layout": ("picograd.passes.tensor.matmul_layout", "MatmulLayoutPass"),
     "tensor-split-reduce": (
         "picograd.passes.tensor.tensor_split_reduce", "TensorSplitReducePass"),
+    "tensor-legalize-bf16": (
+        "picograd.passes.tensor.tensor_legalize_bf16", "TensorLegalizeBf16Pass"),
     "convert-tensor-to-sched": (
         "picograd.passes.sched.convert_tensor_to_sched", "ConvertTensorToSchedPass"),
     "sched-dedup": ("picograd.passes.sched.sched_dedup", "SchedDedupPass"),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import llvmlite.binding as llvm
-from xdsl.dialects.builtin import f16, f32, f64, i1, i8, i16, i32
+from xdsl.dialects.builtin import bf16, f16, f32, f64, i1, i8, i16, i32
 from xdsl.ir import Attribute
 
 from picograd.dialects.dtypes import ELEMENT_TYPES, ui8
@@ -37,7 +37,8 @@ TRANSCENDENTALS = ("exp", "log", "sqrt", "sin", "exp2", "log2")
 class Capabilities:
     """The limits and features of one compile target.
 
-    `dtypes` are the element types a buffer may hold and a kernel may use; `emulated` the
+    `dtypes` are the element types a buffer may hold and a kernel may use (bf16 on every
+    target: `tensor-legalize-bf16` holds it in f32 and stores it as i16); `emulated` the
     pairs (narrow, wide) of those the target has no arithmetic for: their values are held
     in the wide type (buffers too, one element per wide word) and `uop-legalize` rewrites
     their arithmetic into the wide type followed by a cast back, which rounds or wraps as
@@ -87,8 +88,8 @@ def _math(functions: tuple[str, ...], dtypes: tuple[Attribute, ...]) -> frozense
     return frozenset((f, t) for f in functions for t in dtypes)
 
 
-_FLOATS_CPU = (f16, f32, f64)
-_NARROW_FLOATS = (f16, f32)
+_FLOATS_CPU = (f16, f32, f64, bf16)
+_NARROW_FLOATS = (f16, f32, bf16)
 
 _TABLES: dict[str, Capabilities] = {
     # LLVM and C: the host CPU, every dtype, libm for every float width (f16 math goes
@@ -117,7 +118,7 @@ _TABLES: dict[str, Capabilities] = {
     # runtime. f16 (an optional WebGPU feature), i8, ui8 and i16 are emulated: held as
     # f32 / i32, one element per 32-bit word, and rounded or wrapped after every op.
     "wgsl": Capabilities(
-        target="wgsl", gpu=True, dtypes=frozenset({f32, i32, i1, f16, i8, ui8, i16}),
+        target="wgsl", gpu=True, dtypes=frozenset({f32, i32, i1, f16, i8, ui8, i16, bf16}),
         emulated=((f16, f32), (i8, i32), (ui8, i32), (i16, i32)),
         math=_math(TRANSCENDENTALS, (f32,)), index_bits=32, vector_widths=(1, 2, 4),
         max_buffers=8, max_local_size=256, max_local_dims=(256, 256, 64),

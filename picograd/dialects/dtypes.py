@@ -7,8 +7,10 @@ integers are read as signed, `ui8` (`ui16`, `ui32`, `ui64`) as unsigned, as in M
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -16,6 +18,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     VectorType,
+    bf16,
     f16,
     f32,
     f64,
@@ -48,6 +51,7 @@ _TO_NUMPY: dict[Attribute, np.dtype] = {
     ui16: np.dtype(np.uint16),
     ui32: np.dtype(np.uint32),
     ui64: np.dtype(np.uint64),
+    bf16: np.dtype(ml_dtypes.bfloat16),
 }
 _FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
 
@@ -71,7 +75,7 @@ def lane_type(t: Attribute) -> Attribute:
 
 def is_float(t: Attribute) -> bool:
     """A float scalar, or a vector of floats."""
-    return isinstance(lane_type(t), Float16Type | Float32Type | Float64Type)
+    return isinstance(lane_type(t), Float16Type | Float32Type | Float64Type | BFloat16Type)
 
 
 def is_bool(t: Attribute) -> bool:

@@ -1,8 +1,8 @@
 """The frontend's element types and torch's type promotion.
 
     DType(name, itemsize, np, ir)      np: the numpy twin (the buffer's dtype); ir: IR type
-    float16 (half)  float32 (float)  float64 (double)  int8  uint8  int16  int32 (int)
-    int64 (long)  bool
+    float16 (half)  bfloat16  float32 (float)  float64 (double)  int8  uint8  int16
+    int32 (int)  int64 (long)  bool  uint16  uint32  uint64
     to_dtype(x) -> DType               a DType, numpy dtype, python type, name or alias
     promote_types(a, b) -> DType       the lattice below (torch.promote_types)
     result_type(dims, zero_dims, scalars) -> DType          torch.result_type's tiers
@@ -40,6 +40,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from xdsl.ir import Attribute
 
@@ -69,8 +70,8 @@ class DType:
     @functools.cached_property
     def category(self) -> int:
         """BOOL, INTEGER or FLOAT (the promotion order)."""
-        kind = self.np.kind
-        return BOOL if kind == "b" else FLOAT if kind == "f" else INTEGER
+        kind = self.np.kind  # ml_dtypes' bfloat16 is a numpy "V" (void) kind: a float
+        return BOOL if kind == "b" else FLOAT if kind in "fV" else INTEGER
 
     @functools.cached_property
     def is_float(self) -> bool:
@@ -88,7 +89,7 @@ class DType:
     @functools.cached_property
     def is_signed(self) -> bool:
         """Whether negative values are representable (floats and signed integers)."""
-        return self.np.kind in "fi"
+        return self.np.kind in "fiV"
 
     @property
     def min(self) -> float | int:
@@ -121,9 +122,10 @@ bool_ = DType("bool", 1, np.dtype(np.bool_))
 uint16 = DType("uint16", 2, np.dtype(np.uint16))
 uint32 = DType("uint32", 4, np.dtype(np.uint32))
 uint64 = DType("uint64", 8, np.dtype(np.uint64))
+bfloat16 = DType("bfloat16", 2, np.dtype(ml_dtypes.bfloat16))
 
 DTYPES: tuple[DType, ...] = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_,
-                             uint16, uint32, uint64)
+                             uint16, uint32, uint64, bfloat16)
 # torch's "limited support" unsigned types: they promote with floats and themselves only
 _LIMITED_UNSIGNED = frozenset({uint16, uint32, uint64})
 DEFAULT_FLOAT, DEFAULT_INT = float32, int32
@@ -131,7 +133,7 @@ DEFAULT_FLOAT, DEFAULT_INT = float32, int32
 _BY_NAME: dict[str, DType] = {
     **{t.name: t for t in DTYPES},
     "half": float16, "f16": float16, "float": float32, "f32": float32,
-    "double": float64, "f64": float64,
+    "double": float64, "f64": float64, "bf16": bfloat16,
     "i8": int8, "u8": uint8, "ui8": uint8, "short": int16, "i16": int16,
     "int": int32, "i32": int32, "long": int64, "i64": int64, "bool_": bool_, "i1": bool_,
     "u16": uint16, "ui16": uint16, "u32": uint32, "ui32": uint32, "u64": uint64, "ui64": uint64,
@@ -264,7 +266,9 @@ def promote_types(a: DType, b: DType) -> DType:
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.is_float:
-        return a if a.itemsize >= b.itemsize else b
+        if a.itemsize == b.itemsize:  # float16 and bfloat16: neither holds the other
+            return float32
+        return a if a.itemsize > b.itemsize else b
     if a.is_bool:
         return a
     (alo, ahi), (blo, bhi) = _int_range(a), _int_range(b)

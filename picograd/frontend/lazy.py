@@ -161,6 +161,8 @@ class LazyOp:
 
     def become_buffer(self, array: np.ndarray) -> None:
         """Turn this node into a leaf holding `array` (its realized value)."""
+        if self.dtype.np.kind == "V" and array.dtype != self.dtype.np:  # bfloat16: its bits
+            array = array.view(self.dtype.np)
         self.op, self.src, self.arg, self.buffer = "buffer", (), None, array
         sig = self.sig = ("buffer", None, self.shape, self.dtype.name)
         key = _STRUCTURES.get((sig,))

@@ -122,7 +122,9 @@ class ReduceOps(ElementwiseOps):
         self._check_device("matmul", other)
         dt = promote(self.dtype, other.dtype)
         dt = DEFAULT_INT if dt.is_bool else dt  # bools are multiplied and summed as int32
-        a, b = self.cast(dt), other.cast(dt)  # type: ignore[attr-defined]
+        # float16 / bfloat16 multiply and add in float32, rounded once at the end (torch)
+        wide = float_compute_dtype(dt) if dt.is_float else dt
+        a, b = self.cast(wide), other.cast(wide)  # type: ignore[attr-defined]
         if a.ndim == 0 or b.ndim == 0:
             raise shape_error("matmul", f"needs at least 1-D operands, got shapes {self.shape} "
                                         f"and {other.shape}")
@@ -142,7 +144,7 @@ class ReduceOps(ElementwiseOps):
         xe = x.reshape(*x.shape[:-1], 1, k).expand(*batch, n, m, k)
         ye = y.transpose(-1, -2).reshape(*y.shape[:-2], 1, m, k).expand(*batch, n, m, k)
         out = (xe * ye).sum(axis=-1)
-        if not dt.is_float and out.dtype is not dt:  # int8/uint8/int16 sum in int32: wrap back
+        if out.dtype is not dt:  # int8/uint8/int16 sum in int32: wrap back; f16 rounds
             out = out.cast(dt)
         shape = batch + ((n,) if self.ndim > 1 else ()) + ((m,) if other.ndim > 1 else ())
         return out.reshape(shape)

@@ -33,6 +33,7 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 from safetensors import SafetensorError
@@ -78,9 +79,10 @@ def _host_array(value: Tensor | npt.ArrayLike) -> np.ndarray:
 
 
 # safetensors' dtype codes that numpy holds (all little-endian in the file)
+# (BF16 as ml_dtypes' bfloat16, picograd.bfloat16's numpy twin: kept 16-bit, not widened)
 _NUMPY_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
                  "I16": "<i2", "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1",
-                 "BOOL": "?"}
+                 "BOOL": "?", "BF16": ml_dtypes.bfloat16}
 
 
 def _f8_table(exponent_bits: int, ieee: bool) -> np.ndarray:
@@ -106,13 +108,11 @@ def _f8_table(exponent_bits: int, ieee: bool) -> np.ndarray:
 
 # codes numpy has no type for, read as float32 (each value exactly, as torch's `.float()`)
 _F8_TABLES = {"F8_E4M3": _f8_table(4, ieee=False), "F8_E5M2": _f8_table(5, ieee=True)}
-_WIDENED = {"BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1}  # code -> bytes per element
+_WIDENED = {"F8_E4M3": 1, "F8_E5M2": 1}  # code -> bytes per element
 
 
 def _widened(code: str, raw: np.ndarray) -> np.ndarray:
-    """float32 values of `raw`, the file's uint8 (F8) or little-endian uint16 (BF16) codes."""
-    if code == "BF16":  # the top half of a float32
-        return (raw.astype(np.uint32) << 16).view(np.float32)
+    """float32 values of `raw`, the file's uint8 (F8) codes."""
     return _F8_TABLES[code][raw]
 
 
@@ -182,8 +182,10 @@ def load_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The arrays stored in the safetensors file `path`, by name: read-only views of the
     file, memory-mapped, so nothing is read before it is used and `load_state_dict` copies
     each tensor once, from the page cache into the parameter. Copy an array to change it.
-    BF16, F8_E4M3 and F8_E5M2 tensors, which numpy has no type for, come as float32 arrays
-    (read-only copies; every value exact, as torch's `.float()`); other dtypes numpy cannot
+    BF16 tensors come as bfloat16 arrays (ml_dtypes' type, `picograd.bfloat16`'s twin: kept
+    16-bit, mapped like the others); F8_E4M3 and F8_E5M2, which picograd has no dtype for,
+    as float32 arrays (read-only copies; every value exact, as torch's `.float()`); other
+    dtypes numpy cannot
     hold, a path that is not a regular file (a FIFO, a directory) and a broken file raise
     `CheckpointError` naming the file (and the tensor)."""
     return _read(os.fspath(path))[0]
@@ -217,7 +219,7 @@ def _array(mapped: mmap.mmap, data: int, key: str, info: Any) -> np.ndarray:
     if code not in _NUMPY_DTYPES and code not in _WIDENED:
         raise ValueError(f"tensor {key!r} has dtype {code}, which picograd cannot read "
                          f"(it reads {', '.join([*_NUMPY_DTYPES, *_WIDENED])})")
-    dtype = np.dtype(_NUMPY_DTYPES.get(code) or ("<u2" if _WIDENED[code] == 2 else "u1"))
+    dtype = np.dtype(_NUMPY_DTYPES.get(code) or "u1")
     shape = tuple(int(d) for d in info["shape"])
     begin, end = (int(x) for x in info["data_offsets"])
     count = math.prod(shape)
@@ -326,7 +328,8 @@ def _dtype_problem(array: np.ndarray, target: np.dtype) -> str | None:
     """Why `array` cannot be loaded into a tensor of dtype `target`, or None: floats load
     into floats (rounded, as torch's `copy_`), integers into integers that hold every value
     (picograd's int32 `num_batches_tracked` takes torch's int64), bool into bool."""
-    kind, want = array.dtype.kind, target.kind
+    # ml_dtypes' bfloat16 is numpy kind "V": a float here
+    kind, want = (("f" if d.kind == "V" else d.kind) for d in (array.dtype, target))
     if kind == want == "f" or kind == want == "b":
         return None
     if kind in "iu" and want in "iu":

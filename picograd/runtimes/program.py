@@ -262,6 +262,9 @@ class Program:
         arrays: list[np.ndarray] = []
         for i, value in enumerate(inputs):
             size, dtype, buffer_type = self._inputs[i]
+            if (value.__class__ is np.ndarray and value.dtype.kind == "V"
+                    and value.dtype.itemsize == dtype.itemsize):
+                value = value.view(dtype)  # bfloat16: the kernels read its 16 bits as i16
             if (value.__class__ is not np.ndarray or value.dtype != dtype
                     or not value.flags.c_contiguous):
                 value = np.ascontiguousarray(value, dtype=dtype)

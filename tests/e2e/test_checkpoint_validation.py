@@ -5,8 +5,8 @@ out-of-range hyper-parameter, step count, state tensor or extra value is a typed
 names the file, the entry and what is wrong, and the model and optimizer are exactly as they
 were. A FIFO, a directory, a socket or a symbolic link loop where a file is expected is an
 error at once (never a wait on the FIFO) and leaks no descriptor; in the disk cache it is a
-miss and the entry is rebuilt. BF16 and F8 tensors load as float32, bit for bit torch's
-`.float()`."""
+miss and the entry is rebuilt. BF16 tensors load as bfloat16 (not widened) and F8 as
+float32, bit for bit torch's `.float()`."""
 
 from __future__ import annotations
 
@@ -397,7 +397,13 @@ def test_bf16_and_f8_load_as_torch_widens_them(name: str, tmp_path: Path) -> Non
     path = tmp_path / f"{name}.safetensors"
     torch_save_file({"every": every}, str(path))
     got = load_safetensors(path)["every"]
-    assert got.dtype == np.float32 and not got.flags.writeable
+    if name == "bf16":  # kept bf16 (picograd.bfloat16's numpy twin), the file's own bits
+        assert got.dtype == pg.bfloat16.np and not got.flags.writeable
+        np.testing.assert_array_equal(got.view(np.uint16),
+                                      every.view(torch.int16).numpy().view(np.uint16))
+        got = got.astype(np.float32)
+    else:
+        assert got.dtype == np.float32 and not got.flags.writeable
     np.testing.assert_array_equal(got.view(np.uint32), every.float().numpy().view(np.uint32))
 
 
@@ -413,6 +419,9 @@ def test_a_bf16_checkpoint_loads_into_a_float32_model(tmp_path: Path) -> None:
     assert load_checkpoint(path, model) == {}
     for name, value in source.state_dict().items():
         np.testing.assert_array_equal(model.state_dict()[name].numpy(), value.float().numpy())
+    weight = pg.Tensor(load_safetensors(path)["model.weight"])  # kept bf16, not widened
+    assert weight.dtype is pg.bfloat16
+    assert weight.numpy().tobytes() == source.weight.detach().view(torch.int16).numpy().tobytes()
 
 
 def test_a_dtype_without_a_reading_names_file_tensor_and_dtype(tmp_path: Path) -> None:

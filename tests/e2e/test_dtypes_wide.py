@@ -212,3 +212,82 @@ def test_unsigned_refusals_name_the_pair() -> None:
         _ = x + pg.Tensor(np.array([1, 2], np.int8))
     assert (x + pg.Tensor(np.int8(3))).dtype is pg.uint32  # a 0-d tensor: torch.result_type
 
+
+
+# ── bfloat16 ─────────────────────────────────────────────────────────────────
+
+
+def _bf16_pair(device: str, values: np.ndarray):
+    return (pg.Tensor(values, device=device).cast(pg.bfloat16),
+            torch.from_numpy(values).bfloat16())
+
+
+def _same_bits(got: pg.Tensor, want) -> None:
+    """`got` is a bfloat16 tensor with torch's bits (NaN as any NaN)."""
+    assert got.dtype is pg.bfloat16
+    values = got.numpy()
+    assert values.dtype == pg.bfloat16.np and values.itemsize == 2  # stored as 16 bits
+    ours, theirs = values.astype(np.float32), want.float().numpy()
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_bfloat16_rounds_and_computes_as_torch(device: str) -> None:
+    """bf16 is stored as 16 bits and computed in f32, rounded to nearest even after every
+    op (tensor-legalize-bf16), on every device: bit for bit torch's CPU results."""
+    a = np.array([1.0, 0.1, 3.14159, -2.5e3, 1e38, np.nan, 1 + 2**-8, 1 + 3 * 2**-8, -0.0,
+                  np.inf, 1e-40], np.float32)
+    x, tx = _bf16_pair(device, a)
+    _same_bits(x, tx)
+    _same_bits(x + x * 0.3, tx + tx * 0.3)
+    _same_bits(x * x - 1, tx * tx - 1)  # 1e38 squared overflows to inf
+    _same_bits((x * 1e-38).exp(), (tx * 1e-38).exp())
+    _same_bits(x / 3, tx / 3)
+    _same_bits(x.maximum(x * -1), torch.maximum(tx, tx * -1))
+    _same(x.cast(pg.float32), tx.float(), tol=0.0)
+    _same(x < 2, tx < 2)
+    _same(x[:4].cast(pg.int32), tx[:4].int())
+    b = np.array([0.1, 0.2, 0.3], np.float32)
+    _same(pg.Tensor(b, device=device).cast(pg.bfloat16) + pg.Tensor(b, device=device),
+          torch.from_numpy(b).bfloat16() + torch.from_numpy(b))  # float32, as torch
+    half = pg.Tensor(b.astype(np.float16), device=device)
+    _same((half + pg.Tensor(b, device=device).cast(pg.bfloat16)),
+          torch.from_numpy(b).half() + torch.from_numpy(b).bfloat16(), tol=1e-6)  # float32
+
+
+def test_bfloat16_numpy_interop(device: str) -> None:
+    import ml_dtypes
+
+    a = np.array([1.5, -0.1, 300.0], ml_dtypes.bfloat16)
+    x = pg.Tensor(a, device=device)
+    assert x.dtype is pg.bfloat16
+    assert x.numpy().tobytes() == a.tobytes()
+    assert (x * 2).numpy().tobytes() == (a.astype(np.float32) * 2).astype(
+        ml_dtypes.bfloat16).tobytes()
+
+
+def test_bfloat16_sums_and_matmul_accumulate_in_float32(device: str) -> None:
+    """torch adds bf16 sums and matmul products in float32 and rounds once."""
+    a = rng.standard_normal((6, 40)).astype(np.float32)
+    b = rng.standard_normal((40, 3)).astype(np.float32)
+    x, tx = _bf16_pair(device, a)
+    y, ty = _bf16_pair(device, b)
+    for got, want in ((x.sum(axis=1), tx.sum(dim=1)), (x.mean(axis=0), tx.mean(dim=0)),
+                      (x @ y, tx @ ty)):
+        assert got.dtype is pg.bfloat16
+        np.testing.assert_allclose(got.numpy().astype(np.float32), want.float().numpy(),
+                                   rtol=2**-8, atol=1e-6)  # one bf16 rounding apart at most
+    ones = pg.Tensor.ones(4096, device=device).cast(pg.bfloat16)
+    assert ones.sum().item() == 4096.0  # a bf16 accumulator would stop at 256
+
+
+def test_float32_to_bfloat16_rounds_every_kind_of_value_as_torch(device: str) -> None:
+    """Random f32 bit patterns (every exponent: subnormals, inf, NaN payloads) and exact
+    ties: the cast rounds to nearest even as torch."""
+    bits = np.random.default_rng(3).integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    ties = (np.arange(2000, dtype=np.uint32) << 16) | 0x8000  # halfway between two bf16
+    a = np.concatenate([bits, ties, ties | 0x80000000]).view(np.float32)
+    x, tx = _bf16_pair(device, a)
+    ours, theirs = x.numpy().astype(np.float32), tx.float().numpy()
+    nan = np.isnan(theirs)
+    np.testing.assert_array_equal(np.isnan(ours), nan)
+    np.testing.assert_array_equal(ours[~nan].view(np.uint32), theirs[~nan].view(np.uint32))

@@ -23,6 +23,7 @@ from picograd.dialects.pg_tensor import dtype_of, shape_of
 from picograd.passes.rules import Const, Op, OpFamily, Rule, RuleSet, Var, same_number
 from picograd.passes.rules.algebra import algebra_rules, const_like
 from picograd.passes.rules.scalar import normalize
+from picograd.passes.tensor.tensor_legalize_bf16 import legalize_bf16
 
 F = OpFamily(unary=T.UnaryOp, binary=T.BinaryOp, cmp=T.CmpOp, where=T.WhereOp, cast=T.CastOp)
 SPLAT_VIEWS = (T.ReshapeOp, T.PermuteOp, T.ExpandOp, T.FlipOp, T.SliceOp)
@@ -138,4 +139,7 @@ class TensorSimplifyPass(ModulePass):
     max_iterations: int = 50
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # bf16 first (held in f32, stored as i16: tensor_legalize_bf16.py), so that every
+        # pipeline, which all start here, takes bf16 graphs; a no-op without bf16
+        legalize_bf16(op)
         tensor_simplify_rules.apply(op, max_iterations=self.max_iterations)

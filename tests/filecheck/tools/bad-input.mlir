@@ -63,9 +63,9 @@ pg_uop.kernel @too_big(%o: !pg.buffer<4xi32>) {
 
 // -----
 // A constant of a type picograd has no numbers of was an AssertionError.
-// CHECK: bad-input.mlir:[[# @LINE + 2]]:8: error: a constant cannot have type bf16 (expected an integer, float or index type)
-pg_uop.kernel @bf16_const(%o: !pg.buffer<4xf32>) {
-  %c = pg_uop.const 0 : bf16
+// CHECK: bad-input.mlir:[[# @LINE + 2]]:8: error: a constant cannot have type f80 (expected an integer, float or index type)
+pg_uop.kernel @f80_const(%o: !pg.buffer<4xf32>) {
+  %c = pg_uop.const 0 : f80
 }
 
 // -----

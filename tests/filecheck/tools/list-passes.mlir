@@ -5,6 +5,7 @@
 // CHECK-NEXT:   tensor-simplify          {{[A-Za-z`].+}}
 // CHECK-NEXT:   matmul-layout            {{[A-Za-z`].+}}
 // CHECK-NEXT:   tensor-split-reduce      {{[A-Za-z`].+}}
+// CHECK-NEXT:   tensor-legalize-bf16     {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-tensor-to-sched  {{[A-Za-z`].+}}
 // CHECK-NEXT:   sched-dedup              {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-sched-to-loop    {{[A-Za-z`].+}}

@@ -138,11 +138,12 @@ def test_to_dtype_aliases(spec) -> None:
 
 
 def test_dtype_properties() -> None:
-    assert [t.name for t in DTYPES if t.is_float] == ["float16", "float32", "float64"]
+    assert [t.name for t in DTYPES if t.is_float] == ["float16", "float32", "float64",
+                                                      "bfloat16"]
     assert [t.name for t in DTYPES if t.is_int] == ["int8", "uint8", "int16", "int32", "int64",
                                                      "uint16", "uint32", "uint64"]
     assert [t.name for t in DTYPES if t.is_signed] == ["float16", "float32", "float64", "int8",
-                                                        "int16", "int32", "int64"]
+                                                        "int16", "int32", "int64", "bfloat16"]
     assert pg.int8.min == -128 and pg.uint8.max == 255 and pg.float16.min == float("-inf")
 
 
@@ -152,7 +153,7 @@ def test_ir_types() -> None:
     for t in DTYPES:
         assert t.ir == from_numpy_dtype(t.np)
     assert [str(t.ir) for t in DTYPES] == ["f16", "f32", "f64", "i8", "ui8", "i16", "i32", "i64",
-                                           "i1", "ui16", "ui32", "ui64"]
+                                           "i1", "ui16", "ui32", "ui64", "bf16"]
 
 
 @pytest.mark.parametrize(("array", "want"), [

@@ -65,8 +65,8 @@ func.func @main() {
 }
 
 // -----
-// CHECK: invalid.mlir:[[# @LINE + 2]]:25: error: !pg.buffer: element type bf16 is not one of f16, f32, f64, i1, i8, ui8, i16, i32, i64
+// CHECK: invalid.mlir:[[# @LINE + 2]]:25: error: !pg.buffer: element type f80 is not one of f16, f32, f64, i1, i8, ui8, i16, i32, i64, ui16, ui32, ui64, bf16
 func.func @main() {
-  %t = pg_sched.alloc : !pg.buffer<4xbf16>
+  %t = pg_sched.alloc : !pg.buffer<4xf80>
   func.return
 }

@@ -1,9 +1,9 @@
 // One case per pg_tensor verifier rule; each diagnostic names the op's line and column.
 // RUN: opt-tool %s --split-input-file --verify-diagnostics | filecheck %s
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: pg_tensor.unary: element type bf16 is not one of f16, f32, f64, i1, i8, ui8, i16, i32, i64
-func.func @unsupported_element_type(%x: tensor<4xbf16>) {
-  %y = pg_tensor.unary neg %x : tensor<4xbf16>
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: pg_tensor.unary: element type f80 is not one of f16, f32, f64, i1, i8, ui8, i16, i32, i64, ui16, ui32, ui64, bf16
+func.func @unsupported_element_type(%x: tensor<4xf80>) {
+  %y = pg_tensor.unary neg %x : tensor<4xf80>
   func.return
 }
 
