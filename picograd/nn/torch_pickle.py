@@ -16,9 +16,9 @@ imported). Any other global is refused, before anything is called, with a Checkp
 naming it. Tensors come back as numpy arrays (their strides and storage offsets applied),
 inside the containers (dicts, lists, tuples) the file holds.
 
-bfloat16 storages: picograd has no bfloat16 dtype yet, so they are widened to float32
-arrays, exactly (a bf16 value is the top half of an f32's bits); loading them into a
-float32 model changes no value.
+bfloat16 storages come back as bfloat16 arrays (ml_dtypes' type, `picograd.bfloat16`'s
+numpy twin), kept 16-bit as torch holds them; `load_state_dict` casts them where a model's
+parameter has another dtype.
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+import ml_dtypes
 import numpy as np
 
 from picograd.errors import CheckpointError, user_location
 
-# torch's storage class names and the numpy dtype of their elements ("bfloat16": widened)
+# torch's storage class names and the numpy dtype of their elements
 _STORAGE_DTYPES: dict[str, str] = {
     "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
     "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
@@ -72,8 +73,7 @@ class _Storage:
         assert self.data is not None
         raw = self.data.view(np.uint8)
         if dtype.dtype == "bfloat16":
-            bits = raw.view("<u2").astype(np.uint32) << 16
-            return bits.view(np.float32)
+            return raw.view("<u2").view(ml_dtypes.bfloat16)
         return raw.view(np.dtype(dtype.dtype).newbyteorder("<"))
 
 

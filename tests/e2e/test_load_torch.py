@@ -88,9 +88,10 @@ def test_storages_views_dtypes_and_containers(tmp_path: Path, layout: str) -> No
         want = obj[key].numpy()
         assert got[key].dtype == want.dtype and got[key].shape == want.shape, key
         np.testing.assert_array_equal(got[key], want)
-    # bfloat16 is widened to float32, exactly (picograd has no bfloat16 here)
-    assert got["bf16"].dtype == np.float32
-    np.testing.assert_array_equal(got["bf16"], obj["bf16"].float().numpy())
+    # bfloat16 stays bfloat16 (16 bits, the same bits as torch's)
+    assert got["bf16"].dtype.name == "bfloat16"
+    np.testing.assert_array_equal(got["bf16"].view(np.uint16),
+                                  obj["bf16"].view(torch.int16).numpy().view(np.uint16))
     np.testing.assert_array_equal(got["param"], np.ones((2, 2), np.float32))
     assert got["nested"] == obj["nested"]
 
