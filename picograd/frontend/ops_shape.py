@@ -13,7 +13,7 @@ kernel). Indexing (gather, scatter, masked_fill, one_hot) is in ops_index.py, su
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
@@ -334,5 +334,8 @@ def _reflect_cropped(x: T, d: int, lo: int, hi: int) -> T:
         raise shape_error("pad", f"reflect padding ({lo}, {hi}) of dim {d} of size {n}: each "
                                  "size must be smaller than the dim and something must remain")
     period = 2 * (n - 1)
-    source = (x._arange(size) - lo).abs() % period  # int32 positions, computed where used
-    return x.index_select(d, (source >= n).where(period - source, source))
+    # abs and index_select are ops of mixins above ShapeOps (MathOps, IndexOps): every Tensor
+    # has them, ShapeOps' type does not
+    tensor: Any = x
+    source = (tensor._arange(size) - lo).abs() % period  # int32 positions, computed where used
+    return tensor.index_select(d, (source >= n).where(period - source, source))
