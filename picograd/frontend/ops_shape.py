@@ -208,7 +208,8 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
     """torch.cat: join tensors along an existing dim (dtypes promote). Each piece is padded
     to the full size and selected where it lies (`where`, not a sum of zero-padded pieces:
     a select copies every bit, while a GPU's add turns any NaN into its canonical NaN):
-    one fused elementwise kernel."""
+    one fused elementwise kernel. Its backward is its own: each piece's slice of the
+    gradient."""
     if not tensors:
         raise shape_error("cat", "needs at least one tensor")
     first = tensors[0]
