@@ -18,8 +18,8 @@ from typing import Any, Self, TypeVar
 import numpy as np
 
 from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
-from picograd.frontend.dtype import bool_, int32, promote
-from picograd.frontend.grad_mode import is_grad_enabled
+from picograd.frontend.dtype import DType, bool_, int32, promote
+from picograd.frontend.grad_mode import is_grad_enabled, no_grad
 from picograd.frontend.lazy import LazyOp, shape_error
 from picograd.frontend.ops_movement import unique_axes
 from picograd.frontend.ops_reduce import ReduceOps
@@ -208,7 +208,8 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
     """torch.cat: join tensors along an existing dim (dtypes promote). Each piece is padded
     to the full size and selected where it lies (`where`, not a sum of zero-padded pieces:
     a select copies every bit, while a GPU's add turns any NaN into its canonical NaN):
-    one fused elementwise kernel."""
+    one fused elementwise kernel. Its backward is its own: each piece's slice of the
+    gradient."""
     if not tensors:
         raise shape_error("cat", "needs at least one tensor")
     first = tensors[0]
@@ -225,6 +226,19 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
     dt = first.dtype
     for t in tensors[1:]:
         dt = promote(dt, t.dtype)
+    if len(tensors) > 1 and is_grad_enabled() and any(t.requires_grad for t in tensors):
+        # its own rule: piece k's gradient is the slice of g where it lies. Through the
+        # decomposition it would be a select of a select of ... (the chain of later pieces'
+        # `where`s), so a cat of T pieces had a backward of O(T^2) ops.
+        with no_grad():
+            out = _cat_value(tensors, d, dt)
+        pieces = tuple(tensors)
+        return out._with_gradient(pieces, lambda g: _cat_gradients(g, pieces, d))
+    return _cat_value(tensors, d, dt)
+
+
+def _cat_value(tensors: Sequence[T], d: int, dt: DType) -> T:
+    """The pieces, each padded to the full size and selected where it lies."""
     total = sum(t.shape[d] for t in tensors)
     out: T | None = None
     start = 0
@@ -240,21 +254,25 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
                 inside = t._const(True, t.shape, bool_).pad(pads, False)
                 out = inside.where(piece, out)
         start += n
-    empty = [t for t in tensors if not t.shape[d]]
-    if out is None:  # every piece is empty along dim
-        out, empty = first.cast(dt), empty[1:]
-    for t in empty:
-        out = _with_empty_piece(out, t)
-    return out
+    return tensors[0].cast(dt) if out is None else out  # None: every piece is empty
 
 
-def _with_empty_piece(out: T, t: T) -> T:
-    """`out`, with the empty piece `t` in its graph when it requires grad, so that `t` gets
-    torch's gradient (zeros of its shape, not None): a select that never picks its sum."""
-    if not (t.requires_grad and is_grad_enabled()):
-        return out
-    never = out._const(False, out.shape, bool_)
-    return never.where(t.sum().cast(out.dtype)._broadcast_to(out.shape), out)
+def _cat_gradients(g: T, tensors: Sequence[T], d: int) -> tuple[T | None, ...]:
+    """cat's backward: each piece's slice of `g`, in the piece's dtype (None for an integer
+    piece); an empty piece gets zeros of its shape, as torch gives."""
+    grads: list[T | None] = []
+    start = 0
+    for t in tensors:
+        n = t.shape[d]
+        if not (t.requires_grad and t.dtype.is_float):
+            grads.append(None)
+        elif not n:
+            grads.append(t._const(0.0, t.shape, t.dtype))
+        else:
+            begin = tuple(start if k == d else 0 for k in range(g.ndim))
+            grads.append(g._slice(begin, (1,) * g.ndim, t.shape).cast(t.dtype))
+        start += n
+    return tuple(grads)
 
 
 def stack(tensors: Sequence[T], dim: int = 0) -> T:

@@ -77,19 +77,26 @@ def plan_offsets(sizes: dict[int, int], lives: dict[int, Lifetime]) -> tuple[dic
     """Arena offsets (bytes, `ALIGNMENT`-aligned) for buffers of `sizes` bytes, and the arena
     size: buffers with overlapping lifetimes never overlap in memory."""
     order = sorted(sizes, key=lambda s: (-sizes[s], lives[s].first, s))
-    placed: list[tuple[int, int, Lifetime]] = []  # (offset, end, lifetime)
+    # the placed buffers as columns (numpy: a long sequence's plan places thousands of
+    # buffers, and each placement looks at every one placed before it)
+    n = len(order)
+    firsts, lasts = np.empty(n, np.int64), np.empty(n, np.int64)
+    starts, ends = np.empty(n, np.int64), np.empty(n, np.int64)
     offsets: dict[int, int] = {}
     arena = 0
-    for s in order:
+    for k, s in enumerate(order):
         size, life = _align(sizes[s]), lives[s]
-        busy = sorted((o, e) for o, e, other in placed if other.overlaps(life))
+        # Lifetime.overlaps, for every placed buffer at once
+        hit = (firsts[:k] <= life.last) & (lasts[:k] >= life.first)
+        o_busy, e_busy = starts[:k][hit], ends[:k][hit]
+        by_start = np.lexsort((e_busy, o_busy))
         offset = 0
-        for o, e in busy:  # the lowest gap that fits: busy ranges sorted by start
-            if offset + size <= o:
+        for o, e in zip(o_busy[by_start].tolist(), e_busy[by_start].tolist(), strict=True):
+            if offset + size <= o:  # the lowest gap that fits: busy ranges sorted by start
                 break
             offset = max(offset, e)
         offsets[s] = offset
-        placed.append((offset, offset + size, life))
+        firsts[k], lasts[k], starts[k], ends[k] = life.first, life.last, offset, offset + size
         arena = max(arena, offset + size)
     return offsets, arena
 

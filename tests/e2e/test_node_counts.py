@@ -75,3 +75,30 @@ def test_a_kv_cache_write_at_a_bounded_position_builds_no_range_check() -> None:
     assert not out._node.guards
     assert _nodes(out) <= 13  # (one slice written: no scatter order, no gather)
     assert out.numpy()[0, :, 3].tolist() == [[1.0] * 4] * 2
+
+
+
+def _stack_backward_nodes(steps: int) -> tuple[int, list[np.ndarray]]:
+    """The nodes of the first piece's gradient in a stack of `steps` pieces, and every
+    piece's gradient."""
+    data = np.random.default_rng(0).standard_normal((steps, 3)).astype(np.float32)
+    pieces = [pg.Tensor(row, requires_grad=True) for row in data]
+    weights = pg.Tensor(np.arange(steps * 3, dtype=np.float32).reshape(steps, 3))
+    (pg.stack([p.tanh() for p in pieces], 0) * weights).sum().backward()
+    grads = [p.grad for p in pieces]
+    assert all(g is not None for g in grads)
+    return _nodes(grads[0]), [g.numpy() for g in grads]  # type: ignore[union-attr]
+
+
+def test_a_stack_piece_gradient_does_not_grow_with_the_pieces() -> None:
+    # cat's own backward slices the output gradient once per piece; through its select
+    # chain the first piece's gradient was a select per later piece (each per-step kernel
+    # of a 100-step LSTM read a 100-deep chain: its compile was quadratic)
+    small, _ = _stack_backward_nodes(4)
+    large, grads = _stack_backward_nodes(32)
+    assert large == small
+    data = np.random.default_rng(0).standard_normal((32, 3)).astype(np.float32)
+    t = torch.tensor(data, requires_grad=True)
+    (torch.tanh(t) * torch.arange(96, dtype=torch.float32).reshape(32, 3)).sum().backward()
+    assert t.grad is not None
+    np.testing.assert_allclose(np.stack(grads), t.grad.numpy(), rtol=1e-5, atol=1e-6)

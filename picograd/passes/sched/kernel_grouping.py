@@ -464,6 +464,7 @@ def _over_reused(kernel: KernelGroup) -> list[SSAValue]:
     aligned: dict[SSAValue, int] = {kernel.root: _numel(kernel.root)}
     viewed: dict[SSAValue, int] = {}
     found: list[SSAValue] = []
+    reads = set(kernel.reads)  # a set: a kernel of a long sequence reads hundreds of buffers
     for op in reversed(kernel.cone):
         value = op.results[0]
         count = aligned.get(value, 0) + viewed.get(value, 0)
@@ -476,7 +477,7 @@ def _over_reused(kernel: KernelGroup) -> list[SSAValue]:
             count = _numel(op.input)  # hoisted: once per element of its result
         is_view = not isinstance(op, (*ELEMENTWISE, T.ReduceOp))
         for x in dict.fromkeys(op.operands):  # an op reading x twice evaluates it once
-            if isinstance(x, BlockArgument) or x in kernel.reads:
+            if isinstance(x, BlockArgument) or x in reads:
                 continue
             if isinstance(op, T.ScatterAddOp):  # base once per element, index and src once
                 own = count if x is op.operands[0] else _numel(x)  # per element of theirs

@@ -27,17 +27,32 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from picograd.dialects import pg_sched as S
 
 
 def _bucket(kernel: S.KernelOp) -> tuple:
-    """A key that identical kernels share: argument types, then every op's name and result
-    types in order (what `is_structurally_equivalent` leaves out)."""
+    """A key that identical kernels share: argument types, then every op's name, result
+    types (what `is_structurally_equivalent` leaves out), properties and attributes in
+    order. The last two are compared by that walk too, but keyed here they keep apart the
+    kernels that differ only there (one per time step of a recurrent layer, slicing at its
+    own offset): otherwise each of them is compared with every other, O(K^2) walks."""
     block = kernel.body.block
     return (tuple(a.type for a in block.args),
-            tuple((op.name, tuple(r.type for r in op.results)) for op in kernel.body.walk()))
+            tuple((op.name, tuple(r.type for r in op.results), _attrs(op.properties),
+                   _attrs(op.attributes)) for op in kernel.body.walk()))
+
+
+def _attrs(attrs: dict[str, Attribute]) -> tuple:
+    """`attrs` as a hashable key equal for equal dicts (in key order)."""
+    items = tuple(sorted(attrs.items()))
+    try:
+        hash(items)
+    except TypeError:  # an attribute without a hash: its text stands in
+        return tuple((k, str(v)) for k, v in items)
+    return items
 
 
 @dataclass(frozen=True)
