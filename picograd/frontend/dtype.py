@@ -163,7 +163,7 @@ def to_dtype(x: object) -> DType:
     except TypeError:
         d = None
     for t in DTYPES:
-        if d == t.np:
+        if d is not None and d == t.np:  # numpy: dtype("float64") == None is True
             return t
     raise DTypeError(f"unknown dtype {x!r}; valid dtypes: {_valid()}")
 
