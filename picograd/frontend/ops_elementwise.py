@@ -262,9 +262,10 @@ class ElementwiseOps(MovementOps):
             return self
         if dt.storage_only or self.dtype.storage_only:  # float8: through float32's bits
             with no_grad():
-                if self.dtype.storage_only:
-                    return decode_float8(self).cast(dt)
-                return encode_float8(self.cast(float32), dt)
+                out = (decode_float8(self).cast(dt) if self.dtype.storage_only
+                       else encode_float8(self.cast(float32), dt))
+            # a float-to-float cast passes the gradient on (cast back), as torch's
+            return self._view_node(out._node, "cast", None) if dt.is_float else out
         if dt.is_float:
             return self._make("cast", (self,), None, self.shape, dt)
         with no_grad():  # integers have no gradient

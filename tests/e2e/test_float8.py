@@ -107,7 +107,7 @@ def test_arithmetic_and_promotion_refused_as_torch(name: str) -> None:
         with pytest.raises(DTypeError, match="float8 types promote only with themselves"):
             pg.promote_types(getattr(pg, name), getattr(pg, other))
         with pytest.raises(DTypeError):
-            x + pg.Tensor([1, 0]).cast(other)
+            _ = x + pg.Tensor([1, 0]).cast(other)
     assert pg.promote_types(getattr(pg, name), getattr(pg, name)) is getattr(pg, name)
 
 
@@ -133,3 +133,16 @@ def test_load_torch_keeps_float8_storages(name: str, tmp_path) -> None:
         np.testing.assert_array_equal(got[key].view(np.uint8),
                                       want.contiguous().view(torch.uint8).numpy())
         assert pg.Tensor(got[key]).dtype is getattr(pg, name)
+
+
+@pytest.mark.parametrize("name", list(FLOAT8))
+def test_a_cast_through_float8_passes_the_gradient_as_torch(device: str, name: str) -> None:
+    """torch's float8 casts are differentiable: the gradient is cast back (so rounded
+    through float8 on its way, 0.3 -> 0.3125 in e4m3fn)."""
+    values, weights = [1.0, 2.0, 500.0, -3e-3], [0.3, 1.0, 2.0, -7.0]
+    x = pg.Tensor(values, requires_grad=True, device=device)
+    (x.cast(name).float() * pg.Tensor(weights, device=device)).sum().backward()
+    xt = torch.tensor(values, requires_grad=True)
+    (xt.to(getattr(torch, name)).float() * torch.tensor(weights)).sum().backward()
+    assert x.grad is not None and xt.grad is not None
+    _same_values(x.grad.numpy(), xt.grad.numpy())
