@@ -8,7 +8,8 @@ and WGSL, run on the CPU (LLVM or C), NVIDIA GPUs (CUDA) and WebGPU.
 
 Public API: `Tensor`, the dtypes `float16` (`half`), `bfloat16`, `float32` (`float`),
 `float64` (`double`), `int8`, `uint8`, `int16`, `int32` (`int`), `int64` (`long`),
-`uint16`, `uint32`, `uint64`, `bool` (all in `DTYPES`), `result_type`, `promote_types`,
+`uint16`, `uint32`, `uint64`, `bool` (all in `DTYPES`), `float8_e4m3fn`, `float8_e5m2`
+(storage with casts: `FLOAT8_DTYPES`), `result_type`, `promote_types`,
 `manual_seed`, `realize` (with `pipeline=` for any pass pipeline), `where`, `maximum`,
 `minimum`, `einsum`, `cat`, `stack`, torch-style creation functions (`tensor`, `zeros`,
 `ones`, `full`, `empty`, `arange`, `linspace`, `eye`, `rand`, `randn`, `randint` and the
@@ -97,7 +98,10 @@ if TYPE_CHECKING:
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
     from picograd.frontend.dtype import (
         DTYPES,
+        FLOAT8_DTYPES,
         bfloat16,
+        float8_e4m3fn,
+        float8_e5m2,
         float16,
         float64,
         int8,
@@ -157,7 +161,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "bool": ("picograd.frontend", "bool_"),
     **{name: ("picograd.frontend.dtype", name) for name in (
         "bfloat16", "float16", "float64", "int8", "uint8", "int16", "int64", "uint16", "uint32",
-        "uint64", "promote_types", "result_type", "DTYPES")},
+        "uint64", "promote_types", "result_type", "DTYPES", "FLOAT8_DTYPES", "float8_e4m3fn",
+        "float8_e5m2")},
     **{alias: ("picograd.frontend.dtype", name) for alias, name in (
         ("half", "float16"), ("float", "float32"), ("double", "float64"), ("int", "int32"),
         ("long", "int64"))},
@@ -196,6 +201,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "DTYPES",
+    "FLOAT8_DTYPES",
     "ArgumentTypeError",
     "AutogradError",
     "CheckpointError",
@@ -230,6 +236,8 @@ __all__ = [
     "enable_grad",
     "eye",
     "float",
+    "float8_e4m3fn",
+    "float8_e5m2",
     "float16",
     "float32",
     "float64",

@@ -42,24 +42,35 @@ def _join(*parts: str | tuple[str, ...]) -> str:
 
 
 def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None = None,
-                    alias_bytes: int | None = None, panel_cols: int | None = None
-                    ) -> tuple[str, ...]:
+                    alias_bytes: int | None = None, panel_cols: int | None = None,
+                    chunk_ratio: int | None = None) -> tuple[str, ...]:
     """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want
     (on CPUs also with rows that do not alias in the caches, `alias_bytes`, and in column
     panels of the register tile's width, `panel_cols`), long
     reductions in two steps (many partials, then their reduction), fusion into kernels (at
     most `max_buffers` buffers per kernel where the target has such a limit; an attention's
     score rows in flight, `attention_rows`, where the target wants more work items than the
-    CPUs' threads), one kernel per group of identical ones, then index arithmetic."""
+    CPUs' threads; on CPUs a float sum split only at a divisor within `chunk_ratio` of the
+    wanted partials that leaves lengths loop-optimize chunks, else padded:
+    tensor_split_reduce.py), one kernel per group of identical ones, then index arithmetic."""
     options = " ".join(f"{name}={value}" for name, value in (
         ("max-buffers", max_buffers), ("attention-rows", attention_rows)) if value is not None)
     schedule = f"convert-tensor-to-sched{{{options}}}" if options else "convert-tensor-to-sched"
     layout_options = " ".join(f"{name}={value}" for name, value in (
         ("alias-bytes", alias_bytes), ("panel-cols", panel_cols)) if value)
     layout = f"matmul-layout{{{layout_options}}}" if layout_options else "matmul-layout"
-    return ("tensor-simplify", layout, "tensor-split-reduce", schedule, "sched-dedup",
+    split = (f"tensor-split-reduce{{chunk-ratio={chunk_ratio} float-work={CPU_FLOAT_WORK}}}"
+             if chunk_ratio else "tensor-split-reduce")
+    return ("tensor-simplify", layout, split, schedule, "sched-dedup",
             "convert-sched-to-loop", "loop-simplify")
 
+
+# tensor-split-reduce's `chunk-ratio` on CPUs: a float sum whose nearest divisor split is
+# more than 2x off the wanted partials is padded instead (a prime chunk length would leave
+# one accumulator per partial that loop-optimize cannot chunk). Not on GPUs: their work
+# groups add each partial as a tree, and many padded partials were less accurate there.
+CPU_CHUNK_RATIO = 2
+CPU_FLOAT_WORK = 256
 
 # CPU caches map addresses 4 KiB apart to the same sets (L1: 64 sets of 64-byte lines; the
 # L2 of the CPUs measured, 128 KiB per way): matmul-layout pads B's rows that far apart.
@@ -123,7 +134,8 @@ _GPU_TILE = ("loop-upcast{rows=8 cols=8 min-tiles=65536}",
 
 # WebGPU's kernels are split to fit its 8 storage-buffer bindings
 # (`capabilities("wgsl").max_buffers`).
-_CPU_TO_UOP = (*_tensor_to_loop(alias_bytes=CPU_ALIAS_BYTES, panel_cols=_panel_cols()),
+_CPU_TO_UOP = (*_tensor_to_loop(alias_bytes=CPU_ALIAS_BYTES, panel_cols=_panel_cols(),
+                                chunk_ratio=CPU_CHUNK_RATIO),
                _cpu_schedule(),
                *_CPU_LOOP_TO_UOP)
 CPU_LLVM = _join(_CPU_TO_UOP, "uop-contract", "convert-uop-to-llvm")

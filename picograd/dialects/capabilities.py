@@ -38,7 +38,9 @@ class Capabilities:
     """The limits and features of one compile target.
 
     `dtypes` are the element types a buffer may hold and a kernel may use (bf16 on every
-    target: `tensor-legalize-bf16` holds it in f32 and stores it as i16); `emulated` the
+    target: `tensor-legalize-bf16` holds it in f32 and stores it as i16; float8 e4m3fn and
+    e5m2 on every target as their ui8 bits, which the frontend casts with i32 ops,
+    frontend/float8.py, and computes nothing in, as torch); `emulated` the
     pairs (narrow, wide) of those the target has no arithmetic for: their values are held
     in the wide type (buffers too, one element per wide word) and `uop-legalize` rewrites
     their arithmetic into the wide type followed by a cast back, which rounds or wraps as

@@ -91,6 +91,11 @@ def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[in
     return tuple(out)
 
 
+# the ops a storage-only dtype (float8) allows: they move or pick its bits, computing nothing
+_STORAGE_OPS = frozenset({"bitcast", "reshape", "expand", "permute", "pad", "slice", "flip",
+                          "contiguous", "where", "gather"})
+
+
 class TensorBase:
     """A lazy tensor: a reference to a `LazyOp` node. Ops return new tensors.
 
@@ -119,6 +124,9 @@ class TensorBase:
         nodes = ((src[0]._node,) if n == 1 else (src[0]._node, src[1]._node) if n == 2 else
                  tuple([s._node for s in src]))
         mine = self._node
+        if mine.dtype.storage_only and op not in _STORAGE_OPS:
+            raise dtype_error(op, f"not implemented for {mine.dtype.name} (as in torch, float8 "
+                              "is storage with casts): cast it to float32 first")
         node = LazyOp(op, nodes, arg, shape, mine.dtype if dtype is None else dtype,
                       mine.device)
         out = object.__new__(type(self))  # (`_from_node`, inline)

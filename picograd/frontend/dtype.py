@@ -3,6 +3,8 @@
     DType(name, itemsize, np, ir)      np: the numpy twin (the buffer's dtype); ir: IR type
     float16 (half)  bfloat16  float32 (float)  float64 (double)  int8  uint8  int16
     int32 (int)  int64 (long)  bool  uint16  uint32  uint64
+    float8_e4m3fn  float8_e5m2         storage only (FLOAT8_DTYPES, not in DTYPES): casts,
+                                       movement ops and `where`; arithmetic raises (torch)
     to_dtype(x) -> DType               a DType, numpy dtype, python type, name or alias
     promote_types(a, b) -> DType       the lattice below (torch.promote_types)
     result_type(dims, zero_dims, scalars) -> DType          torch.result_type's tiers
@@ -60,6 +62,9 @@ class DType:
     name: str
     itemsize: int
     np: np.dtype = field(repr=False)
+    # a storage-only dtype (float8): held as its bits (ui8 in the IR), cast through float32
+    # (frontend/float8.py); arithmetic and promotion with another dtype raise, as in torch
+    storage_only: bool = False
 
     def __repr__(self) -> str:
         return f"picograd.{self.name}"
@@ -106,8 +111,9 @@ class DType:
 
     @property
     def ir(self) -> Attribute:
-        """The IR element type (picograd.dialects.dtypes: f16 f32 i1 i8 ui8 i16 i32 i64)."""
-        return from_numpy_dtype(self.np)
+        """The IR element type (picograd.dialects.dtypes: f16 f32 i1 i8 ui8 i16 i32 i64); a
+        float8's is ui8, its bits."""
+        return from_numpy_dtype(np.dtype(np.uint8) if self.storage_only else self.np)
 
 
 float16 = DType("float16", 2, np.dtype(np.float16))
@@ -126,12 +132,16 @@ bfloat16 = DType("bfloat16", 2, np.dtype(ml_dtypes.bfloat16))
 
 DTYPES: tuple[DType, ...] = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_,
                              uint16, uint32, uint64, bfloat16)
+# float8 as torch's: storage with casts (not in DTYPES, which lists the dtypes ops compute in)
+float8_e4m3fn = DType("float8_e4m3fn", 1, np.dtype(ml_dtypes.float8_e4m3fn), storage_only=True)
+float8_e5m2 = DType("float8_e5m2", 1, np.dtype(ml_dtypes.float8_e5m2), storage_only=True)
+FLOAT8_DTYPES: tuple[DType, ...] = (float8_e4m3fn, float8_e5m2)
 # torch's "limited support" unsigned types: they promote with floats and themselves only
 _LIMITED_UNSIGNED = frozenset({uint16, uint32, uint64})
 DEFAULT_FLOAT, DEFAULT_INT = float32, int32
 
 _BY_NAME: dict[str, DType] = {
-    **{t.name: t for t in DTYPES},
+    **{t.name: t for t in DTYPES + FLOAT8_DTYPES},
     "half": float16, "f16": float16, "float": float32, "f32": float32,
     "double": float64, "f64": float64, "bf16": bfloat16,
     "i8": int8, "u8": uint8, "ui8": uint8, "short": int16, "i16": int16,
@@ -142,7 +152,8 @@ _BY_TYPE: dict[type, DType] = {float: float32, int: int32, bool: bool_}
 
 
 def _valid() -> str:
-    return ", ".join(f"picograd.{t.name}" for t in DTYPES) + " (or their names / numpy twins)"
+    names = ", ".join(f"picograd.{t.name}" for t in DTYPES + FLOAT8_DTYPES)
+    return names + " (or their names / numpy twins)"
 
 
 def to_dtype(x: object) -> DType:
@@ -162,7 +173,7 @@ def to_dtype(x: object) -> DType:
         d = np.dtype(x)  # type: ignore[call-overload]
     except TypeError:
         d = None
-    for t in DTYPES:
+    for t in DTYPES + FLOAT8_DTYPES:
         if d is not None and d == t.np:  # numpy: dtype("float64") == None is True
             return t
     raise DTypeError(f"unknown dtype {x!r}; valid dtypes: {_valid()}")
@@ -171,7 +182,7 @@ def to_dtype(x: object) -> DType:
 def dtype_of_array(a: np.ndarray) -> DType:
     """The DType a numpy array is stored as: its own (a float numpy has and picograd lacks,
     float128, is float32)."""
-    for t in DTYPES:
+    for t in DTYPES + FLOAT8_DTYPES:
         if a.dtype == t.np:
             return t
     if a.dtype.kind == "f":
@@ -234,13 +245,25 @@ def float_compute_dtype(dtype: DType) -> DType:
 
 def cast_scalar(value: float | int | bool, dtype: DType) -> float | int | bool:
     """`value` as a constant of `dtype`: a python float, bool, or an int wrapped into the
-    integer type's range (int8 1000 is -24, as C's conversion and torch's scalars)."""
+    integer type's range (int8 1000 is -24, as C's conversion and torch's scalars); a float8
+    constant is its bits, an int (its IR type is ui8)."""
+    if dtype.storage_only:
+        return int(float8_array(np.array(value), dtype).view(np.uint8))
     if dtype.is_float:
         return float(value)
     if dtype.is_bool:
         return bool(value)
     lo, hi = int(dtype.min), int(dtype.max)
     return (int(value) - lo) % (hi - lo + 1) + lo
+
+
+def float8_array(a: np.ndarray, dtype: DType) -> np.ndarray:
+    """`a` converted to the float8 `dtype` as torch converts: nearest even, and e4m3fn (which
+    has no inf) saturates beyond 448 and at +-inf where ml_dtypes would give NaN."""
+    if dtype is float8_e4m3fn and a.dtype != dtype.np:
+        wide = np.asarray(a, dtype=np.float64)
+        a = np.where(np.isnan(wide), wide, np.clip(wide, -448.0, 448.0))
+    return np.array(a, dtype=dtype.np, order="C")
 
 
 # ── promotion ────────────────────────────────────────────────────────────────
@@ -258,6 +281,9 @@ def promote_types(a: DType, b: DType) -> DType:
     and uint64 promote only with a float or themselves (a DTypeError otherwise)."""
     if a is b:
         return a
+    if a.storage_only or b.storage_only:
+        raise DTypeError(f"promotion of {a.name} and {b.name} is not supported (as in torch, "
+                         "float8 types promote only with themselves); cast one operand first")
     if (a in _LIMITED_UNSIGNED and not b.is_float) or (b in _LIMITED_UNSIGNED
                                                           and not a.is_float):
         raise DTypeError(f"promotion of {a.name} and {b.name} is not supported (as in torch, "

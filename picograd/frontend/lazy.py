@@ -161,7 +161,8 @@ class LazyOp:
 
     def become_buffer(self, array: np.ndarray) -> None:
         """Turn this node into a leaf holding `array` (its realized value)."""
-        if self.dtype.np.kind == "V" and array.dtype != self.dtype.np:  # bfloat16: its bits
+        if (self.dtype.np.kind == "V" or self.dtype.storage_only) and array.dtype != self.dtype.np:
+            # bfloat16, float8 (e5m2 is numpy kind "f"): the kernels' bits of it
             array = array.view(self.dtype.np)
         self.op, self.src, self.arg, self.buffer = "buffer", (), None, array
         sig = self.sig = ("buffer", None, self.shape, self.dtype.name)

@@ -33,9 +33,11 @@ from picograd.frontend.dtype import (
     DType,
     bool_,
     dtype_of_scalar,
+    float32,
     result_type,
     to_dtype,
 )
+from picograd.frontend.float8 import decode_float8, encode_float8
 from picograd.frontend.grad_mode import no_grad
 from picograd.frontend.lazy import dtype_error, user_location
 from picograd.frontend.ops_movement import MovementOps
@@ -258,6 +260,12 @@ class ElementwiseOps(MovementOps):
         dt = to_dtype(dtype)
         if dt is self.dtype:
             return self
+        if dt.storage_only or self.dtype.storage_only:  # float8: through float32's bits
+            with no_grad():
+                out = (decode_float8(self).cast(dt) if self.dtype.storage_only
+                       else encode_float8(self.cast(float32), dt))
+            # a float-to-float cast passes the gradient on (cast back), as torch's
+            return self._view_node(out._node, "cast", None) if dt.is_float else out
         if dt.is_float:
             return self._make("cast", (self,), None, self.shape, dt)
         with no_grad():  # integers have no gradient

@@ -33,7 +33,7 @@ from picograd.errors import DeviceError
 from picograd.frontend import autograd, capture, random
 from picograd.frontend.base import Scalar, TensorBase, size_arg
 from picograd.frontend.creation import CreationOps, arange_size, check_fits_device, data_dtype
-from picograd.frontend.dtype import DType, dtype_of_array, float32, to_dtype
+from picograd.frontend.dtype import DType, dtype_of_array, float8_array, float32, to_dtype
 from picograd.frontend.grad_mode import AutogradError
 from picograd.frontend.lazy import LazyOp, dtype_error, shape_error, user_location
 from picograd.frontend.ops_activation import ActivationOps
@@ -81,6 +81,8 @@ def _to_array(data: Any, dtype: DType | None, device: str) -> tuple[np.ndarray, 
     if isinstance(data, np.ndarray | np.generic):
         array = np.asarray(data)
         dt = dtype if dtype is not None else dtype_of_array(array)
+        if dt.storage_only and array.dtype != dt.np:  # rounded and saturated as torch's
+            return float8_array(array, dt), dt
         return np.array(array, dtype=dt.np, order="C", copy=True), dt
     if not isinstance(data, bool | int | float | list | tuple):
         raise shape_error("Tensor", f"cannot make a tensor of {type(data).__name__}")
@@ -88,6 +90,8 @@ def _to_array(data: Any, dtype: DType | None, device: str) -> tuple[np.ndarray, 
     if array.size == 0 and dtype is None:
         array = array.astype(np.float32)
     dt = data_dtype("Tensor", array, dtype, device)
+    if dt.storage_only:
+        return float8_array(array, dt), dt
     with np.errstate(over="ignore"):  # a float beyond float16 is inf, as in torch
         return np.array(array, dtype=dt.np, order="C"), dt
 

@@ -79,41 +79,12 @@ def _host_array(value: Tensor | npt.ArrayLike) -> np.ndarray:
 
 
 # safetensors' dtype codes that numpy holds (all little-endian in the file)
-# (BF16 as ml_dtypes' bfloat16, picograd.bfloat16's numpy twin: kept 16-bit, not widened)
+# (BF16 and F8 as ml_dtypes' bfloat16 and float8 types, picograd.bfloat16's and float8's
+# numpy twins: kept as the file's bits, not widened)
 _NUMPY_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
                  "I16": "<i2", "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1",
-                 "BOOL": "?", "BF16": ml_dtypes.bfloat16}
-
-
-def _f8_table(exponent_bits: int, ieee: bool) -> np.ndarray:
-    """The float32 value of each of the 256 codes of an 8-bit float (sign, exponent with bias
-    2**(bits-1) - 1, mantissa), bit for bit torch's `.float()`. `ieee` (E5M2): the top
-    exponent holds inf and NaN; otherwise (E4M3FN, no inf) only S.1111.111 is NaN."""
-    mantissa_bits = 7 - exponent_bits
-    codes = np.arange(256)
-    e = (codes >> mantissa_bits) & ((1 << exponent_bits) - 1)
-    mantissa = codes & ((1 << mantissa_bits) - 1)
-    fraction, bias = mantissa / 2**mantissa_bits, (1 << (exponent_bits - 1)) - 1
-    magnitude = np.where(e == 0, fraction * 2.0 ** (1 - bias),  # subnormal
-                         (1 + fraction) * 2.0 ** (e - bias))
-    table = (np.where(codes & 0x80, -1.0, 1.0) * magnitude).astype(np.float32)
-    top = e == (1 << exponent_bits) - 1
-    special = top if ieee else top & (mantissa == (1 << mantissa_bits) - 1)
-    # inf, or a quiet NaN with the sign and mantissa bits moved to float32's places (torch's)
-    bits = ((codes & 0x80) << 24 | 0x7F800000 | mantissa << (23 - mantissa_bits)
-            | np.where(mantissa != 0, 0x400000, 0)).astype(np.uint32)
-    table[special] = bits[special].view(np.float32)
-    return table
-
-
-# codes numpy has no type for, read as float32 (each value exactly, as torch's `.float()`)
-_F8_TABLES = {"F8_E4M3": _f8_table(4, ieee=False), "F8_E5M2": _f8_table(5, ieee=True)}
-_WIDENED = {"F8_E4M3": 1, "F8_E5M2": 1}  # code -> bytes per element
-
-
-def _widened(code: str, raw: np.ndarray) -> np.ndarray:
-    """float32 values of `raw`, the file's uint8 (F8) codes."""
-    return _F8_TABLES[code][raw]
+                 "BOOL": "?", "BF16": ml_dtypes.bfloat16, "F8_E4M3": ml_dtypes.float8_e4m3fn,
+                 "F8_E5M2": ml_dtypes.float8_e5m2}
 
 
 def _error(path: str, message: str) -> CheckpointError:
@@ -183,10 +154,9 @@ def load_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     file, memory-mapped, so nothing is read before it is used and `load_state_dict` copies
     each tensor once, from the page cache into the parameter. Copy an array to change it.
     BF16 tensors come as bfloat16 arrays (ml_dtypes' type, `picograd.bfloat16`'s twin: kept
-    16-bit, mapped like the others); F8_E4M3 and F8_E5M2, which picograd has no dtype for,
-    as float32 arrays (read-only copies; every value exact, as torch's `.float()`); other
-    dtypes numpy cannot
-    hold, a path that is not a regular file (a FIFO, a directory) and a broken file raise
+    16-bit, mapped like the others), F8_E4M3 and F8_E5M2 as float8 arrays (the twins of
+    `picograd.float8_e4m3fn` / `float8_e5m2`: the file's bytes, mapped); other dtypes numpy
+    cannot hold, a path that is not a regular file (a FIFO, a directory) and a broken file raise
     `CheckpointError` naming the file (and the tensor)."""
     return _read(os.fspath(path))[0]
 
@@ -214,23 +184,19 @@ def _metadata(metadata: object) -> dict[str, str]:
 
 def _array(mapped: mmap.mmap, data: int, key: str, info: Any) -> np.ndarray:
     """Tensor `key` of the file (described by `info`, its header entry) as a view of it, or
-    a float32 copy for a dtype numpy has no type for; ValueError naming the tensor."""
+    ValueError naming the tensor."""
     code = info["dtype"]
-    if code not in _NUMPY_DTYPES and code not in _WIDENED:
+    if code not in _NUMPY_DTYPES:
         raise ValueError(f"tensor {key!r} has dtype {code}, which picograd cannot read "
-                         f"(it reads {', '.join([*_NUMPY_DTYPES, *_WIDENED])})")
-    dtype = np.dtype(_NUMPY_DTYPES.get(code) or "u1")
+                         f"(it reads {', '.join(_NUMPY_DTYPES)})")
+    dtype = np.dtype(_NUMPY_DTYPES[code])
     shape = tuple(int(d) for d in info["shape"])
     begin, end = (int(x) for x in info["data_offsets"])
     count = math.prod(shape)
     if not 0 <= begin <= end <= len(mapped) - data or end - begin != count * dtype.itemsize:
         raise ValueError(f"tensor {key!r}: data_offsets [{begin}, {end}) do not hold "
                          f"{count} {code} elements inside the file")
-    array = np.frombuffer(mapped, dtype, count, data + begin).reshape(shape)
-    if code in _WIDENED:
-        array = _widened(code, array)
-        array.flags.writeable = False
-    return array
+    return np.frombuffer(mapped, dtype, count, data + begin).reshape(shape)
 
 
 def safetensors_metadata(path: str | os.PathLike[str]) -> dict[str, str]:

@@ -17,8 +17,8 @@ naming it. Tensors come back as numpy arrays (their strides and storage offsets 
 inside the containers (dicts, lists, tuples) the file holds.
 
 bfloat16 storages come back as bfloat16 arrays (ml_dtypes' type, `picograd.bfloat16`'s
-numpy twin), kept 16-bit as torch holds them; `load_state_dict` casts them where a model's
-parameter has another dtype.
+numpy twin), kept 16-bit as torch holds them, and float8 ones as float8 arrays;
+`load_state_dict` casts them where a model's parameter has another dtype.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ _STORAGE_DTYPES: dict[str, str] = {
     "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
     "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
     "BoolStorage": "bool", "UntypedStorage": "uint8",
+    "Float8_e4m3fnStorage": "float8_e4m3fn", "Float8_e5m2Storage": "float8_e5m2",
 }
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
@@ -59,6 +60,8 @@ class _StorageType:
 
     @property
     def itemsize(self) -> int:
+        if self.dtype.startswith("float8"):
+            return 1
         return 2 if self.dtype == "bfloat16" else np.dtype(self.dtype).itemsize
 
 
@@ -74,6 +77,8 @@ class _Storage:
         raw = self.data.view(np.uint8)
         if dtype.dtype == "bfloat16":
             return raw.view("<u2").view(ml_dtypes.bfloat16)
+        if dtype.dtype.startswith("float8"):  # kept float8, as bfloat16 is kept bf16
+            return raw.view(getattr(ml_dtypes, dtype.dtype))
         return raw.view(np.dtype(dtype.dtype).newbyteorder("<"))
 
 
@@ -94,6 +99,13 @@ def _rebuild_tensor(storage: _Storage, offset: int, size: tuple[int, ...],
     if storage.data is None:
         return _PendingTensor(storage, offset, tuple(size), tuple(stride))
     return _strided_copy(storage, offset, tuple(size), tuple(stride))
+
+
+def _rebuild_tensor_v3(storage: _Storage, offset: int, size: tuple[int, ...],
+                       stride: tuple[int, ...], requires_grad: bool, hooks: Any,
+                       dtype: _StorageType, *_: Any) -> np.ndarray | _PendingTensor:
+    """torch._utils._rebuild_tensor_v3 (float8's): an untyped storage read as `dtype`."""
+    return _rebuild_tensor(_Storage(dtype, storage.data), offset, size, stride)
 
 
 def _resolved(obj: Any) -> Any:
@@ -123,6 +135,9 @@ def _strided_copy(storage: _Storage, offset: int, size: tuple[int, ...],
                               f"offset {offset} does not fit its storage of {flat.size} "
                               f"elements\n  at {user_location()}")
     item = flat.dtype.itemsize
+    if item == 1:  # (as bytes: numpy's as_strided refuses ml_dtypes' float8_e5m2)
+        view = np.lib.stride_tricks.as_strided(flat[offset:].view(np.uint8), size, stride)
+        return np.array(view).view(flat.dtype)
     view = np.lib.stride_tricks.as_strided(flat[offset:], size, [s * item for s in stride])
     return np.array(view, dtype=flat.dtype.newbyteorder("="))
 
@@ -147,6 +162,8 @@ _SAFE: dict[tuple[str, str], Any] = {
     ("collections", "OrderedDict"): OrderedDict,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
+    **{("torch", name): _StorageType(name, name) for name in ("float8_e4m3fn", "float8_e5m2")},
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type,

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr
@@ -50,6 +51,9 @@ from picograd.errors import DeviceError, OutOfMemoryError
 from picograd.runtimes.base import HostRuntime, Kernel, Launch, Runtime
 from picograd.runtimes.memory_plan import MemoryPlan, distinct
 from picograd.runtimes.pool import pool_of
+
+# float8 arrays (e5m2 is numpy kind "f", e4m3fn "V"): passed as their bits, as bfloat16's
+_FLOAT8 = frozenset({np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)})
 
 _c_char = ctypes.c_char
 _from_buffer = _c_char.from_buffer
@@ -262,9 +266,10 @@ class Program:
         arrays: list[np.ndarray] = []
         for i, value in enumerate(inputs):
             size, dtype, buffer_type = self._inputs[i]
-            if (value.__class__ is np.ndarray and value.dtype.kind == "V"
+            if (value.__class__ is np.ndarray and (value.dtype.kind == "V" or value.dtype
+                                                    in _FLOAT8)
                     and value.dtype.itemsize == dtype.itemsize):
-                value = value.view(dtype)  # bfloat16: the kernels read its 16 bits as i16
+                value = value.view(dtype)  # bfloat16, float8: the kernels read its bits as ints
             if (value.__class__ is not np.ndarray or value.dtype != dtype
                     or not value.flags.c_contiguous):
                 value = np.ascontiguousarray(value, dtype=dtype)

@@ -387,7 +387,7 @@ LOW_PRECISION = {"bf16": "bfloat16", "f8_e4m3": "float8_e4m3fn", "f8_e5m2": "flo
 
 
 @pytest.mark.parametrize("name", list(LOW_PRECISION))
-def test_bf16_and_f8_load_as_torch_widens_them(name: str, tmp_path: Path) -> None:
+def test_bf16_and_f8_load_kept_as_the_files_bits(name: str, tmp_path: Path) -> None:
     from safetensors.torch import save_file as torch_save_file
 
     dtype = getattr(torch, LOW_PRECISION[name])
@@ -401,10 +401,14 @@ def test_bf16_and_f8_load_as_torch_widens_them(name: str, tmp_path: Path) -> Non
         assert got.dtype == pg.bfloat16.np and not got.flags.writeable
         np.testing.assert_array_equal(got.view(np.uint16),
                                       every.view(torch.int16).numpy().view(np.uint16))
-        got = got.astype(np.float32)
-    else:
-        assert got.dtype == np.float32 and not got.flags.writeable
-    np.testing.assert_array_equal(got.view(np.uint32), every.float().numpy().view(np.uint32))
+    else:  # kept float8 (picograd.float8_*'s numpy twins), the file's own bits
+        assert got.dtype == getattr(pg, LOW_PRECISION[name]).np and not got.flags.writeable
+        np.testing.assert_array_equal(got.view(np.uint8), every.view(torch.uint8).numpy())
+        assert pg.Tensor(got).dtype is getattr(pg, LOW_PRECISION[name])
+    got, want = got.astype(np.float32), every.float().numpy()
+    keep = ~np.isnan(want)  # (ml_dtypes' NaN bits may differ from torch's: any NaN)
+    np.testing.assert_array_equal(np.isnan(got), ~keep)
+    np.testing.assert_array_equal(got[keep].view(np.uint32), want[keep].view(np.uint32))
 
 
 def test_a_bf16_checkpoint_loads_into_a_float32_model(tmp_path: Path) -> None:

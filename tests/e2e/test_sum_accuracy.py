@@ -48,3 +48,14 @@ def test_a_prime_length_reduction_is_whole(device: str) -> None:
     assert _ulps(x.sum().numpy(), a.astype(np.float64).sum()) <= ULPS
     assert x.max().item() == 7.0 and x.min().item() == a.min()
     assert x.argmax().item() == 5_000_010
+
+
+@pytest.mark.parametrize("n", [2**24 + 3, 1_000_003, 227_451])
+def test_awkward_lengths_of_a_constant_stay_within_ulps_times_log2(device: str, n: int) -> None:
+    """A sum of n copies of 0.1 (every rounding error of one sign: the worst case for one
+    accumulator). 2**24 + 3 = 1549 x 10831 and 227451 = 21 x 10831 split at their divisors
+    left 10831 terms (a prime count nothing chunks) per partial: 1e-4 relative, 1300 ulps;
+    1000003 is a prime. The bound: 4 ulps per halving, as a pairwise sum's."""
+    a = np.full(n, 0.1, np.float32)
+    exact = a.astype(np.float64).sum()
+    assert _ulps(pg.Tensor(a, device=device).sum().numpy(), exact) <= 4 * np.log2(n)

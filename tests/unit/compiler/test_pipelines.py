@@ -82,7 +82,9 @@ def test_default_pipelines_are_the_documented_strings() -> None:
                          f"vector-bytes={vector_bytes} registers={registers} "
                          f"cache-bytes={host_cache_bytes()} min-work={P.MIN_TILE_WORK}}},").replace(
         "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},").replace(
-        "matmul-layout,", layout)
+        "matmul-layout,", layout).replace(  # CPU only: float sums padded to chunkable lengths
+        "tensor-split-reduce,", f"tensor-split-reduce{{chunk-ratio={P.CPU_CHUNK_RATIO} "
+        f"float-work={P.CPU_FLOAT_WORK}}},")
     assert cpu + "uop-contract,convert-uop-to-llvm" == P.CPU_LLVM
     assert cpu + "convert-uop-to-c" == P.CPU_C
     for target in ("ptx", "wgsl"):
@@ -110,9 +112,11 @@ def test_default_pipelines_are_the_documented_strings() -> None:
 def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
     layout = P.CPU_LLVM.split(",")[1]
     assert layout.startswith("matmul-layout{alias-bytes=4096 panel-cols=")
-    assert P.stage_pipeline("tensor") == f"tensor-simplify,{layout},tensor-split-reduce"
+    split = P.CPU_LLVM.split(",")[2]
+    assert split.startswith("tensor-split-reduce{chunk-ratio=")
+    assert P.stage_pipeline("tensor") == f"tensor-simplify,{layout},{split}"
     assert P.stage_pipeline("sched") == (f"tensor-simplify,{layout},"
-                                         "tensor-split-reduce,convert-tensor-to-sched,"
+                                         f"{split},convert-tensor-to-sched,"
                                          "sched-dedup")
     assert P.stage_pipeline("loop").endswith(
         f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[7]}")
