@@ -136,21 +136,23 @@ _CREATION = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "
 # lists the same names)
 _FUNCTIONS = """
 abs absolute acos acosh add addbmm addmm addmv addr adjoint all allclose amax amin aminmax
-any arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin asin asinh atan atan2
-atanh baddbmm bitwise_and bitwise_not bitwise_or bitwise_xor bmm ceil celu chunk clamp
-clamp_max clamp_min clip clone copysign cos cosh count_nonzero cross cummax cumsum deg2rad
-detach diag diag_embed diagonal div dot dsplit erf erfc erfinv exp exp2 expm1 fix flatten
-flip fliplr flipud floor floor_divide fmod frac gather ger hardshrink hsplit hypot
-index_copy index_select inner is_complex is_floating_point is_nonzero isclose isfinite isinf
-isnan isneginf isposinf isreal kron lerp log log10 log1p log2 log_softmax logaddexp
-logaddexp2 logical_not logsumexp masked_fill matmul max mean min mm moveaxis movedim mul mv
-nan_to_num nanmean nansum narrow neg negative norm numel outer permute positive pow prelu
-prod rad2deg reciprocal relu remainder repeat_interleave reshape roll rot90 round rrelu rsqrt
-scatter scatter_add selu sgn sigmoid sign sin sinh softmax split sqrt square squeeze std
-std_mean sub sum swapaxes swapdims t take_along_dim tan tanh tensor_split threshold tile
-trace transpose tril triu true_divide trunc unbind unflatten unsqueeze var var_mean vdot
-vsplit xlogy
-meshgrid atleast_1d atleast_2d atleast_3d
+any arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort argwhere asin
+asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d baddbmm bernoulli bincount
+bitwise_and bitwise_not bitwise_or bitwise_xor bmm bucketize ceil celu chunk clamp clamp_max
+clamp_min clip clone copysign cos cosh count_nonzero cross cummax cummin cumprod cumsum
+deg2rad detach diag diag_embed diagonal div dot dsplit erf erfc erfinv exp exp2 expm1 fix
+flatten flip fliplr flipud floor floor_divide fmod frac gather ger hardshrink histc hsplit
+hypot index_add index_copy index_fill index_put index_select inner is_complex
+is_floating_point is_nonzero isclose isfinite isinf isnan isneginf isposinf isreal kron
+kthvalue lerp log log10 log1p log2 log_softmax logaddexp logaddexp2 logcumsumexp logical_not
+logsumexp masked_fill masked_select matmul max mean median meshgrid min mm mode moveaxis
+movedim msort mul multinomial mv nan_to_num nanmean nanmedian nansum narrow neg negative
+nonzero norm numel outer permute positive pow prelu prod rad2deg randperm reciprocal relu
+remainder repeat_interleave reshape roll rot90 round rrelu rsqrt scatter scatter_add
+scatter_reduce searchsorted selu sgn sigmoid sign sin sinh softmax sort split sqrt square
+squeeze std std_mean sub sum swapaxes swapdims t take take_along_dim tan tanh tensor_split
+threshold tile topk trace transpose tril triu true_divide trunc unbind unflatten unique
+unique_consecutive unsqueeze var var_mean vdot vsplit xlogy
 """.split()  # noqa: SIM905  (a word list reads better than 180 quoted names)
 
 _LAZY: dict[str, tuple[str, str]] = {
