@@ -10,7 +10,7 @@ position ("0", "1", ...) or key in `state_dict`, so torch's checkpoints load unc
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 from picograd.frontend.tensor import Tensor
 from picograd.nn.module import Module
@@ -20,6 +20,60 @@ def _index(op: str, i: int, length: int) -> int:
     if not -length <= i < length:
         raise IndexError(f"{op}: index {i} is out of range for length {length}")
     return i % length
+
+
+V = TypeVar("V")
+
+
+class _Keyed(Module, Generic[V]):
+    """What ModuleDict and ParameterDict share: values by string key, in insertion order,
+    with a dict's methods; each subclass checks what `__setitem__` stores."""
+
+    _items: dict[str, V]
+
+    def __init__(self, values: Mapping[str, V] | Iterable[tuple[str, V]] | None = None):
+        super().__init__()
+        object.__setattr__(self, "_items", {})
+        if values is not None:
+            self.update(values)
+
+    def __setitem__(self, key: str, value: V) -> None:
+        raise NotImplementedError  # abstract: each container checks what it stores
+
+    def __getitem__(self, key: str) -> V:
+        return self._items[key]
+
+    def __delitem__(self, key: str) -> None:
+        del self._items[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def keys(self) -> Iterable[str]:
+        return self._items.keys()
+
+    def values(self) -> Iterable[V]:
+        return self._items.values()
+
+    def items(self) -> Iterable[tuple[str, V]]:
+        return self._items.items()
+
+    def pop(self, key: str) -> V:
+        return self._items.pop(key)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def update(self, values: Mapping[str, V] | Iterable[tuple[str, V]]) -> None:
+        pairs = values.items() if isinstance(values, Mapping) else values
+        for key, value in cast(Iterable[tuple[str, V]], pairs):
+            self[key] = value
 
 
 class ModuleList(Module):
@@ -84,17 +138,8 @@ class ModuleList(Module):
         return type(self)([*self._items, *other])
 
 
-class ModuleDict(Module):
+class ModuleDict(_Keyed[Module]):
     """Modules by string key, in insertion order."""
-
-    _items: dict[str, Module]
-
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None
-                 = None):
-        super().__init__()
-        object.__setattr__(self, "_items", {})
-        if modules is not None:
-            self.update(modules)
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         seen: set[int] = set()
@@ -103,47 +148,12 @@ class ModuleDict(Module):
                 seen.add(id(module))
                 yield key, module
 
-    def __getitem__(self, key: str) -> Module:
-        return self._items[key]
-
     def __setitem__(self, key: str, module: Module) -> None:
         if not isinstance(key, str):
             raise TypeError(f"ModuleDict keys are strings, got {type(key).__name__}")
         if not isinstance(module, Module):
             raise TypeError(f"ModuleDict holds Modules, got {type(module).__name__}")
         self._items[key] = module
-
-    def __delitem__(self, key: str) -> None:
-        del self._items[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
-
-    def keys(self) -> Iterable[str]:
-        return self._items.keys()
-
-    def values(self) -> Iterable[Module]:
-        return self._items.values()
-
-    def items(self) -> Iterable[tuple[str, Module]]:
-        return self._items.items()
-
-    def pop(self, key: str) -> Module:
-        return self._items.pop(key)
-
-    def clear(self) -> None:
-        self._items.clear()
-
-    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
-        for key, module in cast(Iterable[tuple[str, Module]], pairs):
-            self[key] = module
 
 
 def _as_parameter(value: Any) -> Tensor:
@@ -194,55 +204,15 @@ class ParameterList(Module):
         return iter(self._items)
 
 
-class ParameterDict(Module):
+class ParameterDict(_Keyed[Tensor]):
     """Parameters by string key, in insertion order."""
-
-    _items: dict[str, Tensor]
-
-    def __init__(self, values: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None
-                 = None):
-        super().__init__()
-        object.__setattr__(self, "_items", {})
-        if values is not None:
-            self.update(values)
 
     def _direct_tensors(self) -> Iterator[tuple[str, Tensor, bool]]:
         for key, tensor in self._items.items():
             yield key, tensor, False
-
-    def __getitem__(self, key: str) -> Tensor:
-        return self._items[key]
 
     def __setitem__(self, key: str, value: Tensor) -> None:
         if not isinstance(key, str):
             raise TypeError(f"ParameterDict keys are strings, got {type(key).__name__}")
         self._items[key] = _as_parameter(value)
 
-    def __delitem__(self, key: str) -> None:
-        del self._items[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
-
-    def keys(self) -> Iterable[str]:
-        return self._items.keys()
-
-    def values(self) -> Iterable[Tensor]:
-        return self._items.values()
-
-    def items(self) -> Iterable[tuple[str, Tensor]]:
-        return self._items.items()
-
-    def pop(self, key: str) -> Tensor:
-        return self._items.pop(key)
-
-    def update(self, values: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]) -> None:
-        pairs = values.items() if isinstance(values, Mapping) else values
-        for key, value in cast(Iterable[tuple[str, Tensor]], pairs):
-            self[key] = value
