@@ -31,7 +31,6 @@ from picograd.frontend.base import Scalar, TensorBase
 from picograd.frontend.dtype import DType, float32, int32, to_dtype
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_advanced_index import AdvancedIndexOps
-from picograd.frontend.ops_sort import _before
 from picograd.runtimes.registry import canonical_device_name
 
 
@@ -41,18 +40,30 @@ class DrawOps(AdvancedIndexOps):
     # ── binning ─────────────────────────────────────────────────────────────
 
     def _count_before(self, op: str, seq: Any, values: Any, right: bool) -> Any:
-        """For values (..., K) and a sorted seq (..., M) (or 1-D): how many seq entries sort
-        before each value (not after it with `right`), int32 (..., K)."""
+        """For values (..., K) and a sorted seq (..., M) (or 1-D): the insertion position of
+        each value, int32 (..., K), found as torch finds it: a binary search that moves right
+        while not seq[mid] >= value (> with `right`). On a sequence without NaN that is the
+        count of entries before the value; with NaN (a NaN value, or NaN entries at the end)
+        it is what torch's search gives, which no count reproduces."""
         if seq.dtype.is_bool or values.dtype.is_bool:
             raise dtype_error(op, "needs numeric tensors, got bool")
         self._check_device(op, values)
-        v = values.unsqueeze(-1)
-        b = seq if seq.ndim == 1 else seq.unsqueeze(-2)
         if seq.dtype != values.dtype:  # compare in the common dtype (ints with floats)
             common = float32 if seq.dtype.is_float or values.dtype.is_float else int32
-            v, b = v.cast(common), b.cast(common)
-        hit = ~_before(b, v, False) if right else _before(v, b, False)
-        return hit.cast(int32).sum(-1).cast(int32)
+            seq, values = seq.cast(common), values.cast(common)
+        m = seq.shape[-1]
+        lo = values._const(0, values.shape, int32)
+        hi = values._const(m, values.shape, int32)
+        for _ in range(m.bit_length()):  # a search of m entries takes at most this many halvings
+            mid = (lo + hi) // 2
+            at = mid.minimum(m - 1)  # lo == hi == m: a finished search, any index will do
+            entry = (seq.index_select(0, at.reshape(-1)).reshape(at.shape) if seq.ndim == 1
+                     else seq.gather(-1, at))
+            go_right = (lo < hi) & ~((entry > values) if right else (entry >= values))
+            stop_here = (lo < hi) & ~go_right
+            lo = go_right.where(mid + 1, lo)
+            hi = stop_here.where(mid, hi)
+        return lo
 
     def bucketize(self, boundaries: TensorBase, right: bool = False,
                   out_int32: bool = False) -> Self:

@@ -53,6 +53,20 @@ def test_searchsorted(device: str, side: str) -> None:
         pg.Tensor(rows).searchsorted(pg.Tensor(np.ones((3, 2), np.float32)))
 
 
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_with_nan_entries_is_torch_s_binary_search(device: str, right: bool
+                                                                 ) -> None:
+    """NaN entries (sorted last) make the "entry >= value" test non-monotone: torch's answer
+    is where its binary search stops, not a count (1.5 in [1, nan, nan] lands at 3)."""
+    values = np.array([NAN, 1.5, 2, 1, -1, 9], np.float32)
+    for seq in ([1, 2, NAN], [1, NAN, NAN], [NAN], [0.5] * 7, list(range(13))):
+        boundaries = np.array(seq, np.float32)
+        got = pg.Tensor(boundaries, device=device).searchsorted(
+            pg.Tensor(values, device=device), right=right)
+        want = torch.searchsorted(torch.tensor(boundaries), torch.tensor(values), right=right)
+        np.testing.assert_array_equal(got.numpy(), _int32(want), err_msg=str(seq))
+
+
 @pytest.mark.parametrize(("data", "bins", "lo", "hi"), [
     ([1, 2, 1, 4, 2.5, 10, -1], 4, 0, 4), ([1, 2, 1], 4, 0, 0), ([2, 2], 4, 0, 0),
     ([0.5, 0.25, 0.75, 1.0], 3, 0.25, 1.0), ([], 5, 0, 0)])
