@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from picograd.dialects.pg import BinaryKind, ReduceKind, UnaryKind
+from picograd.frontend.gc_pause import gc_paused
 from picograd.frontend.grad_mode import (
     AutogradError,
     Context,
@@ -248,6 +249,16 @@ def backward(root: Tensor, gradient: Tensor | None, retain_graph: bool = False) 
     elif gradient.shape != root.shape:
         raise AutogradError(f"backward: gradient shape {gradient.shape} does not match the "
                             f"tensor's shape {root.shape}\n  at {user_location()}")
+    with gc_paused():
+        order = _accumulate(root, gradient)
+        if not retain_graph:
+            _free(order)
+    pending_roots.append(root)
+
+
+def _accumulate(root: Tensor, gradient: Tensor) -> list[Tensor]:
+    """Walk the graph of `root` backwards from `gradient`, adding each leaf's gradient to
+    its `.grad`; the walk's order (sources first)."""
     grads: dict[int, Tensor] = {id(root): gradient}
     order = _topological(root)
     with no_grad():
@@ -265,9 +276,7 @@ def backward(root: Tensor, gradient: Tensor | None, retain_graph: bool = False) 
                     continue
                 previous = grads.get(id(src))
                 grads[id(src)] = sg if previous is None else previous + sg
-    if not retain_graph:
-        _free(order)
-    pending_roots.append(root)
+    return order
 
 
 def _free(order: list[Tensor]) -> None:

@@ -60,6 +60,7 @@ from picograd.dialects.pg_sched import node_hint
 from picograd.errors import OutOfMemoryError
 from picograd.frontend import capture
 from picograd.frontend.dtype import cast_scalar
+from picograd.frontend.gc_pause import gc_paused
 from picograd.frontend.lazy import LazyOp, user_location
 from picograd.runtimes import Program
 from picograd.runtimes.program import tuple_getter
@@ -389,6 +390,11 @@ def _autograd_only(node: LazyOp, uses: int) -> bool:
 
 
 def _realize_nodes(outputs: list[LazyOp], device: str, pipeline: str | None) -> None:
+    with gc_paused():
+        _realize_on(outputs, device, pipeline)
+
+
+def _realize_on(outputs: list[LazyOp], device: str, pipeline: str | None) -> None:
     program, buffers, nodes, plan = _program(outputs, device, pipeline)
     if SETTINGS.level >= 2:
         report_variables(program, [(n.arg.name, int(n.buffer))  # type: ignore[arg-type]

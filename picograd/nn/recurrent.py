@@ -24,6 +24,7 @@ from picograd.frontend.ops_shape import cat, stack
 from picograd.frontend.tensor import Tensor
 from picograd.nn.basic import dropout
 from picograd.nn.layers import uniform
+from picograd.nn.lstm_sequence import lstm_sequence
 from picograd.nn.module import Module
 
 # gates per mode: LSTM (input, forget, cell, output), GRU (reset, update, new), RNN one
@@ -71,10 +72,15 @@ def _project(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None, b_hh: Tens
 
 def _run_direction(mode: str, x: Tensor, h: Tensor, c: Tensor | None,
                    weights: list[Tensor | None], reverse: bool
-                   ) -> tuple[list[Tensor], Tensor, Tensor | None]:
-    """The outputs of one layer in one direction (in time order), and its last h and c."""
+                   ) -> tuple[Tensor, Tensor, Tensor | None]:
+    """The outputs of one layer in one direction (T, B, H) in time order, and its last h
+    and c. An LSTM without a projection is one op with its own backward
+    (`lstm_sequence`); the other layers are differentiated through their steps."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     assert w_ih is not None and w_hh is not None
+    if mode == "LSTM" and w_hr is None:
+        assert c is not None
+        return lstm_sequence(x, h, c, w_ih, w_hh, b_ih, b_hh, reverse)
     xg = _project(mode, x, w_ih, b_ih, b_hh)
     steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
     outputs: list[Tensor] = [h] * x.shape[0]
@@ -83,7 +89,7 @@ def _run_direction(mode: str, x: Tensor, h: Tensor, c: Tensor | None,
     for t in steps:
         h, c = _step(mode, xg[t], h, c, w_hh_t, b_hh, w_hr_t)
         outputs[t] = h
-    return outputs, h, c
+    return stack(outputs, 0), h, c
 
 
 class RNNBase(Module):
@@ -166,10 +172,10 @@ class RNNBase(Module):
             per_direction = []
             for direction in range(directions):
                 row = layer * directions + direction
-                outputs, h, c = _run_direction(
+                out, h, c = _run_direction(
                     self.mode, x, h0[row], None if c0 is None else c0[row],
                     self._weights(layer, direction), reverse=direction == 1)
-                per_direction.append(stack(outputs, 0))
+                per_direction.append(out)
                 last_h.append(h)
                 if c is not None:
                     last_c.append(c)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,31 @@ def test_lstm_given_states_and_proj_size(device: str) -> None:
     _check(device, ours, theirs, [out, h, c], [tout, th, tc], [x, h0, c0], [tx, th0, tc0])
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_own_backward_with_given_states(device: str, bidirectional: bool) -> None:
+    # an LSTM without proj_size is one op with its own backward (nn/lstm_sequence.py):
+    # gradients to h0 and c0 of both directions, through several layers and steps
+    ours, theirs = _twin(nn.LSTM, torch.nn.LSTM, 3, 4, num_layers=2,
+                         bidirectional=bidirectional, device=device)
+    rows = 4 if bidirectional else 2
+    x, tx = _leaf(_data(6, 2, 3), device)
+    h0, th0 = _leaf(_data(rows, 2, 4), device)
+    c0, tc0 = _leaf(_data(rows, 2, 4), device)
+    out, (h, c) = ours(x, (h0, c0))
+    tout, (th, tc) = theirs(tx, (th0, tc0))
+    _check(device, ours, theirs, [out, h, c], [tout, th, tc], [x, h0, c0], [tx, th0, tc0])
+
+
+def test_lstm_one_step_input_without_grad(device: str) -> None:
+    # a sequence of one step, an input that does not require grad (no input gradient is
+    # built), only the last state used
+    ours, theirs = _twin(nn.LSTM, torch.nn.LSTM, 3, 5, device=device)
+    data = _data(1, 3, 3)
+    _, (h, c) = ours(pg.Tensor(data, device=device))
+    _, (th, tc) = theirs(torch.tensor(data))
+    _check(device, ours, theirs, [h, c], [th, tc], [], [])
+
+
 def test_unbatched_relu_rnn_without_bias(device: str) -> None:
     ours, theirs = _twin(nn.RNN, torch.nn.RNN, 3, 4, nonlinearity="relu", bias=False,
                          bidirectional=True, device=device)
@@ -142,6 +168,20 @@ def test_dropout_between_layers_only_in_training() -> None:
     np.testing.assert_allclose(single(pg.Tensor(x))[0].numpy(),
                                their_single(torch.tensor(x))[0].detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_backward_leaves_the_garbage_collector_as_it_was() -> None:
+    # backward, realize and the LSTM's loop pause the collector (frontend/gc_pause.py)
+    lstm = nn.LSTM(3, 4)
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            out, _ = lstm(pg.Tensor(_data(3, 2, 3)))
+            out.sum().backward()
+            pg.realize(*(p.grad for p in lstm.parameters()))
+            assert gc.isenabled() == enabled
+        finally:
+            gc.enable()
 
 
 def test_one_graph_per_sequence() -> None:
