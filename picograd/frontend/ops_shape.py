@@ -238,17 +238,24 @@ def cat(tensors: Sequence[T], dim: int = 0) -> T:
     return _cat_value(tensors, d, dt)
 
 
-# Above this many pieces a cat is made in two levels (see `_cat_value`).
+# A cat of more pieces than this, whose flat kernel would do more masked loads than
+# `_FLAT_CAT_LOADS`, is made in two levels (see `_cat_value`); a smaller one stays one
+# kernel (a 5 x 5 convolution's weight gradient joins 25 taps of 24 values: two levels
+# would only add launches).
 _FLAT_CAT_PIECES = 16
+_FLAT_CAT_LOADS = 1 << 20
 
 
 def _cat_value(tensors: Sequence[T], d: int, dt: DType) -> T:
     """The pieces, each padded to the full size and selected where it lies. Every element
     of a cat's kernel loads from every piece (masked), so a cat of n pieces costs n loads
-    per element: past `_FLAT_CAT_PIECES` the pieces are joined in groups of about sqrt(n),
-    each group stored in a buffer of its own, and the groups are joined (about 2 sqrt(n)
-    loads per element: a 100-step LSTM's stack of 100 states took 5 ms, not 0.3)."""
-    if len(tensors) > _FLAT_CAT_PIECES:
+    per element: past `_FLAT_CAT_PIECES` (and `_FLAT_CAT_LOADS`) the pieces are joined in
+    groups of about sqrt(n), each group stored in a buffer of its own, and the groups are
+    joined (about 2 sqrt(n) loads per element: a stack of 100 (32, 256) LSTM states took
+    2.5 ms in one kernel, 1.7 ms in two levels, on a 2-core Zen 5)."""
+    if len(tensors) > _FLAT_CAT_PIECES and (
+            len(tensors) * prod(tensors[0].shape[:d]) * prod(tensors[0].shape[d + 1:])
+            * sum(t.shape[d] for t in tensors) > _FLAT_CAT_LOADS):
         size = math.isqrt(len(tensors) - 1) + 1
         groups = [_cat_value(tensors[k:k + size], d, dt).contiguous()
                   for k in range(0, len(tensors), size)]

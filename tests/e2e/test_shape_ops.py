@@ -47,11 +47,12 @@ CASES: dict[str, tuple[Callable, tuple[tuple[int, ...], ...]]] = {
     "cat": (lambda L, a, b: L.cat([a, b * 2, a], 1), ((2, 3), (2, 2))),
     "cat_dim0": (lambda L, a, b: L.cat([a, b], -3), ((1, 2, 3), (2, 2, 3))),
     "stack": (lambda L, a, b: L.stack([a, b], 1), ((2, 3), (2, 3))),
-    # past 16 pieces a cat is joined in groups (ops_shape._cat_value): uneven, empty pieces
-    "cat_many": (lambda L, a: L.cat([a[:, k % 3:k % 3 + k % 4] * (k + 1) for k in range(40)],
-                                    1), ((2, 5),)),
-    "stack_many": (lambda L, a, b: L.stack([a * k + b for k in range(23)], 1),
-                   ((3, 2), (3, 2))),
+    # past 16 pieces and 2**20 masked loads a cat is joined in groups
+    # (ops_shape._cat_value): uneven and empty pieces, a stack
+    "cat_many": (lambda L, a: L.cat([a[:, k % 3:k % 3 + k % 4] + k for k in range(40)],
+                                    1), ((600, 5),)),
+    "stack_many": (lambda L, a, b: L.stack([a * k + b for k in range(20)], 1),
+                   ((100, 30), (100, 30))),
     "stack_last": (lambda L, a, b: L.stack([a * b, b], -1), ((4,), (4,))),
     "split": (lambda L, a: L.split(a, 2, 1), ((2, 5),)),
     "split_sections": (lambda L, a: L.split(a, [1, 3, 1], 1), ((2, 5),)),
