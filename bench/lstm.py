@@ -1,14 +1,17 @@
 """LSTM forward + backward speed: picograd against torch eager, same sizes and weights.
 
-    python bench/lstm.py [--device CPU:LLVM] [--runs 5] [--seq 100] [--batch 32]
+    python bench/lstm.py [--device CPU:LLVM] [--runs 10] [--seq 100] [--batch 32]
                          [--hidden 256] [--layers 2]
 
-A step is the LSTM over the whole sequence (one lazy graph: picograd computes it with one
-realize), a sum of its output, and the backward pass to every weight and to the input, read
-back to the host. "first" is the first step (it builds IR and compiles: `PG_CACHE=0` makes
-that a cold compile); "steady" is the median of the steps after `--warmup` more, which
-reuse the compiled program (checked: they compile nothing). The target (issue 35) is
-picograd <= 1.5x torch at batch 32, sequence 100, hidden 256, 2 layers on CPU:LLVM.
+A step is the LSTM over the whole sequence, a sum of its output, and the backward pass to
+every weight and to the input, read back to the host. picograd is timed two ways: eager
+(every step builds the lazy graph again and one realize computes it from the cached
+program) and under `pg.jit` (call 2 captures, later calls replay the programs without
+building a graph). "first" is the first eager step (it builds IR and compiles; `PG_CACHE=0`
+makes that a cold compile); the other figures are medians of the steps after `--warmup`
+more, which reuse the compiled programs (checked: they compile nothing). The target
+(issue 35) is picograd <= 1.5x torch at batch 32, sequence 100, hidden 256, 2 layers on
+CPU:LLVM.
 """
 
 from __future__ import annotations
