@@ -126,7 +126,8 @@ class TensorBase:
         mine = self._node
         if mine.dtype.storage_only and op not in _STORAGE_OPS:
             raise dtype_error(op, f"not implemented for {mine.dtype.name} (as in torch, float8 "
-                              "is storage with casts): cast it to float32 first")
+                              "is storage with casts and float8 * float8, abs, ==, !=, "
+                              "where): cast it to float32 first")
         node = LazyOp(op, nodes, arg, shape, mine.dtype if dtype is None else dtype,
                       mine.device)
         out = object.__new__(type(self))  # (`_from_node`, inline)

@@ -118,6 +118,9 @@ class ElementwiseOps(MovementOps):
 
     def _cmp(self, kind: CmpKind, other: Operand) -> Self:
         x, y = self._operands(str(kind), other)
+        if x.dtype.storage_only and kind in (CmpKind.EQ, CmpKind.NE):
+            # float8 == and != as torch has them: by value (-0.0 == 0.0, NaN != NaN)
+            x, y = decode_float8(x), decode_float8(y)
         return x._make("cmp", (x, y), kind, x.shape, bool_)
 
     # ── arithmetic ──────────────────────────────────────────────────────────
@@ -137,6 +140,10 @@ class ElementwiseOps(MovementOps):
 
     def mul(self, other: Operand, reverse: bool = False) -> Self:
         x, y = self._operands("mul", other)
+        if x.dtype.storage_only and isinstance(other, TensorBase):
+            # float8 * float8 as torch has it (not with a python number): the float32
+            # product of two float8 values is exact, so one rounding gives torch's result
+            return encode_float8(decode_float8(x) * decode_float8(y), x.dtype)
         kind = BinaryKind.AND if x.dtype.is_bool else BinaryKind.MUL
         x, y = (y, x) if reverse else (x, y)
         return x._make("binary", (x, y), kind, x.shape)

@@ -153,6 +153,8 @@ class MathOps(ReduceOps):
         and -x, and the zero is a constant)."""
         if self.dtype.is_bool or self.dtype is uint8:  # -x of a uint8 wraps: 7 -> 249
             return self
+        if self.dtype.storage_only:  # float8, as torch has it: the sign bit cleared
+            return (self.bitcast(uint8) & 0x7F).bitcast(self.dtype)
         m = self.maximum(-self)
         # max(0.0, -0.0) may be either zero; a select, as `+ 0.0` is folded away on WEBGPU
         return (m == 0).where(0.0, m) if self.dtype.is_float else m

@@ -1,8 +1,10 @@
-"""float8 e4m3fn / e5m2 as torch 2.13 has them: storage with casts.
+"""float8 e4m3fn / e5m2 as torch 2.13 has them: storage with casts, and the few ops torch
+computes on them (float8 * float8, abs, ==, !=, where).
 
 Every cast against torch's bits (round to nearest even, e4m3fn saturating to 448, e5m2
-overflowing to inf, NaN kept), numpy / tolist round trips, movement ops on the bits, and
-torch's refusals (arithmetic, promotion with another dtype) as typed DTypeErrors."""
+overflowing to inf, NaN kept), numpy / tolist round trips, movement ops on the bits, those
+ops against torch's bits, and torch's refusals (other arithmetic, a python number operand,
+promotion with another dtype) as typed DTypeErrors."""
 
 from __future__ import annotations
 
@@ -93,10 +95,29 @@ def test_movement_ops_move_the_bits(device: str, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(FLOAT8))
+def test_the_ops_torch_computes_on_float8(device: str, name: str) -> None:
+    a = _values()
+    b = np.roll(a, 7) * np.float32(-1.5)
+    x, y = (pg.Tensor(v, device=device).cast(name) for v in (a, b))
+    tx, ty = (torch.from_numpy(v).to(getattr(torch, name)) for v in (a, b))
+    _same_values((x * y).numpy(), (tx * ty).float().numpy().astype(FLOAT8[name]))
+    # abs: the sign bit cleared. torch's own float8 abs keeps -0.0 in its 64-element
+    # vector blocks and clears it in the tail (a (64,) -0.0 gives -0.0, a (10,) +0.0), and
+    # makes every NaN its one NaN code: compared by value, every zero positive here
+    got, want = x.abs().numpy(), tx.abs().float().numpy()
+    _same_values(got, np.abs(want))
+    assert not np.signbit(got.astype(np.float32)).any()
+    np.testing.assert_array_equal((x == y).numpy(), (tx == ty).numpy())
+    np.testing.assert_array_equal((x != x).numpy(), (tx != tx).numpy())  # NaN != NaN
+    zeros = pg.Tensor([0.0, -0.0], device=device).cast(name)
+    assert (zeros == zeros.flip(0)).numpy().all()  # -0.0 == 0.0, as by value
+
+
+@pytest.mark.parametrize("name", list(FLOAT8))
 def test_arithmetic_and_promotion_refused_as_torch(name: str) -> None:
     x = pg.Tensor([1.0, 2.0]).cast(name)
     t = torch.tensor([1.0, 2.0]).to(getattr(torch, name))
-    for op in (lambda a: a + a, lambda a: -a):
+    for op in (lambda a: a + a, lambda a: -a, lambda a: a * 2, lambda a: a < a):
         with pytest.raises(NotImplementedError):
             op(t)
         with pytest.raises(DTypeError, match=f"not implemented for {name}"):
