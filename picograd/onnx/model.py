@@ -130,7 +130,7 @@ class OnnxModel:
         kept = self._uploads.get(id(array))
         if kept is not None and kept[0] is array:
             return kept[1]
-        return Tensor(np.ascontiguousarray(array), device=self.device)
+        return Tensor(np.asarray(array, order="C"), device=self.device)
 
     def _context(self, node: onnx.NodeProto, attrs: dict[str, Any]) -> NodeContext:
         return NodeContext(node, attrs, self.opset, self.device, self._to_tensor,
@@ -177,7 +177,7 @@ class OnnxModel:
                                          f"declares {_dims_text(dims)}")
         if isinstance(value, Tensor):
             return value if value.device == self.device else value.to(self.device)
-        return Tensor(np.ascontiguousarray(value), device=self.device)
+        return Tensor(np.asarray(value, order="C"), device=self.device)
 
     def _execute(self, feeds: dict[str, Tensor]) -> dict[str, Value]:
         env: dict[str, Value] = dict(self.weights)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 
@@ -224,13 +225,25 @@ def _where(ctx: NodeContext, cond: Value, x: Value, y: Value) -> Value:
 def _check_cast(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
     if node.op_type == "Cast" and attrs.get("to") not in ONNX_TO_NUMPY:
         return f"a cast to element type {attrs.get('to')} is not supported"
-    if attrs.get("saturate", 1) == 0:
-        return "saturate=0 (float8 casts without saturation) is not supported"
+    if attrs.get("saturate", 1) == 0 and attrs.get("to") == onnx.TensorProto.FLOAT8E4M3FN:
+        # picograd's e4m3fn encoding saturates; ONNX's saturate=0 wants NaN there
+        return "saturate=0 for FLOAT8E4M3FN is not supported"
     return None
 
 
+_FLOAT8 = {np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)}
+
+
 def cast_value(ctx: NodeContext, x: Value, dtype: np.dtype) -> Value:
-    """`x` as `dtype`: on the host for a host value, else a Tensor cast."""
+    """`x` as `dtype`: on the host for a host value, else a Tensor cast. Casts to float8
+    saturate by default as ONNX's (out-of-range values and infinities become the largest
+    finite value, NaN stays NaN); `saturate=0` keeps e5m2's infinities."""
+    if dtype in _FLOAT8:
+        t = ctx.t(x)
+        if ctx.attr("saturate", 1) and t.dtype.is_float:
+            top = float(ml_dtypes.finfo(dtype).max)
+            t = t.clamp(-top, top)
+        return t.cast(dtype)
     if is_host(x):
         return np.asarray(x).astype(dtype)
     return ctx.t(x).cast(dtype)

@@ -136,8 +136,9 @@ def _conv_transpose(ctx: NodeContext, x: Value, w: Value, b: Value | None = None
                 else [i * s for i, s in zip(tx.shape[2:], strides, strict=True)])
         begin, end = [], []
         for size, e, o in zip(sizes, extra, want, strict=True):
-            total = size + e - o
-            low = total - total // 2 if auto == "SAME_LOWER" else total // 2
+            total = size + e - o  # negative: an output larger than the full result
+            half = int(total / 2)  # the spec's C division, toward zero
+            low = total - half if auto == "SAME_LOWER" else half
             begin.append(low)
             end.append(total - low)
     elif auto == "VALID":
@@ -145,12 +146,15 @@ def _conv_transpose(ctx: NodeContext, x: Value, w: Value, b: Value | None = None
     else:
         pads = list(ctx.attr("pads", [0] * (2 * n)))
         begin, end = pads[:n], pads[n:]
-    if any(e < 0 for e in extra) or any(p < 0 for p in begin + end):
-        raise ctx.unsupported("negative pads / output_padding")
-    y = _pre_pad(full, [0] * n, extra, 0.0)
+    if any(e < 0 for e in extra):
+        raise ctx.unsupported("negative output_padding")
+    # output_padding and negative pads (an output_shape larger than the full result) add
+    # zeros at the ends; positive pads cut
+    y = _pre_pad(full, [max(-p, 0) for p in begin],
+                 [e + max(-p, 0) for e, p in zip(extra, end, strict=True)], 0.0)
     index = (slice(None), slice(None)) + tuple(
-        slice(lo, size + e - hi) for lo, hi, size, e in zip(begin, end, sizes, extra,
-                                                             strict=True))
+        slice(max(lo, 0), d - max(hi, 0)) for lo, hi, d in zip(begin, end, y.shape[2:],
+                                                                strict=True))
     y = y[index]
     if b is not None:
         y = y + ctx.t(b).reshape((-1,) + (1,) * n)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from picograd.frontend import where
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.registry import NodeContext, Value, is_host, op
 
@@ -27,8 +28,34 @@ _REDUCE: dict[str, Callable[[Tensor, tuple[int, ...], bool], Tensor]] = {
     "ReduceL1": lambda t, d, k: t.abs().sum(d, keepdim=k),
     "ReduceL2": lambda t, d, k: (t * t).sum(d, keepdim=k).sqrt(),
     "ReduceSumSquare": lambda t, d, k: (t * t).sum(d, keepdim=k),
-    "ReduceLogSumExp": lambda t, d, k: t.logsumexp(d, keepdim=k),
+    "ReduceLogSumExp": lambda t, d, k: _log_sum_exp(t, d, k),
 }
+# what a reduction over no elements gives (ONNX's "empty set" cases)
+_EMPTY: dict[str, float] = {
+    "ReduceSum": 0.0, "ReduceProd": 1.0, "ReduceL1": 0.0, "ReduceL2": 0.0,
+    "ReduceSumSquare": 0.0, "ReduceLogSumExp": -np.inf, "ReduceMax": -np.inf,
+    "ReduceMin": np.inf, "ReduceMean": np.nan,
+}
+
+
+def _log_sum_exp(t: Tensor, dims: tuple[int, ...], keep: bool) -> Tensor:
+    """log(sum(exp(x))) over several dims, shifted by the max (0 where it is infinite, so a
+    row of -inf gives -inf), as Tensor.logsumexp does for one dim."""
+    top = t.amax(dims, keepdim=True)
+    shift = where(top.isinf(), top * 0, top)
+    out = (t - shift).exp().sum(dims, keepdim=True).log() + shift
+    return out if keep else out.reshape([d for i, d in enumerate(t.shape) if i not in dims])
+
+
+def _empty_reduction(name: str, x: Value, dims: tuple[int, ...], keep: bool) -> np.ndarray:
+    """The result of reducing `dims` of which one has size 0: the reduction's identity."""
+    shape = [1 if i in dims else d for i, d in enumerate(x.shape) if keep or i not in dims]
+    dtype = np.dtype(x.dtype.np) if isinstance(x, Tensor) else np.asarray(x).dtype
+    fill = _EMPTY[name]
+    if dtype.kind in "iub" and not np.isfinite(fill):  # the dtype's lowest / highest
+        info = np.iinfo(dtype) if dtype.kind != "b" else None
+        fill = (fill > 0) if info is None else (info.max if fill > 0 else info.min)
+    return np.full(shape, fill, dtype=dtype)
 _REDUCE_HOST: dict[str, Callable[..., np.ndarray]] = {
     "ReduceSum": np.sum, "ReduceProd": np.prod, "ReduceMax": np.max, "ReduceMin": np.min,
 }
@@ -51,9 +78,12 @@ def _reduce(ctx: NodeContext, x: Value, axes: Value | None = None) -> Value:
     if is_host(x) and name in _REDUCE_HOST:
         out = _REDUCE_HOST[name](x, axis=dims, keepdims=keep)
         return np.asarray(out).astype(np.asarray(x).dtype)
+    if any(x.shape[d] == 0 for d in dims):
+        if name == "ReduceMean" and np.dtype(np.asarray(x).dtype if is_host(x)
+                                             else x.dtype.np).kind in "iub":
+            raise ctx.unsupported("an integer ReduceMean over no elements")
+        return _empty_reduction(name, x, dims, keep)
     t = ctx.t(x)
-    if any(t.shape[d] == 0 for d in dims) and name in ("ReduceMax", "ReduceMin"):
-        raise ctx.unsupported(f"{name} over an empty dim")
     return _REDUCE[name](t, dims, keep).cast(t.dtype)
 
 
