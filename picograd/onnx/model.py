@@ -187,8 +187,8 @@ class OnnxModel:
             result = OPS[node.op_type].fn(self._context(node, attrs), *args)
             results = result if isinstance(result, tuple) else (result,)
             for out_name, value in zip(node.output, results, strict=False):
-                if out_name:
-                    env[out_name] = value
+                if out_name:  # numpy's 0-d results are scalars: keep them host arrays
+                    env[out_name] = np.asarray(value) if isinstance(value, np.generic) else value
             missing = [n for n in node.output[len(results):] if n]
             if missing:
                 raise OnnxUnsupportedError(f"{self._context(node, attrs).label}: output(s) "
