@@ -23,7 +23,7 @@ from picograd.frontend.tensor import Tensor
 from picograd.onnx import ops_elementwise, ops_misc, ops_nn, ops_reduce, ops_shape
 from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
 from picograd.onnx.errors import OnnxInputError, OnnxModelError, OnnxUnsupportedError
-from picograd.onnx.registry import OPS, DOMAINS, NodeContext, Value, check_node, node_attrs
+from picograd.onnx.registry import DOMAINS, OPS, NodeContext, Value, check_node, node_attrs
 
 # the op families register their translations on import
 _FAMILIES = (ops_elementwise, ops_misc, ops_nn, ops_reduce, ops_shape)
@@ -201,7 +201,7 @@ class OnnxModel:
             if name not in env:
                 raise OnnxInputError(f"{self.name}: no value named {name!r} (outputs: "
                                      f"{', '.join(self.output_names)})")
-        pending = [env[n] for n in names if isinstance(env[n], Tensor)]
+        pending = [v for v in (env[n] for n in names) if isinstance(v, Tensor)]
         realize(*pending)
         arrays = []
         for name in names:

@@ -22,13 +22,13 @@ from picograd.onnx.dtypes import ONNX_TO_NUMPY
 from picograd.onnx.registry import NodeContext, Value, is_host, op
 
 
-def _fold(fn: Callable[..., Any], *values: np.ndarray, dtype: np.dtype | None = None
+def _fold(fn: Callable[..., Any], *values: Any, dtype: np.dtype | None = None
           ) -> np.ndarray:
     out = np.asarray(fn(*values))
-    return out.astype(dtype if dtype is not None else values[0].dtype, copy=False)
+    return out.astype(dtype if dtype is not None else np.asarray(values[0]).dtype, copy=False)
 
 
-def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _int_div(a: Any, b: Any) -> np.ndarray:
     """Integer division rounding toward zero (C's, onnxruntime's), exact for int64."""
     q = np.abs(a) // np.abs(b)
     return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)

@@ -152,9 +152,9 @@ def _conv_transpose(ctx: NodeContext, x: Value, w: Value, b: Value | None = None
     # zeros at the ends; positive pads cut
     y = _pre_pad(full, [max(-p, 0) for p in begin],
                  [e + max(-p, 0) for e, p in zip(extra, end, strict=True)], 0.0)
-    index = (slice(None), slice(None)) + tuple(
+    index = (slice(None), slice(None), *(
         slice(max(lo, 0), d - max(hi, 0)) for lo, hi, d in zip(begin, end, y.shape[2:],
-                                                                strict=True))
+                                                                strict=True)))
     y = y[index]
     if b is not None:
         y = y + ctx.t(b).reshape((-1,) + (1,) * n)

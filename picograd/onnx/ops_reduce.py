@@ -79,8 +79,8 @@ def _reduce(ctx: NodeContext, x: Value, axes: Value | None = None) -> Value:
         out = _REDUCE_HOST[name](x, axis=dims, keepdims=keep)
         return np.asarray(out).astype(np.asarray(x).dtype)
     if any(x.shape[d] == 0 for d in dims):
-        if name == "ReduceMean" and np.dtype(np.asarray(x).dtype if is_host(x)
-                                             else x.dtype.np).kind in "iub":
+        dtype = np.dtype(x.dtype.np) if isinstance(x, Tensor) else np.asarray(x).dtype
+        if name == "ReduceMean" and dtype.kind in "iub":
             raise ctx.unsupported("an integer ReduceMean over no elements")
         return _empty_reduction(name, x, dims, keep)
     t = ctx.t(x)

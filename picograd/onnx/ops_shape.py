@@ -9,6 +9,8 @@ wherever that opset puts them.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from onnx import numpy_helper
 
@@ -77,7 +79,7 @@ def _split(ctx: NodeContext, x: Value, split: Value | None = None) -> tuple[Valu
     sizes = _split_sizes(ctx, x.shape[axis], split)
     bounds = np.cumsum([0, *sizes])
     out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+    for lo, hi in itertools.pairwise(bounds):
         index = tuple([slice(None)] * axis + [slice(int(lo), int(hi))])
         out.append(np.asarray(x)[index] if is_host(x) else ctx.t(x)[index])
     return tuple(out)
