@@ -13,6 +13,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper
 
+import picograd as pg
 import picograd.onnx as pgx
 from picograd.errors import PicogradError
 from picograd.onnx import OnnxInputError, OnnxModelError, OnnxUnsupportedError
@@ -76,6 +77,9 @@ def test_feeds_are_checked_against_the_declared_inputs():
     ok = np.ones((5, 3), np.float32)
     assert model(ok)["y"].shape == (5, 3)  # "n" is symbolic
     assert model(x=ok)["y"].dtype == np.float32
+    np.testing.assert_array_equal(model(pg.Tensor(-ok))["y"], np.zeros((5, 3), np.float32))
+    with pytest.raises(OnnxInputError, match=r"'x'.*int32"):
+        model(pg.Tensor(np.ones((5, 3), np.int32)))
     with pytest.raises(OnnxInputError, match=r"'x'.*dim 1"):
         model(np.ones((5, 4), np.float32))
     with pytest.raises(OnnxInputError, match=r"'x'.*rank"):
