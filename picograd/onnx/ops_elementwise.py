@@ -159,6 +159,26 @@ def _gelu(ctx: NodeContext, x: Value) -> Tensor:
     return ctx.t(x).gelu(approximate=approximate)
 
 
+@op("IsInf", attrs=("detect_negative", "detect_positive"))
+def _is_inf(ctx: NodeContext, x: Value) -> Tensor:
+    t = ctx.t(x)
+    negative, positive = ctx.attr("detect_negative", 1), ctx.attr("detect_positive", 1)
+    if negative and positive:
+        return t.isinf()
+    if negative:
+        return t.isneginf()
+    if positive:
+        return t.isposinf()
+    return t.isinf() & False
+
+
+@op("Shrink", attrs=("bias", "lambd"))
+def _shrink(ctx: NodeContext, x: Value) -> Tensor:
+    t = ctx.t(x)
+    bias, lambd = ctx.attr("bias", 0.0), ctx.attr("lambd", 0.5)
+    return where(t < -lambd, t + bias, where(t > lambd, t - bias, t * 0))
+
+
 @op("PRelu")
 def _prelu(ctx: NodeContext, x: Value, slope: Value) -> Tensor:
     t, s = ctx.t(x), ctx.t(slope)

@@ -271,6 +271,23 @@ def _instance_norm(ctx: NodeContext, x: Value, scale: Value, bias: Value) -> Ten
     return y * _per_channel(ctx.t(scale), tx.ndim) + _per_channel(ctx.t(bias), tx.ndim)
 
 
+@op("LRN", attrs=("alpha", "beta", "bias", "size"))
+def _lrn(ctx: NodeContext, x: Value) -> Tensor:
+    """x / (bias + alpha / size * sum of x**2 over channels c - (size-1)//2 .. c +
+    ceil((size-1)/2)) ** beta (ONNX's window: for an even size one more after than torch's
+    local_response_norm, so it is summed here)."""
+    tx = ctx.t(x)
+    size = ctx.attr("size")
+    before, after = (size - 1) // 2, size // 2
+    sq = pad_tensor(tx * tx, [0, 0] * (tx.ndim - 2) + [before, after], "constant", 0.0)
+    channels = tx.shape[1]
+    total = sq[:, 0:channels]
+    for i in range(1, size):
+        total = total + sq[:, i:i + channels]
+    scale = total * (ctx.attr("alpha", 1e-4) / size) + ctx.attr("bias", 1.0)
+    return tx / scale.pow(ctx.attr("beta", 0.75))
+
+
 @op("Softmax", "LogSoftmax", attrs=("axis",))
 def _softmax(ctx: NodeContext, x: Value) -> Tensor:
     tx = ctx.t(x)

@@ -36,7 +36,9 @@ def _snake(op: str) -> str:
                "GreaterOrEqual": "greater_equal", "MaxPool": "maxpool",
                "AveragePool": "averagepool", "GlobalAveragePool": "globalaveragepool",
                "GlobalMaxPool": "globalmaxpool", "LogSoftmax": "logsoftmax",
-               "PRelu": "prelu", "IsNaN": "isnan", "MatMul": "matmul"}
+               "PRelu": "prelu", "IsNaN": "isnan", "IsInf": "isinf", "MatMul": "matmul",
+               "Trilu": "(tril|triu)", "OneHot": "onehot", "DepthToSpace": "depthtospace",
+               "SpaceToDepth": "spacetodepth"}
     return special.get(op, op.lower())
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto as TP
 
+import picograd.onnx as pgx
 from tests.e2e.onnx_helpers import assert_matches_ort, node_model
 
 R = np.random.default_rng(0)
@@ -227,6 +228,20 @@ MISC = [
     _case("Range", {"s": np.array(1.0, np.float32), "l": np.array(-2.0, np.float32),
                     "d": np.array(-0.5, np.float32)}, opset=11),
     _case("ConstantOfShape", {"s": i64(2, 3)}, out_types=[TP.FLOAT]),
+    _case("OneHot", {"i": np.array([[0, 3], [-1, 2]], np.int64)}, {"axis": 1},
+          constants={"d": np.array(4, np.int64), "v": np.array([0.5, 2.0], np.float32)},
+          out_types=[TP.FLOAT]),
+    _case("Hardmax", {"x": np.array([[1, 3, 3], [2, 0, 1]], np.float32)}, opset=13),
+    _case("Hardmax", {"x": f32(2, 3, 4)}, opset=11),
+    _case("DepthToSpace", {"x": f32(1, 8, 2, 3)}, {"blocksize": 2}),
+    _case("DepthToSpace", {"x": f32(1, 8, 2, 3)}, {"blocksize": 2, "mode": "CRD"}),
+    _case("SpaceToDepth", {"x": f32(1, 2, 4, 6)}, {"blocksize": 2}),
+    _case("LRN", {"x": f32(2, 5, 3, 3)}, {"size": 3}, atol=1e-5),
+    _case("Shrink", {"x": f32(3, 4)}, {"bias": 0.2, "lambd": 0.3}),
+    _case("IsInf", {"x": np.array([1.0, np.inf, -np.inf, np.nan], np.float32)},
+          {"detect_negative": 0}, opset=10, out_types=[TP.BOOL]),
+    _case("Trilu", {"x": f32(4, 5)}, {"upper": 0}, constants={"k": np.array(1, np.int64)},
+          opset=14),
 ]
 
 
@@ -256,3 +271,18 @@ def test_a_cpu_c_device_case(device):
     model = node_model("Conv", {"x": x}, {"pads": [1, 1, 1, 1]}, 17, None,
                        {"w": f32(3, 2, 3, 3)})
     assert_matches_ort(model, {"x": x}, atol=1e-4, device=device)
+
+
+def test_lrn_with_an_even_size_follows_the_spec_formula():
+    """onnxruntime takes odd sizes only (and onnx 1.23's reference LRN loops over the batch,
+    not the channels), so the even window is checked against the spec's formula: channels
+    c - floor((size-1)/2) .. c + ceil((size-1)/2)."""
+    x = f32(2, 6, 3, 3)
+    size, alpha, beta, bias = 4, 0.5, 0.75, 2.0
+    model = node_model("LRN", {"x": x}, {"size": size, "alpha": alpha, "bias": bias}, 17)
+    square_sum = np.zeros_like(x)
+    for c in range(x.shape[1]):
+        lo, hi = max(0, c - (size - 1) // 2), min(x.shape[1], c + -(-(size - 1) // 2) + 1)
+        square_sum[:, c] = (x[:, lo:hi] ** 2).sum(axis=1)
+    expected = x / (bias + alpha / size * square_sum) ** beta
+    np.testing.assert_allclose(pgx.load(model)(x)["y0"], expected, rtol=1e-5, atol=1e-6)
