@@ -181,11 +181,25 @@ def _max_pool(ctx: NodeContext, x: Value) -> Tensor:
     n, strides, dilations, begin, end = _window_args(ctx, tx, kernel)
     if n not in _MAX_POOL:
         raise ctx.unsupported(f"a {n}-D max pool")
-    if not _symmetric_ok(begin, end, kernel):
-        tx, begin = _pre_pad(tx, begin, end, _lowest(tx)), [0] * n
-    out = _MAX_POOL[n](tx, kernel, strides, begin, dilations, bool(ctx.attr("ceil_mode", 0)))
+    ceil = bool(ctx.attr("ceil_mode", 0))
+    spatial = tx.shape[2:]
+    if _symmetric_ok(begin, end, kernel):
+        out = _MAX_POOL[n](tx, kernel, strides, begin, dilations, ceil)
+        assert isinstance(out, Tensor)
+        return out
+    padded = _pre_pad(tx, begin, end, _lowest(tx))
+    out = _MAX_POOL[n](padded, kernel, strides, 0, dilations, ceil)
     assert isinstance(out, Tensor)
-    return out
+    if not ceil:
+        return out
+    # with ceil_mode a last window that starts in the end padding is dropped; on the
+    # pre-padded input torch's rule would keep it
+    sizes = []
+    for size, k, s, d, b, e in zip(spatial, kernel, strides, dilations, begin, end,
+                                   strict=True):
+        count = -(-(size + b + e - ((k - 1) * d + 1)) // s) + 1
+        sizes.append(count - 1 if (count - 1) * s >= size + b else count)
+    return out[(slice(None), slice(None), *(slice(0, c) for c in sizes))]
 
 
 @op("AveragePool", attrs=(*_POOL_ATTRS, "count_include_pad"), check=_check_auto_pad)
