@@ -5,7 +5,9 @@ tests of the ops the importer translates (`bt.include`); every case is registere
     pytest -m onnx_suite -k "not _cuda" tests/e2e/test_onnx_backend_suite.py
 
 The cases are inputs and expected outputs written by the ONNX authors (numpy), built in
-memory from the onnx wheel (docs/interop.md). Excluded cases say why below.
+memory from the onnx wheel (docs/interop.md). Excluded cases say why below. With onnx 1.23:
+1,028 cases match the translated ops, 889 pass, 139 are excluded (about 2 minutes on one
+core; `-m "not onnx_suite"` leaves them out).
 """
 
 from __future__ import annotations
