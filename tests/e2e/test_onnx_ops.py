@@ -257,10 +257,14 @@ def test_misc(op, inputs, attrs, opset, constants, out_types, tol):
 
 
 def test_topk_values_and_indices():
-    x = R.permutation(24).astype(np.float32).reshape(4, 6)  # no ties
+    x = R.permutation(24).astype(np.float32).reshape(4, 6)
     _run("TopK", {"x": x}, {"axis": 1}, 11, {"k": i64(3)}, [TP.FLOAT, TP.INT64], {}, n_out=2)
     _run("TopK", {"x": x}, {"axis": 0, "largest": 0}, 11, {"k": i64(2)}, [TP.FLOAT, TP.INT64],
          {}, n_out=2)
+    ties = np.array([[1, 3, 3, 2, 3, 0]], np.float32)  # equal values: the lower index first
+    for largest in (0, 1):
+        _run("TopK", {"x": ties}, {"largest": largest}, 11, {"k": i64(3)},
+             [TP.FLOAT, TP.INT64], {}, n_out=2)
 
 
 def test_dropout_is_identity_at_inference():
