@@ -272,8 +272,8 @@ def test_dropout_is_identity_at_inference():
     _run("Dropout", {"x": x}, None, 13, {"r": np.array(0.5, np.float32)}, None, {})
 
 
-def test_a_cpu_c_device_case(device):
-    """One conv + reduction model on each device picograd compiles for."""
+def test_conv_model_on_each_cpu_renderer(device):
+    """A conv model on both CPU renderers (LLVM and C) through the `device` fixture."""
     if device not in ("CPU:LLVM", "CPU:C"):
         pytest.skip("the CPU renderers are enough here; GPU devices run the e2e suite")
     x = f32(1, 2, 5, 5)
