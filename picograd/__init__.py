@@ -30,7 +30,7 @@ function's compiled programs, picograd/jit_replay.py), and `Variable` (a symboli
 such as a decode position: one compile for all its values, picograd/frontend/variable.py).
 
 The package's layers, top to bottom (docs/design.md; `lint-imports` checks them): tools →
-nn → optim, jit, data → frontend → compiler → debug → runtimes → lowering → passes →
+onnx → nn → optim, jit, data → frontend → compiler → debug → runtimes → lowering → passes →
 interpreter → dialects → disk_store → flags, errors.
 
 The frontend is imported on first use of one of its names, so that tools that only need the

@@ -1,0 +1,128 @@
+"""The table of translated ops and what a translation sees.
+
+Each op family module registers its translations with `@op(name, attrs=...)`: a function
+`(ctx, *inputs) -> value or tuple of values`. A value is either a numpy array — a *host
+value*, known without running a kernel (constants, small integer initializers, `Shape` and
+arithmetic on such values) — or a picograd `Tensor`. Shape inputs (Reshape's shape, Slice's
+starts, ...) are read with `ctx.ints`, which takes a host value as it is, so shape
+computations are folded on the host instead of being launched as kernels.
+
+`attrs` lists the attributes a translation understands: a node with any other attribute is
+unsupported at load (`check_node`), as is one whose optional `check` rejects it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from picograd.frontend.tensor import Tensor
+from picograd.onnx.errors import OnnxUnsupportedError
+
+Value = np.ndarray | Tensor
+Translation = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One op's translation, the attributes it reads and its load-time check."""
+
+    fn: Translation
+    attrs: frozenset[str]
+    min_opset: int = 1
+    check: Callable[[onnx.NodeProto, dict[str, Any], int], str | None] | None = None
+
+
+OPS: dict[str, OpSpec] = {}
+DOMAINS = ("", "ai.onnx")
+
+
+def op(*names: str, attrs: Sequence[str] = (), min_opset: int = 1,
+       check: Callable[[onnx.NodeProto, dict[str, Any], int], str | None] | None = None
+       ) -> Callable[[Translation], Translation]:
+    """Register `fn` as the translation of the ONNX ops `names`."""
+    def register(fn: Translation) -> Translation:
+        for name in names:
+            OPS[name] = OpSpec(fn, frozenset(attrs), min_opset, check)
+        return fn
+    return register
+
+
+def node_label(node: onnx.NodeProto, opset: int) -> str:
+    """How messages name a node: its name, op type, domain and opset."""
+    domain = node.domain or "ai.onnx"
+    return f"node {node.name or '<unnamed>'!r} ({domain}::{node.op_type}, opset {opset})"
+
+
+def node_attrs(node: onnx.NodeProto) -> dict[str, Any]:
+    """The node's attributes as Python values (TensorProto stays a proto)."""
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def check_node(node: onnx.NodeProto, opset: int) -> None:
+    """Raise OnnxUnsupportedError unless the importer translates `node` at `opset`."""
+    label = node_label(node, opset)
+    if node.domain not in DOMAINS:
+        raise OnnxUnsupportedError(f"{label}: the domain {node.domain!r} is not supported")
+    spec = OPS.get(node.op_type)
+    if spec is None:
+        raise OnnxUnsupportedError(f"{label}: the op {node.op_type!r} is not supported")
+    if opset < spec.min_opset:
+        raise OnnxUnsupportedError(f"{label}: {node.op_type} is translated from opset "
+                                   f"{spec.min_opset}")
+    attrs = node_attrs(node)
+    unknown = sorted(set(attrs) - spec.attrs)
+    if unknown:
+        raise OnnxUnsupportedError(f"{label}: attribute(s) {', '.join(unknown)} not supported")
+    if any(a.ref_attr_name for a in node.attribute):
+        raise OnnxUnsupportedError(f"{label}: attribute references (functions) not supported")
+    if spec.check is not None:
+        why = spec.check(node, attrs, opset)
+        if why is not None:
+            raise OnnxUnsupportedError(f"{label}: {why}")
+
+
+@dataclass
+class NodeContext:
+    """What a translation needs besides its inputs: the node's attributes, the opset it is
+    read at, the device and a way to make device tensors of host values."""
+
+    node: onnx.NodeProto
+    attrs: dict[str, Any]
+    opset: int
+    device: str
+    to_tensor: Callable[[np.ndarray], Tensor]
+    n_outputs: int = field(default=1)
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return self.attrs.get(name, default)
+
+    @property
+    def label(self) -> str:
+        return node_label(self.node, self.opset)
+
+    def unsupported(self, why: str) -> OnnxUnsupportedError:
+        return OnnxUnsupportedError(f"{self.label}: {why}")
+
+    def t(self, v: Value) -> Tensor:
+        """`v` as a device Tensor (a host value is uploaded, once for constants)."""
+        return v if isinstance(v, Tensor) else self.to_tensor(np.asarray(v))
+
+    def host(self, v: Value) -> np.ndarray:
+        """`v` as a numpy array; a Tensor computed on the device is read back (a shape input
+        that depends on data, e.g. a Reshape whose shape is a computed tensor)."""
+        return v.numpy() if isinstance(v, Tensor) else np.asarray(v)
+
+    def ints(self, v: Value) -> list[int]:
+        """A 1-D (or 0-d) integer shape input as a list of Python ints."""
+        return [int(i) for i in self.host(v).reshape(-1)]
+
+
+def is_host(*values: Value | None) -> bool:
+    """True when every given value is known on the host (None: an omitted optional input)."""
+    return all(v is None or isinstance(v, np.ndarray) for v in values)
