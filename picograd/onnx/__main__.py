@@ -36,7 +36,7 @@ def random_inputs(model: OnnxModel, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 def _ort_outputs(path: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    import onnxruntime
+    import onnxruntime  # optional: only --check-ort needs it
 
     session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
     return [np.asarray(out) for out in session.run(None, feeds)]
