@@ -19,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "picograd"
-OPTIONAL = {"torch", "wgpu", "cuda", "sklearn", "onnxruntime"}  # optional packages: imported where used
+# optional packages: imported where used
+OPTIONAL = {"torch", "wgpu", "cuda", "sklearn", "onnxruntime"}
 REASON = "# lazy:"
 
 
