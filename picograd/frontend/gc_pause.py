@@ -13,18 +13,21 @@ collector, on again afterwards, sees the new objects once.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-from collections.abc import Iterator
+from typing import Any
 
 
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    if not gc.isenabled():  # paused by an outer block (or by the user): leave it so
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+class gc_paused:  # (lower case: used as `with gc_paused():`, like a function)
+    """The collector off inside the block when it was on before it (a class, not a
+    generator context manager: every realize enters one; 0.3 us against 1.4)."""
+
+    __slots__ = ("_was_on",)
+
+    def __enter__(self) -> None:
+        self._was_on = gc.isenabled()
+        if self._was_on:
+            gc.disable()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._was_on:
+            gc.enable()

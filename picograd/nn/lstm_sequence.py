@@ -60,7 +60,8 @@ def _gate_gradients(dout: Tensor, dc_last: Tensor, saved: list[_Step], w_hh: Ten
                     steps: range) -> tuple[Tensor, Tensor, Tensor]:
     """The gradients of the pre-activation gates of every step (T, B, 4H), of h0 and of
     c0, walking the steps backwards."""
-    dh_next = dout[0] * 0.0
+    # zeros, not dout * 0: an inf in the upstream gradient would make the last step NaN
+    dh_next = Tensor.zeros(*dc_last.shape, dtype=dc_last.dtype, device=dc_last.device)
     dc = dc_last
     dgates: list[Tensor] = [dh_next] * len(steps)
     for t in reversed(steps):

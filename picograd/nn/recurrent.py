@@ -158,6 +158,9 @@ class RNNBase(Module):
             x = x.unsqueeze(1)
         elif self.batch_first:
             x = x.transpose(0, 1)
+        if x.shape[0] == 0:  # torch's RuntimeError (a ShapeError is one)
+            raise shape_error(self.mode, f"expected a sequence length larger than 0, got "
+                                         f"input of shape {tuple(x.shape)}")
         batch = x.shape[1]
         out_size = self.proj_size or self.hidden_size
         h0 = self._initial("h0", hx, batch, out_size, x, batched)

@@ -197,7 +197,28 @@ def test_one_graph_per_sequence() -> None:
     assert pg.compile_stats().compiles - before <= 1
 
 
+def test_lstm_gradient_with_an_inf_upstream_gradient_at_the_first_step() -> None:
+    # the recurrent gradient into the last step starts from zeros: an inf at step 0 of the
+    # upstream gradient reaches only the steps before it, as in torch
+    ours, theirs = _twin(nn.LSTM, torch.nn.LSTM, 3, 4)
+    data = _data(3, 2, 3)
+    up = np.zeros((3, 2, 4), np.float32)
+    up[0, 0, 0] = np.inf
+    out, _ = ours(pg.Tensor(data))
+    (out * pg.Tensor(up)).sum().backward()
+    tout, _ = theirs(torch.tensor(data))
+    (tout * torch.tensor(up)).sum().backward()
+    for name, p in ours.named_parameters():
+        want = dict(theirs.named_parameters())[name].grad.numpy()
+        np.testing.assert_allclose(p.grad.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
 def test_wrong_shapes_raise() -> None:
+    for layer in (nn.LSTM(3, 4), nn.GRU(3, 4)):
+        with pytest.raises(ShapeError, match="sequence length larger than 0"):
+            layer(pg.zeros(0, 2, 3))
+    with pytest.raises(RuntimeError):
+        torch.nn.LSTM(3, 4)(torch.zeros(0, 2, 3))
     lstm = nn.LSTM(3, 4)
     with pytest.raises(ShapeError):
         lstm(pg.ones(5, 2, 6))
