@@ -425,14 +425,37 @@ def _split_reused(roots: Sequence[SSAValue], is_buffer: set[SSAValue],
     while pending:
         root = pending.pop()
         for value in _over_reused(_kernel(root, is_buffer, position)):
+            # every kernel that fused `value` reads it as a buffer now, in place of what
+            # its cone read: one more buffer where those were read elsewhere too
+            readers = _fusing_kernels(value, chosen, is_buffer) if max_reads is not None else ()
             is_buffer.add(value)
-            if max_reads is not None and len(_kernel(root, is_buffer, position).reads) > \
-                    max_reads:
+            if max_reads is not None and any(
+                    len(_kernel(r, is_buffer, position).reads) > max_reads for r in readers):
                 is_buffer.discard(value)  # the target's binding limit comes first
                 continue
             chosen.add(value)
             pending.append(value)
     return sorted(chosen, key=lambda v: position[v.owner])  # type: ignore[index]
+
+
+def _fusing_kernels(value: SSAValue, roots: set[SSAValue], is_buffer: set[SSAValue]
+                    ) -> set[SSAValue]:
+    """The roots of the kernels whose cones compute the fused `value`: the first roots or
+    buffers reached from it through its users."""
+    found: set[SSAValue] = set()
+    seen: set[SSAValue] = set()
+    stack = [value]
+    while stack:
+        for use in stack.pop().uses:
+            if isinstance(use.operation, func.ReturnOp):
+                continue
+            result = use.operation.results[0]
+            if result in roots or result in is_buffer:
+                found.add(result)
+            elif result not in seen:
+                seen.add(result)
+                stack.append(result)
+    return found
 
 
 def _attention_reads(op: T.AttentionOp, operand: SSAValue) -> int:

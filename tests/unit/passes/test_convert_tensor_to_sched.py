@@ -453,6 +453,31 @@ def test_reuse_splits_stay_within_the_buffer_limit():
     assert len(k.args) == 3 and "const" in tensor_ops(k)  # x, y, out; relu recomputed
 
 
+# relu(x) is re-read by three taps (its own kernel, by the reuse rule) and also fused into
+# a second returned kernel that reads x, y and w besides it
+RELU_TAPS_AND_A_WIDE_READER = RELU_TAPS.replace(
+    "func.func @main(%x: tensor<10xf32>) -> tensor<8xf32> {",
+    "func.func @main(%x: tensor<10xf32>, %y: tensor<10xf32>, %w: tensor<10xf32>)"
+    " -> (tensor<8xf32>, tensor<10xf32>) {").replace(
+    "  func.return %u : tensor<8xf32>\n",
+    "  %xr = pg_tensor.flip %x {axes = array<i64: 0>} : tensor<10xf32>\n"
+    "  %a = pg_tensor.binary add %r, %xr : tensor<10xf32>\n"
+    "  %b = pg_tensor.binary add %a, %y : tensor<10xf32>\n"
+    "  %c = pg_tensor.binary add %b, %w : tensor<10xf32>\n"
+    "  func.return %u, %c : tensor<8xf32>, tensor<10xf32>\n")
+
+
+def test_a_reuse_split_keeps_every_kernel_that_fused_the_value_within_the_limit():
+    # storing relu(x) would make the second kernel read relu's buffer as well as x, y and
+    # w: five buffers with its output, over max-buffers=4, so relu stays fused in both
+    ctx = make_context()
+    module = Parser(ctx, RELU_TAPS_AND_A_WIDE_READER).parse_module()
+    ConvertTensorToSchedPass(max_buffers=4).apply(ctx, module)
+    module.verify()
+    assert all(len(k.args) <= 4 for k in kernels(module))
+    assert len(kernels(lower(RELU_TAPS_AND_A_WIDE_READER))) == 3  # no limit: relu stored
+
+
 def _softmax_layers(n: int) -> str:
     """`n` softmaxes in a row (each followed by a sqrt): a consumed row reduction per layer,
     the case where row-wise fusion asks which kernels read each reduce."""
