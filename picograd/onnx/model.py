@@ -48,6 +48,8 @@ def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.Mod
         return onnx.load(name), name
     except FileNotFoundError:
         raise OnnxModelError(f"{name}: no such file") from None
+    except onnx.checker.ValidationError as e:  # onnx's checks of external data files
+        raise OnnxModelError(f"{name}: external data refused: {e}") from None
     except (DecodeError, ValueError, RuntimeError, OSError) as e:
         raise OnnxModelError(f"{name}: not a valid ONNX model (truncated or malformed: "
                              f"{type(e).__name__}: {e})") from None

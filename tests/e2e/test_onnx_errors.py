@@ -114,3 +114,68 @@ def test_cli_errors_are_one_line_without_a_traceback(tmp_path):
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "cut.onnx" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _external_model(folder) -> tuple[str, np.ndarray]:
+    """A MatMul model whose weight lives in `folder`/w.bin (onnx's external data)."""
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TP.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TP.FLOAT, [2, 4])],
+        [onnx.numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = str(folder / "model.onnx")
+    onnx.save_model(model, path, save_as_external_data=True, location="w.bin",
+                    size_threshold=0)
+    return path, w
+
+
+def _retarget(path: str, key: str, value: str, name: str) -> str:
+    """A copy of the model at `path` whose weight's external-data `key` is `value`."""
+    model = onnx.load(path, load_external_data=False)
+    (entry,) = [e for e in model.graph.initializer[0].external_data if e.key == key]
+    entry.value = value
+    out = path.replace("model.onnx", name)
+    onnx.save_model(model, out)
+    return out
+
+
+def test_external_data_is_read_from_the_model_folder(tmp_path):
+    path, w = _external_model(tmp_path)
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(pgx.load(path)(x)["y"], x @ w)
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("location", "../outside.bin", "points outside"),
+    ("location", "/etc/passwd", "w"),
+    ("location", "missing.bin", "missing.bin"),
+    ("length", "4000", "4000"),
+])
+def test_external_data_outside_the_folder_missing_or_short_is_refused(tmp_path, key, value,
+                                                                      why):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (tmp_path / "outside.bin").write_bytes(np.ones(12, np.float32).tobytes())
+    path, _ = _external_model(folder)
+    bad = _retarget(path, key, value, "bad.onnx")
+    with pytest.raises(OnnxModelError) as info:
+        pgx.load(bad)
+    assert "bad.onnx" in str(info.value) and why in str(info.value)
+
+
+def test_external_data_through_a_symlink_is_refused(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (tmp_path / "outside.bin").write_bytes(np.ones(12, np.float32).tobytes())
+    (folder / "link.bin").symlink_to(tmp_path / "outside.bin")
+    path, _ = _external_model(folder)
+    with pytest.raises(OnnxModelError, match="symbolic link"):
+        pgx.load(_retarget(path, "location", "link.bin", "linked.onnx"))
+
+
+def test_a_model_proto_without_its_external_data_is_a_typed_error(tmp_path):
+    path, _ = _external_model(tmp_path)
+    with pytest.raises(OnnxModelError, match="w.bin"):
+        pgx.load(onnx.load(path, load_external_data=False))
