@@ -36,6 +36,27 @@ def _int_div(a: Any, b: Any) -> np.ndarray:
 
 # ── arithmetic ─────────────────────────────────────────────────────────────
 
+# opsets 1-6 broadcast only with `broadcast=1`, B against a run of A's dims from `axis`
+_LEGACY = ("broadcast", "axis")
+
+
+def _legacy_broadcast(ctx: NodeContext, a: Value, b: Value) -> Value:
+    """B as numpy broadcasting reads it under opset 1-6's rule: with `broadcast=1`, B's dims
+    match A's (or are 1) from `axis` on (default: A's last dims), so trailing 1s are
+    appended (a (3,) bias over axis 1 of (2, 3, 4, 5) is (3, 1, 1)). Without it, the
+    shapes are equal."""
+    if ctx.opset >= 7 or not ctx.attr("broadcast", 0):
+        return b
+    a_rank, b_shape = len(a.shape), tuple(b.shape)
+    axis = ctx.attr("axis", a_rank - len(b_shape))
+    axis = axis + a_rank if axis < 0 else axis
+    if not 0 <= axis <= a_rank - len(b_shape) or not all(
+            m in (n, 1) for n, m in zip(a.shape[axis:], b_shape, strict=False)):
+        raise ctx.unsupported(f"shape {b_shape} does not broadcast to {tuple(a.shape)} at "
+                              f"axis {axis}")
+    return b.reshape(b_shape + (1,) * (a_rank - axis - len(b_shape)))
+
+
 _BINARY: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], Callable[..., Any]]] = {
     "Add": (lambda a, b: a + b, np.add),
     "Sub": (lambda a, b: a - b, np.subtract),
@@ -43,16 +64,18 @@ _BINARY: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], Callable[..., Any]]
 }
 
 
-@op("Add", "Sub", "Mul")
+@op("Add", "Sub", "Mul", attrs=_LEGACY)
 def _arith(ctx: NodeContext, a: Value, b: Value) -> Value:
     dev, host = _BINARY[ctx.node.op_type]
+    b = _legacy_broadcast(ctx, a, b)
     if is_host(a, b):
         return _fold(host, a, b)
     return dev(ctx.t(a), ctx.t(b))
 
 
-@op("Div")
+@op("Div", attrs=_LEGACY)
 def _div(ctx: NodeContext, a: Value, b: Value) -> Value:
+    b = _legacy_broadcast(ctx, a, b)
     integer = np.dtype(ctx.t(a).dtype.np if isinstance(a, Tensor) else a.dtype).kind in "iu"
     if is_host(a, b):
         return _int_div(a, b) if integer else _fold(np.divide, a, b)
@@ -68,8 +91,9 @@ def _mod(ctx: NodeContext, a: Value, b: Value) -> Value:
     return ctx.t(a).remainder(ctx.t(b))
 
 
-@op("Pow")
+@op("Pow", attrs=_LEGACY)
 def _pow(ctx: NodeContext, x: Value, y: Value) -> Value:
+    y = _legacy_broadcast(ctx, x, y)
     base = ctx.t(x)
     return base.pow(ctx.t(y)).cast(base.dtype)
 
@@ -182,6 +206,9 @@ def _shrink(ctx: NodeContext, x: Value) -> Tensor:
 @op("PRelu")
 def _prelu(ctx: NodeContext, x: Value, slope: Value) -> Tensor:
     t, s = ctx.t(x), ctx.t(slope)
+    if ctx.opset < 7 and s.ndim == 1 and s.shape[0] > 1 and t.ndim > 1 and \
+            s.shape[0] == t.shape[1]:  # opset 6: one slope per channel (dim 1)
+        s = s.reshape((s.shape[0],) + (1,) * (t.ndim - 2))
     return where(t < 0, t * s, t)
 
 
@@ -225,9 +252,10 @@ _COMPARE: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], Callable[..., Any]
 }
 
 
-@op(*_COMPARE)
+@op(*_COMPARE, attrs=_LEGACY)
 def _compare(ctx: NodeContext, a: Value, b: Value) -> Value:
     dev, host = _COMPARE[ctx.node.op_type]
+    b = _legacy_broadcast(ctx, a, b)
     if is_host(a, b):
         return _fold(host, a, b, dtype=np.dtype(np.bool_))
     return dev(ctx.t(a), ctx.t(b))

@@ -177,5 +177,5 @@ def test_external_data_through_a_symlink_is_refused(tmp_path):
 
 def test_a_model_proto_without_its_external_data_is_a_typed_error(tmp_path):
     path, _ = _external_model(tmp_path)
-    with pytest.raises(OnnxModelError, match="w.bin"):
+    with pytest.raises(OnnxModelError, match=r"w\.bin"):
         pgx.load(onnx.load(path, load_external_data=False))

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from onnx import TensorProto as TP
+from onnx import helper
 
 import picograd.onnx as pgx
 from tests.e2e.onnx_helpers import assert_matches_ort, node_model
@@ -295,3 +296,21 @@ def test_lrn_with_an_even_size_follows_the_spec_formula():
         square_sum[:, c] = (x[:, lo:hi] ** 2).sum(axis=1)
     expected = x / (bias + alpha / size * square_sum) ** beta
     np.testing.assert_allclose(pgx.load(model)(x)["y0"], expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("axis, b_shape", [(1, (3,)), (None, (4,)), (0, (2, 1)), (1, (3, 4))])
+def test_opset_6_broadcast_attribute_aligns_b_at_axis(axis, b_shape):
+    # opsets 1-6: B broadcasts to A only with broadcast=1, its dims matching A's from `axis`
+    a = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal(b_shape).astype(np.float32)
+    attrs = {"broadcast": 1} | ({} if axis is None else {"axis": axis})
+    node = helper.make_node("Add", ["a", "b"], ["y"], **attrs)
+    graph = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("a", TP.FLOAT, a.shape),
+        helper.make_tensor_value_info("b", TP.FLOAT, b.shape)],
+        [helper.make_tensor_value_info("y", TP.FLOAT, a.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)])
+    model.ir_version = 3
+    start = a.ndim - b.ndim if axis is None else axis
+    expected = a + b.reshape(b.shape + (1,) * (a.ndim - start - b.ndim))
+    np.testing.assert_allclose(pgx.load(model)(a, b)["y"], expected, rtol=1e-6)
