@@ -119,3 +119,47 @@ def test_shape_arithmetic_is_folded_on_the_host():
     assert out["nn"].dtype == np.int64 and out["nn"] == 9
     assert_matches_ort(model, {"x": x})
     assert loaded.run(["nn"], {"x": x})[0] == 9
+
+
+def test_float16_transformer_block_matches_onnxruntime(tmp_path):
+    # a half-precision export: weights, inputs and outputs float16, outputs declared so
+    torch.manual_seed(0)
+    block = TinyTransformerBlock().half()
+    path = str(tmp_path / "block16.onnx")
+    _export(block, torch.randn(2, 5, 16).half(), path, dynamic=False)
+    x = np.random.default_rng(0).standard_normal((2, 5, 16)).astype(np.float16)
+    out = pgx.load(path)(x)["y"]
+    assert out.dtype == np.float16
+    assert_matches_ort(onnx.load(path), {"x": x}, atol=2e-2)
+
+
+def _mlp_model(elem: int, dtype: Any, w1: np.ndarray, w2: np.ndarray) -> onnx.ModelProto:
+    """x @ w1 -> Relu -> @ w2 -> Softmax, in the element type `elem` throughout."""
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("MatMul", ["r", "w2"], ["z"]),
+             helper.make_node("Softmax", ["z"], ["y"], axis=-1)]
+    inits = [numpy_helper.from_array(w1.astype(dtype), "w1"),
+             numpy_helper.from_array(w2.astype(dtype), "w2")]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", elem, [4, 8])],
+                              [helper.make_tensor_value_info("y", elem, [4, 3])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_bfloat16_model_keeps_bfloat16_and_matches_a_float32_reference():
+    # bfloat16 weights stay bfloat16 on the device; the reference computes in float32 from
+    # the same rounded values (onnxruntime has no CPU bfloat16 MatMul)
+    bf16 = pytest.importorskip("ml_dtypes").bfloat16
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((8, 6)), rng.standard_normal((6, 3))
+    x = rng.standard_normal((4, 8)).astype(bf16)
+    model = pgx.load(_mlp_model(TP.BFLOAT16, bf16, w1, w2))
+    out = model(x)["y"]
+    assert out.dtype == bf16
+    f = [a.astype(bf16).astype(np.float32) for a in (x, w1, w2)]
+    z = np.maximum(f[0] @ f[1], 0).astype(bf16).astype(np.float32) @ f[2]
+    e = np.exp(z - z.max(-1, keepdims=True))
+    np.testing.assert_allclose(out.astype(np.float32), e / e.sum(-1, keepdims=True),
+                               atol=2e-2)
