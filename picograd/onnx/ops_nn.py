@@ -58,8 +58,6 @@ def _check_auto_pad(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> 
         return f"auto_pad={auto!r}"
     if node.op_type == "MaxPool" and len(node.output) > 1 and node.output[1]:
         return "MaxPool's Indices output is not supported"
-    if node.op_type == "AveragePool" and any(d != 1 for d in attrs.get("dilations", [])):
-        return "AveragePool with dilations is not supported"
     return None
 
 
@@ -206,21 +204,49 @@ def _max_pool(ctx: NodeContext, x: Value) -> Tensor:
 def _avg_pool(ctx: NodeContext, x: Value) -> Tensor:
     tx = ctx.t(x)
     kernel = list(ctx.attr("kernel_shape"))
-    n, strides, _, begin, end = _window_args(ctx, tx, kernel)
+    n, strides, dilations, begin, end = _window_args(ctx, tx, kernel)
     if n not in _AVG_POOL:
         raise ctx.unsupported(f"a {n}-D average pool")
     ceil = bool(ctx.attr("ceil_mode", 0))
     include = bool(ctx.attr("count_include_pad", 0))
+    if any(d != 1 for d in dilations) or (ceil and not _symmetric_ok(begin, end, kernel)):
+        return _window_mean(tx, kernel, strides, dilations, begin, end, ceil, include)
     if _symmetric_ok(begin, end, kernel):
         return _AVG_POOL[n](tx, kernel, strides, begin, ceil, include)
-    if ceil:
-        raise ctx.unsupported("ceil_mode with uneven pads")
     padded = _pre_pad(tx, begin, end, 0.0)
     mean = _AVG_POOL[n](padded, kernel, strides, 0, False, True)
     if include:
         return mean
     inside = _pre_pad(tx * 0 + 1, begin, end, 0.0)  # 1 inside the input, 0 in the pads
     return mean / _AVG_POOL[n](inside, kernel, strides, 0, False, True)
+
+
+def _window_mean(x: Tensor, kernel: Sequence[int], strides: Sequence[int],
+                 dilations: Sequence[int], begin: Sequence[int], end: Sequence[int],
+                 ceil: bool, include: bool) -> Tensor:
+    """An average pool with dilated windows (or ceil_mode with uneven pads): the window sums
+    as a depthwise convolution with ones (dilation and stride as the pool's), divided by
+    the same convolution of a mask of the positions counted: the input, and with
+    `count_include_pad` the pads too, never the overhang a ceil_mode window reaches past
+    the end pads (onnxruntime's divisor)."""
+    n, channels = len(kernel), x.shape[1]
+    extra = []
+    for size, k, st, d, b, e in zip(x.shape[2:], kernel, strides, dilations, begin, end,
+                                    strict=True):
+        span, total = (k - 1) * d + 1, size + b + e
+        count = (-(-(total - span) // st) if ceil else (total - span) // st) + 1
+        if ceil and (count - 1) * st >= size + b:  # the last window starts in the end pad
+            count -= 1
+        extra.append(max(0, (count - 1) * st + span - total))
+    ones = Tensor.ones(channels, 1, *kernel, dtype=x.dtype, device=x.device)
+    conv = _CONV[n]
+    padded = _pre_pad(_pre_pad(x, begin, end, 0.0), [0] * n, extra, 0.0)
+    sums = conv(padded, ones, None, list(strides), 0, list(dilations), channels)
+    inside = Tensor.ones(1, 1, *x.shape[2:], dtype=x.dtype, device=x.device)
+    counted = _pre_pad(inside, begin, end, 1.0 if include else 0.0)
+    counted = _pre_pad(counted, [0] * n, extra, 0.0)
+    divisor = conv(counted, ones[:1], None, list(strides), 0, list(dilations), 1)
+    return sums / divisor
 
 
 @op("GlobalAveragePool", "GlobalMaxPool")

@@ -60,7 +60,6 @@ _EXCLUDED: dict[str, str] = {
         "element types picograd has no dtype for (2/4-bit, fnuz and e8m0 float8)",
     r"test_cast(like)?_no_saturate_.*_to_FLOAT8E4M3FN_":
         "picograd's e4m3fn encoding saturates; saturate=0 wants NaN (rejected at load)",
-    r"test_averagepool_.*dilations": "picograd's avg_pool has no dilation (rejected at load)",
     r"test_batchnorm_.*training_mode": "BatchNormalization training mode (inference only)",
     r"test_maxpool_with_argmax": "MaxPool's Indices output (rejected at load)",
 }

@@ -314,3 +314,18 @@ def test_opset_6_broadcast_attribute_aligns_b_at_axis(axis, b_shape):
     start = a.ndim - b.ndim if axis is None else axis
     expected = a + b.reshape(b.shape + (1,) * (a.ndim - start - b.ndim))
     np.testing.assert_allclose(pgx.load(model)(a, b)["y"], expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3, 2], "dilations": [2, 1], "strides": [1, 2]},
+    {"kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 0, 1, 1],
+     "count_include_pad": 1},
+    {"kernel_shape": [3, 3], "dilations": [1, 2], "pads": [1, 1, 0, 1], "ceil_mode": 1,
+     "strides": [2, 2]},
+    {"kernel_shape": [3, 3], "pads": [0, 1, 1, 0], "ceil_mode": 1, "strides": [2, 2],
+     "count_include_pad": 1},
+])
+def test_average_pool_dilations_and_uneven_pads_with_ceil_mode(attrs):
+    x = np.random.default_rng(0).standard_normal((2, 3, 7, 8)).astype(np.float32)
+    assert_matches_ort(node_model("AveragePool", {"x": x}, attrs, opset=19), {"x": x},
+                       atol=1e-5)
