@@ -20,13 +20,21 @@ from onnx import numpy_helper
 
 from picograd.frontend.realize import realize
 from picograd.frontend.tensor import Tensor
-from picograd.onnx import ops_elementwise, ops_index, ops_misc, ops_nn, ops_reduce, ops_shape
+from picograd.onnx import (
+    ops_elementwise,
+    ops_index,
+    ops_misc,
+    ops_nn,
+    ops_reduce,
+    ops_rnn,
+    ops_shape,
+)
 from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
 from picograd.onnx.errors import OnnxInputError, OnnxModelError, OnnxUnsupportedError
 from picograd.onnx.registry import DOMAINS, OPS, NodeContext, Value, check_node, node_attrs
 
 # the op families register their translations on import
-_FAMILIES = (ops_elementwise, ops_index, ops_misc, ops_nn, ops_reduce, ops_shape)
+_FAMILIES = (ops_elementwise, ops_index, ops_misc, ops_nn, ops_reduce, ops_shape, ops_rnn)
 
 # an initializer this small (or an integer one up to _HOST_INT_LIMIT) also stays on the
 # host, so a shape input read from it needs no device read-back
