@@ -60,7 +60,7 @@ def node_label(node: onnx.NodeProto, opset: int) -> str:
 
 
 def node_attrs(node: onnx.NodeProto) -> dict[str, Any]:
-    """The node's attributes as Python values (TensorProto stays a proto)."""
+    """The node's attributes as Python values (TensorProto and GraphProto stay protos)."""
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
@@ -98,6 +98,12 @@ class NodeContext:
     device: str
     to_tensor: Callable[[np.ndarray], Tensor]
     n_outputs: int = field(default=1)
+    # control flow (If, Loop, Scan): run_graph(attr, inputs) runs the node's prepared graph
+    # attribute `attr` over the enclosing environment and returns its outputs in order;
+    # graph_outputs[attr] is that graph's declared outputs as (numpy dtype, dims) pairs
+    run_graph: Callable[[str, Sequence[Any]], list[Any]] | None = None
+    graph_outputs: dict[str, list[tuple[np.dtype | None, tuple | None]]] = field(
+        default_factory=dict)
 
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)

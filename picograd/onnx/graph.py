@@ -1,0 +1,196 @@
+"""An ONNX graph prepared once and run by one function: the main graph and every subgraph.
+
+`GraphRunner.prepare` checks every node of a graph at load (`check_node`), recursing into
+the graph attributes of control-flow nodes (If's branches, Loop's and Scan's body) so an
+unsupported op anywhere fails at load naming its node; initializers become values once and
+Constant nodes are folded on the host. `GraphRunner.execute` walks a prepared graph over an
+environment chained to the enclosing one (a `ChainMap`): a subgraph reads the values of the
+graphs around it by name, any depth down, and its own names shadow theirs.
+
+A value in the environment is a host numpy array, a device Tensor, a Python list of those
+(an ONNX sequence) or None (an empty ONNX optional).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import ChainMap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from picograd.frontend.tensor import Tensor
+from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
+from picograd.onnx.errors import OnnxModelError, OnnxUnsupportedError
+from picograd.onnx.registry import OPS, NodeContext, check_node, node_attrs, node_label
+
+# an initializer this small (or an integer one up to _HOST_INT_LIMIT) also stays on the
+# host, so a shape input read from it needs no device read-back
+_HOST_LIMIT = 64
+_HOST_INT_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """A declared graph input or output: kind "tensor", "sequence" (of tensors) or
+    "optional" (of a tensor or a sequence); the (element) numpy dtype and dims (int or None
+    for a symbolic dim; dims None if unranked or not declared)."""
+
+    kind: str
+    dtype: np.dtype | None
+    dims: tuple | None
+
+
+def _tensor_type(tt: onnx.TypeProto.Tensor, what: str) -> tuple[np.dtype | None, tuple | None]:
+    dt = None
+    if tt.elem_type:
+        dt = numpy_dtype(tt.elem_type)
+        if dt is None:
+            raise OnnxUnsupportedError(f"{what}: element type "
+                                       f"{onnx_type_name(tt.elem_type)} is not supported")
+    if not tt.HasField("shape"):
+        return dt, None
+    return dt, tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
+
+
+def _value_type(tp: onnx.TypeProto, what: str, kind: str = "tensor") -> ValueType:
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        return ValueType(kind, *_tensor_type(tp.tensor_type, what))
+    if which == "sequence_type" and kind == "tensor":
+        return _value_type(tp.sequence_type.elem_type, what, "sequence")
+    if which == "optional_type" and kind == "tensor":
+        inner = _value_type(tp.optional_type.elem_type, what)
+        return ValueType("optional", inner.dtype, inner.dims)
+    if which is None and kind == "tensor":  # an undeclared type (subgraph values may be)
+        return ValueType("tensor", None, None)
+    raise OnnxUnsupportedError(f"{what}: only tensors, sequences of tensors and optionals "
+                               f"are supported (got {which})")
+
+
+def declared(vi: onnx.ValueInfoProto, where: str) -> ValueType:
+    """The declared type of a graph input or output (`where` names it in messages)."""
+    return _value_type(vi.type, f"{where} {vi.name!r}")
+
+
+@dataclass
+class PreparedNode:
+    node: onnx.NodeProto
+    attrs: dict[str, Any]
+    graphs: dict[str, PreparedGraph] = field(default_factory=dict)
+
+
+@dataclass
+class PreparedGraph:
+    """A graph checked at load: its formal inputs, outputs (with declared types), values
+    known at load (initializers and folded Constants) and the nodes left to run."""
+
+    name: str
+    input_names: list[str]
+    output_names: list[str]
+    output_types: list[ValueType]
+    constants: dict[str, Any]
+    nodes: list[PreparedNode]
+
+
+class GraphRunner:
+    """Prepares and runs the graphs of one model on one device."""
+
+    def __init__(self, opset: int, device: str, base_dir: str = ""):
+        self.opset, self.device, self.base_dir = opset, device, base_dir
+        self._uploads: dict[int, tuple[np.ndarray, Tensor]] = {}
+
+    # ── values known at load ───────────────────────────────────────────────
+
+    def keep(self, array: np.ndarray) -> np.ndarray:
+        """Register a model-owned host array so its device copy is made only once."""
+        self._uploads[id(array)] = (array, Tensor(array, device=self.device))
+        return array
+
+    def initializer(self, init: onnx.TensorProto) -> Any:
+        if numpy_dtype(init.data_type) is None:
+            raise OnnxUnsupportedError(f"initializer {init.name!r}: element type "
+                                       f"{onnx_type_name(init.data_type)} is not supported")
+        array = numpy_helper.to_array(init, base_dir=self.base_dir)
+        array = np.asarray(array, dtype=numpy_dtype(init.data_type))
+        small = array.size <= _HOST_LIMIT or (array.dtype.kind in "iub"
+                                              and array.size <= _HOST_INT_LIMIT)
+        if small:
+            return self.keep(array)
+        return Tensor(array, device=self.device)
+
+    def to_tensor(self, array: np.ndarray) -> Tensor:
+        kept = self._uploads.get(id(array))
+        if kept is not None and kept[0] is array:
+            return kept[1]
+        return Tensor(np.asarray(array, order="C"), device=self.device)
+
+    # ── preparing ──────────────────────────────────────────────────────────
+
+    def prepare(self, graph: onnx.GraphProto, main: bool = False) -> PreparedGraph:
+        """Check and fold `graph` and, recursively, every graph attribute of its nodes."""
+        constants = {init.name: self.initializer(init) for init in graph.initializer}
+        # IR < 4 lists every initializer as a main-graph input too: those are not fed
+        inputs = [vi.name for vi in graph.input if not (main and vi.name in constants)]
+        where = "output" if main else f"subgraph {graph.name!r} output"
+        out_types = [declared(vi, where) for vi in graph.output]
+        nodes = []
+        for node in graph.node:
+            check_node(node, self.opset)
+            attrs = node_attrs(node)
+            graphs = {a.name: self.prepare(a.g) for a in node.attribute
+                      if a.type == onnx.AttributeProto.GRAPH}
+            if node.op_type == "Constant":  # evaluated once, on the host
+                value = OPS["Constant"].fn(self._context(PreparedNode(node, attrs), {}))
+                constants[node.output[0]] = self.keep(np.asarray(value))
+                continue
+            nodes.append(PreparedNode(node, attrs, graphs))
+        return PreparedGraph(graph.name, inputs, [vi.name for vi in graph.output], out_types,
+                             constants, nodes)
+
+    # ── running ────────────────────────────────────────────────────────────
+
+    def _context(self, pn: PreparedNode, env: Mapping[str, Any]) -> NodeContext:
+        run_graph = functools.partial(self._run_attr, pn, env) if pn.graphs else None
+        outputs = {k: [(t.dtype, t.dims) for t in g.output_types] for k, g in pn.graphs.items()}
+        return NodeContext(pn.node, pn.attrs, self.opset, self.device, self.to_tensor,
+                           len(pn.node.output), run_graph, outputs)
+
+    def _run_attr(self, pn: PreparedNode, env: Mapping[str, Any], attr: str,
+                  inputs: Sequence[Any]) -> list[Any]:
+        graph = pn.graphs[attr]
+        if len(inputs) != len(graph.input_names):
+            raise OnnxModelError(f"{node_label(pn.node, self.opset)}: its {attr} graph takes "
+                                 f"{len(graph.input_names)} inputs, {len(inputs)} given")
+        out = self.execute(graph, inputs, env)
+        return [out[n] for n in graph.output_names]
+
+    def execute(self, graph: PreparedGraph, inputs: Sequence[Any],
+                outer: Mapping[str, Any]) -> ChainMap[str, Any]:
+        """Run `graph` with its formal inputs bound to `inputs`, reading other names from
+        `outer`; returns the graph's environment (its own values first)."""
+        local: dict[str, Any] = dict(graph.constants)
+        local.update(zip(graph.input_names, inputs, strict=True))
+        env: ChainMap[str, Any] = ChainMap(local, outer)  # type: ignore[arg-type]
+        for pn in graph.nodes:
+            node = pn.node
+            try:
+                args = [env[n] if n else None for n in node.input]
+            except KeyError as e:
+                raise OnnxModelError(f"{node_label(node, self.opset)}: no value named {e} "
+                                     f"in scope") from None
+            ctx = self._context(pn, env)
+            result = OPS[node.op_type].fn(ctx, *args)
+            results = result if isinstance(result, tuple) else (result,)
+            for out_name, value in zip(node.output, results, strict=False):
+                if out_name:  # numpy's 0-d results are scalars: keep them host arrays
+                    local[out_name] = np.asarray(value) if isinstance(value, np.generic) else value
+            missing = [n for n in node.output[len(results):] if n]
+            if missing:
+                raise OnnxUnsupportedError(f"{ctx.label}: output(s) {', '.join(missing)} "
+                                           f"not supported")
+        return env
