@@ -22,10 +22,11 @@ def random_inputs(model: OnnxModel, seed: int = 0) -> dict[str, np.ndarray]:
     """Random feeds for the graph's inputs; each needs a dtype and static dims."""
     rng = np.random.default_rng(seed)
     feeds = {}
-    for name, dtype, dims in model.inputs:
-        if dtype is None or dims is None or any(not d for d in dims):
-            raise OnnxInputError(f"input {name!r} has no static shape and dtype: give "
-                                 f"--inputs file.npz")
+    for name, vtype in model.inputs:
+        dtype, dims = vtype.dtype, vtype.dims
+        if vtype.kind != "tensor" or dtype is None or dims is None or any(not d for d in dims):
+            raise OnnxInputError(f"input {name!r} is not a tensor of static shape and dtype: "
+                                 f"give --inputs file.npz")
         if dtype.kind == "b":
             feeds[name] = rng.random(dims) < 0.5
         elif dtype.kind in "iu":

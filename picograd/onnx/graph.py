@@ -26,7 +26,15 @@ from onnx import numpy_helper
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
 from picograd.onnx.errors import OnnxModelError, OnnxUnsupportedError
-from picograd.onnx.registry import OPS, NodeContext, check_node, node_attrs, node_label
+from picograd.onnx.registry import (
+    OPS,
+    NodeContext,
+    check_node,
+    lookup,
+    node_attrs,
+    node_label,
+    node_opset,
+)
 
 # an initializer this small (or an integer one up to _HOST_INT_LIMIT) also stays on the
 # host, so a shape input read from it needs no device read-back
@@ -100,9 +108,14 @@ class PreparedGraph:
 class GraphRunner:
     """Prepares and runs the graphs of one model on one device."""
 
-    def __init__(self, opset: int, device: str, base_dir: str = ""):
-        self.opset, self.device, self.base_dir = opset, device, base_dir
+    def __init__(self, opsets: dict[str, int], device: str, base_dir: str = ""):
+        # each domain's opset_import version (registry.domain_opsets): a node is read at
+        # its own domain's
+        self.opsets, self.device, self.base_dir = opsets, device, base_dir
         self._uploads: dict[int, tuple[np.ndarray, Tensor]] = {}
+
+    def _opset(self, node: onnx.NodeProto) -> int:
+        return node_opset(node, self.opsets)
 
     # ── values known at load ───────────────────────────────────────────────
 
@@ -140,7 +153,7 @@ class GraphRunner:
         out_types = [declared(vi, where) for vi in graph.output]
         nodes = []
         for node in graph.node:
-            check_node(node, self.opset)
+            check_node(node, self._opset(node))
             attrs = node_attrs(node)
             graphs = {a.name: self.prepare(a.g) for a in node.attribute
                       if a.type == onnx.AttributeProto.GRAPH}
@@ -157,14 +170,15 @@ class GraphRunner:
     def _context(self, pn: PreparedNode, env: Mapping[str, Any]) -> NodeContext:
         run_graph = functools.partial(self._run_attr, pn, env) if pn.graphs else None
         outputs = {k: [(t.dtype, t.dims) for t in g.output_types] for k, g in pn.graphs.items()}
-        return NodeContext(pn.node, pn.attrs, self.opset, self.device, self.to_tensor,
+        return NodeContext(pn.node, pn.attrs, self._opset(pn.node), self.device, self.to_tensor,
                            len(pn.node.output), run_graph, outputs)
 
     def _run_attr(self, pn: PreparedNode, env: Mapping[str, Any], attr: str,
                   inputs: Sequence[Any]) -> list[Any]:
         graph = pn.graphs[attr]
         if len(inputs) != len(graph.input_names):
-            raise OnnxModelError(f"{node_label(pn.node, self.opset)}: its {attr} graph takes "
+            label = node_label(pn.node, self._opset(pn.node))
+            raise OnnxModelError(f"{label}: its {attr} graph takes "
                                  f"{len(graph.input_names)} inputs, {len(inputs)} given")
         out = self.execute(graph, inputs, env)
         return [out[n] for n in graph.output_names]
@@ -181,10 +195,10 @@ class GraphRunner:
             try:
                 args = [env[n] if n else None for n in node.input]
             except KeyError as e:
-                raise OnnxModelError(f"{node_label(node, self.opset)}: no value named {e} "
+                raise OnnxModelError(f"{node_label(node, self._opset(node))}: no value named {e} "
                                      f"in scope") from None
             ctx = self._context(pn, env)
-            result = OPS[node.op_type].fn(ctx, *args)
+            result = lookup(node).fn(ctx, *args)
             results = result if isinstance(result, tuple) else (result,)
             for out_name, value in zip(node.output, results, strict=False):
                 if out_name:  # numpy's 0-d results are scalars: keep them host arrays

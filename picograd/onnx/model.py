@@ -33,20 +33,23 @@ from picograd.onnx import (
     ops_control,
     ops_elementwise,
     ops_index,
+    ops_microsoft,
     ops_misc,
     ops_nn,
     ops_reduce,
+    ops_resize,
     ops_rnn,
+    ops_scatter,
     ops_sequence,
     ops_shape,
 )
 from picograd.onnx.errors import OnnxInputError, OnnxModelError, OnnxUnsupportedError
 from picograd.onnx.graph import GraphRunner, ValueType, declared
-from picograd.onnx.registry import DOMAINS
+from picograd.onnx.registry import DOMAINS, domain_opsets
 
 # the op families register their translations on import
-_FAMILIES = (ops_control, ops_elementwise, ops_index, ops_misc, ops_nn, ops_reduce,
-             ops_rnn, ops_sequence, ops_shape)
+_FAMILIES = (ops_control, ops_elementwise, ops_index, ops_microsoft, ops_misc, ops_nn,
+             ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape)
 
 
 def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
@@ -84,7 +87,8 @@ class OnnxModel:
                                  ) from None
         self.opset = next((o.version for o in proto.opset_import if o.domain in DOMAINS), 1)
         base_dir = os.path.dirname(name) if os.path.exists(name) else ""
-        self._runner = GraphRunner(self.opset, device, base_dir)
+        self.opsets = domain_opsets(proto)  # each domain's (registry.node_opset)
+        self._runner = GraphRunner(self.opsets, device, base_dir)
         self.graph = proto.graph
         self._main = self._runner.prepare(proto.graph, main=True)
         self.weights = self._main.constants

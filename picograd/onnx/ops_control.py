@@ -61,7 +61,7 @@ def _empty_stack(ctx: NodeContext, attr: str, index: int, axis: int) -> np.ndarr
 
 
 def _check_loop(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
-    inputs = list(node.input) + ["", ""]
+    inputs = [*node.input, "", ""]
     if not inputs[0] and not inputs[1]:
         return "a Loop with neither a trip count nor a condition never ends"
     return None

@@ -9,6 +9,10 @@ computations are folded on the host instead of being launched as kernels.
 
 `attrs` lists the attributes a translation understands: a node with any other attribute is
 unsupported at load (`check_node`), as is one whose optional `check` rejects it.
+
+Ops are keyed by domain: `OPS` holds the default (ai.onnx) domain, `DOMAIN_OPS` every
+domain (`com.microsoft`: onnxruntime's contrib ops that transformer exports emit). A node is
+read at its own domain's opset_import version (`node_opset`) and found with `lookup`.
 """
 
 from __future__ import annotations
@@ -39,18 +43,41 @@ class OpSpec:
 
 
 OPS: dict[str, OpSpec] = {}
-DOMAINS = ("", "ai.onnx")
+DOMAINS = ("", "ai.onnx")  # the default domain's two spellings
+MICROSOFT = "com.microsoft"
+DOMAIN_OPS: dict[str, dict[str, OpSpec]] = {"": OPS, MICROSOFT: {}}
+
+
+def _domain_key(domain: str) -> str:
+    return "" if domain in DOMAINS else domain
 
 
 def op(*names: str, attrs: Sequence[str] = (), min_opset: int = 1,
-       check: Callable[[onnx.NodeProto, dict[str, Any], int], str | None] | None = None
-       ) -> Callable[[Translation], Translation]:
-    """Register `fn` as the translation of the ONNX ops `names`."""
+       check: Callable[[onnx.NodeProto, dict[str, Any], int], str | None] | None = None,
+       domain: str = "") -> Callable[[Translation], Translation]:
+    """Register `fn` as the translation of the ONNX ops `names` of `domain`."""
     def register(fn: Translation) -> Translation:
         for name in names:
-            OPS[name] = OpSpec(fn, frozenset(attrs), min_opset, check)
+            DOMAIN_OPS[_domain_key(domain)][name] = OpSpec(fn, frozenset(attrs), min_opset,
+                                                           check)
         return fn
     return register
+
+
+def domain_opsets(proto: onnx.ModelProto) -> dict[str, int]:
+    """{domain: opset version} of the model's opset_import (ai.onnx under "")."""
+    return {_domain_key(o.domain): o.version for o in proto.opset_import}
+
+
+def node_opset(node: onnx.NodeProto, opsets: dict[str, int]) -> int:
+    """The opset `node` is read at: its own domain's opset_import version (1 if the model
+    does not import the domain; onnx's checker rejects such a model first)."""
+    return opsets.get(_domain_key(node.domain), 1)
+
+
+def lookup(node: onnx.NodeProto) -> OpSpec:
+    """The translation of `node` (by its domain and op type); check_node passed it."""
+    return DOMAIN_OPS[_domain_key(node.domain)][node.op_type]
 
 
 def node_label(node: onnx.NodeProto, opset: int) -> str:
@@ -67,11 +94,13 @@ def node_attrs(node: onnx.NodeProto) -> dict[str, Any]:
 def check_node(node: onnx.NodeProto, opset: int) -> None:
     """Raise OnnxUnsupportedError unless the importer translates `node` at `opset`."""
     label = node_label(node, opset)
-    if node.domain not in DOMAINS:
+    table = DOMAIN_OPS.get(_domain_key(node.domain))
+    if table is None:
         raise OnnxUnsupportedError(f"{label}: the domain {node.domain!r} is not supported")
-    spec = OPS.get(node.op_type)
+    spec = table.get(node.op_type)
     if spec is None:
-        raise OnnxUnsupportedError(f"{label}: the op {node.op_type!r} is not supported")
+        raise OnnxUnsupportedError(f"{label}: the op {node.op_type!r} is not supported in "
+                                   f"the domain {node.domain or 'ai.onnx'!r}")
     if opset < spec.min_opset:
         raise OnnxUnsupportedError(f"{label}: {node.op_type} is translated from opset "
                                    f"{spec.min_opset}")
