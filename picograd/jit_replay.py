@@ -101,6 +101,11 @@ class _Running(threading.local):
 _running = _Running()
 
 
+def jit_running() -> bool:
+    """True while a jitted function runs in this thread (a jit called now is refused)."""
+    return bool(_running.names)
+
+
 # ── replay steps ─────────────────────────────────────────────────────────────
 
 
@@ -504,4 +509,4 @@ def _rebuilder(out: Any, capture: _Capture) -> Callable[[list[Any]], Any]:
     return lambda slots: out
 
 
-__all__ = ["Jit", "JitError", "jit"]
+__all__ = ["Jit", "JitError", "jit", "jit_running"]

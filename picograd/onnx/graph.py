@@ -35,6 +35,7 @@ from picograd.onnx.registry import (
     node_label,
     node_opset,
 )
+from picograd.onnx.replay import ReadBacks
 
 # an initializer this small (or an integer one up to _HOST_INT_LIMIT) also stays on the
 # host, so a shape input read from it needs no device read-back
@@ -113,6 +114,7 @@ class GraphRunner:
         # its own domain's
         self.opsets, self.device, self.base_dir = opsets, device, base_dir
         self._uploads: dict[int, tuple[np.ndarray, Tensor]] = {}
+        self.read_backs = ReadBacks()  # device values read to the host by translations
 
     def _opset(self, node: onnx.NodeProto) -> int:
         return node_opset(node, self.opsets)
@@ -171,7 +173,7 @@ class GraphRunner:
         run_graph = functools.partial(self._run_attr, pn, env) if pn.graphs else None
         outputs = {k: [(t.dtype, t.dims) for t in g.output_types] for k, g in pn.graphs.items()}
         return NodeContext(pn.node, pn.attrs, self._opset(pn.node), self.device, self.to_tensor,
-                           len(pn.node.output), run_graph, outputs)
+                           len(pn.node.output), run_graph, outputs, self.read_backs)
 
     def _run_attr(self, pn: PreparedNode, env: Mapping[str, Any], attr: str,
                   inputs: Sequence[Any]) -> list[Any]:

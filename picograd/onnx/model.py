@@ -13,6 +13,10 @@ condition is a device Tensor, synchronize with the device there (the lazy work q
 is realized to read the boolean). Host conditions (from shapes, constants, the loop counter)
 cost nothing, and host values stay on the host across loop iterations.
 
+Runs are replayed (picograd/onnx/replay.py): the graph is translated on the first two calls
+of an input signature (warm-up, then a `pg.jit` capture) and later calls of it run the
+captured programs on the new inputs, unless a translation read a device value back.
+
 Graph inputs and outputs may be tensors, sequences of tensors (given and returned as lists
 of arrays) or optionals (None when empty).
 """
@@ -46,6 +50,7 @@ from picograd.onnx import (
 from picograd.onnx.errors import OnnxInputError, OnnxModelError, OnnxUnsupportedError
 from picograd.onnx.graph import GraphRunner, ValueType, declared
 from picograd.onnx.registry import DOMAINS, domain_opsets
+from picograd.onnx.replay import ShapeReplays
 
 # the op families register their translations on import
 _FAMILIES = (ops_control, ops_elementwise, ops_index, ops_microsoft, ops_misc, ops_nn,
@@ -98,6 +103,7 @@ class OnnxModel:
                                 strict=True))
         self.input_names = [n for n, _ in self.inputs]
         self.output_names = [n for n, _ in self.outputs]
+        self.replays = ShapeReplays(self._translate, self._runner.read_backs)
 
     # ── running ────────────────────────────────────────────────────────────
 
@@ -152,8 +158,18 @@ class OnnxModel:
             return value if value.device == self.device else value.to(self.device)
         return Tensor(np.asarray(value, order="C"), device=self.device)
 
-    def _execute(self, feeds: dict[str, Any]) -> Mapping[str, Any]:
-        return self._runner.execute(self._main, [feeds[n] for n in self._main.input_names], {})
+    def _execute(self, feeds: dict[str, Any], names: Sequence[str]) -> Mapping[str, Any]:
+        """The values `names` after a run on `feeds`: replayed (ShapeReplays) when they are
+        graph outputs and every input is a tensor, else translated node by node."""
+        values = [feeds[n] for n in self._main.input_names]
+        if set(names) <= set(self.output_names) and all(isinstance(v, Tensor)
+                                                         for v in values):
+            return self.replays.run(values)
+        return self._runner.execute(self._main, values, {})
+
+    def _translate(self, tensors: list[Tensor]) -> dict[str, Any]:
+        env = self._runner.execute(self._main, tensors, {})
+        return {n: env[n] for n in self.output_names if n in env}
 
     def _outputs(self, env: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
         """The values `names` as numpy arrays (a sequence: a list of arrays; an empty
@@ -187,15 +203,15 @@ class OnnxModel:
         return array
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        env = self._execute(self._feeds(args, kwargs))
+        env = self._execute(self._feeds(args, kwargs), self.output_names)
         return dict(zip(self.output_names, self._outputs(env, self.output_names), strict=True))
 
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any]
             ) -> list[Any]:
         """onnxruntime's `InferenceSession.run`: outputs in the order of `output_names`
         (None: every graph output, in graph order)."""
-        env = self._execute(self._feeds((), feeds))
-        return self._outputs(env, list(output_names or self.output_names))
+        names = list(output_names or self.output_names)
+        return self._outputs(self._execute(self._feeds((), feeds), names), names)
 
 
 def _dims_text(dims: tuple) -> str:

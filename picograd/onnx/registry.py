@@ -133,6 +133,9 @@ class NodeContext:
     run_graph: Callable[[str, Sequence[Any]], list[Any]] | None = None
     graph_outputs: dict[str, list[tuple[np.dtype | None, tuple | None]]] = field(
         default_factory=dict)
+    # called whenever a device value is read back to the host (replay.ReadBacks): a run
+    # that reads one back is data-dependent and is not replayed
+    on_read_back: Callable[[], None] | None = None
 
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
@@ -151,7 +154,11 @@ class NodeContext:
     def host(self, v: Value) -> np.ndarray:
         """`v` as a numpy array; a Tensor computed on the device is read back (a shape input
         that depends on data, e.g. a Reshape whose shape is a computed tensor)."""
-        return v.numpy() if isinstance(v, Tensor) else np.asarray(v)
+        if not isinstance(v, Tensor):
+            return np.asarray(v)
+        if self.on_read_back is not None:
+            self.on_read_back()
+        return v.numpy()
 
     def ints(self, v: Value) -> list[int]:
         """A 1-D (or 0-d) integer shape input as a list of Python ints."""

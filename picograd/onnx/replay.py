@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from picograd.frontend.tensor import Tensor
-from picograd.jit_replay import Jit, JitError, jit
+from picograd.jit_replay import Jit, JitError, jit, jit_running
 
 Signature = tuple[tuple[tuple[int, ...], str, str], ...]
 
@@ -57,8 +57,11 @@ class ShapeReplays:
 
     def run(self, tensors: list[Tensor]) -> dict[str, Any]:
         key = signature(tensors)
-        if self.data_dependent or key in self.host_only or _shared(tensors):
-            return self._translate(tensors)  # (a jit refuses two arguments of one buffer)
+        if (self.data_dependent or key in self.host_only or _shared(tensors)
+                or jit_running()):
+            # a jit refuses two arguments of one buffer, and a call inside the user's own
+            # pg.jit is captured by that one
+            return self._translate(tensors)
         replay = self._replays.get(key)
         if replay is None:
             replay = self._replays[key] = jit(self._translated)
