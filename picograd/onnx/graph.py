@@ -26,6 +26,7 @@ from onnx import numpy_helper
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
 from picograd.onnx.errors import OnnxModelError, OnnxUnsupportedError
+from picograd.onnx.fuse_attention import fuse_attention, reads_of_subgraphs
 from picograd.onnx.registry import (
     OPS,
     NodeContext,
@@ -91,6 +92,8 @@ class PreparedNode:
     node: onnx.NodeProto
     attrs: dict[str, Any]
     graphs: dict[str, PreparedGraph] = field(default_factory=dict)
+    # a node the importer made of several (fuse_attention): the nodes it replaces
+    originals: list[PreparedNode] = field(default_factory=list)
 
 
 @dataclass
@@ -164,16 +167,40 @@ class GraphRunner:
                 constants[node.output[0]] = self.keep(np.asarray(value))
                 continue
             nodes.append(PreparedNode(node, attrs, graphs))
-        return PreparedGraph(graph.name, inputs, [vi.name for vi in graph.output], out_types,
-                             constants, nodes)
+        outputs = [vi.name for vi in graph.output]
+        return PreparedGraph(graph.name, inputs, outputs, out_types, constants,
+                             self._fused(graph, nodes, outputs))
+
+    def _fused(self, graph: onnx.GraphProto, nodes: list[PreparedNode], outputs: list[str]
+               ) -> list[PreparedNode]:
+        """`nodes` with each attention chain an exporter spelled out as one node."""
+        prepared = {id(pn.node): pn for pn in nodes}
+        keep = set(outputs) | reads_of_subgraphs(graph)
+        out = []
+        for node, originals in fuse_attention([pn.node for pn in nodes], keep,
+                                              self.opsets.get("", 1)):
+            if not originals:
+                out.append(prepared[id(node)])
+                continue
+            out.append(PreparedNode(node, node_attrs(node),
+                                    originals=[prepared[id(n)] for n in originals]))
+        return out
 
     # ── running ────────────────────────────────────────────────────────────
 
     def _context(self, pn: PreparedNode, env: Mapping[str, Any]) -> NodeContext:
         run_graph = functools.partial(self._run_attr, pn, env) if pn.graphs else None
         outputs = {k: [(t.dtype, t.dims) for t in g.output_types] for k, g in pn.graphs.items()}
+        fallback = functools.partial(self._originals, pn, env) if pn.originals else None
         return NodeContext(pn.node, pn.attrs, self._opset(pn.node), self.device, self.to_tensor,
-                           len(pn.node.output), run_graph, outputs, self.read_backs)
+                           len(pn.node.output), run_graph, outputs, self.read_backs, fallback)
+
+    def _originals(self, pn: PreparedNode, env: Mapping[str, Any]) -> Any:
+        """Run the nodes a fused node replaces; its outputs (one value or a tuple)."""
+        local: dict[str, Any] = {}
+        self._run_nodes(pn.originals, ChainMap(local, env), local)  # type: ignore[arg-type]
+        values = tuple(local[n] for n in pn.node.output)
+        return values[0] if len(values) == 1 else values
 
     def _run_attr(self, pn: PreparedNode, env: Mapping[str, Any], attr: str,
                   inputs: Sequence[Any]) -> list[Any]:
@@ -192,7 +219,14 @@ class GraphRunner:
         local: dict[str, Any] = dict(graph.constants)
         local.update(zip(graph.input_names, inputs, strict=True))
         env: ChainMap[str, Any] = ChainMap(local, outer)  # type: ignore[arg-type]
-        for pn in graph.nodes:
+        self._run_nodes(graph.nodes, env, local)
+        return env
+
+    def _run_nodes(self, nodes: Sequence[PreparedNode], env: Mapping[str, Any],
+                   local: dict[str, Any]) -> None:
+        """Translate `nodes` in order, reading `env` and writing their outputs to `local`
+        (the front of `env`)."""
+        for pn in nodes:
             node = pn.node
             try:
                 args = [env[n] if n else None for n in node.input]
@@ -209,4 +243,3 @@ class GraphRunner:
             if missing:
                 raise OnnxUnsupportedError(f"{ctx.label}: output(s) {', '.join(missing)} "
                                            f"not supported")
-        return env

@@ -112,8 +112,13 @@ _UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "Mish": lambda x: x.mish(), "Not": lambda x: x.logical_not(),
     "IsNaN": lambda x: x.isnan(),
 }
+# folded on the host when the input is a host value (shape arithmetic, an attention scale
+# computed from a shape): the exact ones only, whose result is the device's to the bit
+# (sqrt and reciprocal are correctly rounded, round is half to even in both)
 _UNARY_HOST: dict[str, Callable[..., Any]] = {
     "Neg": np.negative, "Abs": np.abs, "Not": np.logical_not, "Sign": np.sign,
+    "Sqrt": np.sqrt, "Reciprocal": np.reciprocal, "Floor": np.floor, "Ceil": np.ceil,
+    "Round": np.round,
 }
 
 

@@ -45,7 +45,11 @@ class OpSpec:
 OPS: dict[str, OpSpec] = {}
 DOMAINS = ("", "ai.onnx")  # the default domain's two spellings
 MICROSOFT = "com.microsoft"
-DOMAIN_OPS: dict[str, dict[str, OpSpec]] = {"": OPS, MICROSOFT: {}}
+# the importer's own ops (fuse_attention.py's FusedAttention): made at load, never read
+# from a file (onnx's checker rejects a model that imports this domain's ops undeclared,
+# and check_node refuses the domain in a model)
+INTERNAL = "ai.picograd.internal"
+DOMAIN_OPS: dict[str, dict[str, OpSpec]] = {"": OPS, MICROSOFT: {}, INTERNAL: {}}
 
 
 def _domain_key(domain: str) -> str:
@@ -95,7 +99,7 @@ def check_node(node: onnx.NodeProto, opset: int) -> None:
     """Raise OnnxUnsupportedError unless the importer translates `node` at `opset`."""
     label = node_label(node, opset)
     table = DOMAIN_OPS.get(_domain_key(node.domain))
-    if table is None:
+    if table is None or node.domain == INTERNAL:
         raise OnnxUnsupportedError(f"{label}: the domain {node.domain!r} is not supported")
     spec = table.get(node.op_type)
     if spec is None:
@@ -136,6 +140,9 @@ class NodeContext:
     # called whenever a device value is read back to the host (replay.ReadBacks): a run
     # that reads one back is data-dependent and is not replayed
     on_read_back: Callable[[], None] | None = None
+    # a node the importer made of several (fuse_attention.py): runs those original nodes
+    # and returns its outputs, for inputs the fused translation cannot take
+    fallback: Callable[[], Any] | None = None
 
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
