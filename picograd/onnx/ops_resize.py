@@ -35,16 +35,19 @@ def _text(value: Any) -> str:
 
 
 def _check_resize(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    """Why the node cannot be translated (an attribute value outside the spec's, or one
+    onnxruntime rejects too), or None."""
     mode = _text(attrs.get("mode", "nearest"))
     if mode not in ("nearest", "linear", "cubic") or (node.op_type == "Upsample"
                                                       and mode == "cubic"):
         return f"mode {mode!r}"
-    if _text(attrs.get("coordinate_transformation_mode", "half_pixel")) not in _COORDINATE_MODES:
-        return f"coordinate_transformation_mode {attrs['coordinate_transformation_mode']!r}"
-    if _text(attrs.get("nearest_mode", "round_prefer_floor")) not in _NEAREST_MODES:
-        return f"nearest_mode {attrs['nearest_mode']!r}"
-    if _text(attrs.get("keep_aspect_ratio_policy", "stretch")) not in _POLICIES:
-        return f"keep_aspect_ratio_policy {attrs['keep_aspect_ratio_policy']!r}"
+    choices = (("coordinate_transformation_mode", "half_pixel", _COORDINATE_MODES),
+               ("nearest_mode", "round_prefer_floor", _NEAREST_MODES),
+               ("keep_aspect_ratio_policy", "stretch", _POLICIES))
+    for name, default, allowed in choices:
+        value = _text(attrs.get(name, default))
+        if value not in allowed:
+            return f"{name} {value!r}"
     if attrs.get("antialias", 0) and mode == "nearest":
         return "antialias with mode 'nearest'"
     return None
@@ -53,19 +56,25 @@ def _check_resize(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> st
 # ── taps and weights, on the host ───────────────────────────────────────────
 
 def _source_coords(mode: str, n_out: int, scale: float, n_in: int,
-                   roi: tuple[float, float]) -> tuple[np.ndarray, np.ndarray | None]:
+                   roi: tuple[float, float], f: type = np.float32
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
     """Each output position's coordinate in the input, and (tf_crop_and_resize only) which
     output positions fall outside the input and take the extrapolation value.
 
-    Computed in float32, as onnxruntime does, so that a nearest pick at a tie is its pick.
-    align_corners and tf_crop_and_resize divide by the unrounded output width
-    (scale * n_in) as the ONNX reference (onnx/onnx#2462: intended; onnxruntime divides
-    by the rounded size, the same when scale * n_in is whole); pytorch_half_pixel maps a
-    single output position to 0 (the spec's and onnxruntime's; the reference's -0.5
-    differs only for cubic)."""
-    f = np.float32
+    Computed as onnxruntime computes them, in float32 (`f`; float64 for a float64 input,
+    which onnxruntime has no kernel for, as the reference), so that a nearest pick at a
+    tie the arithmetic rounds either way is its pick. align_corners and
+    tf_crop_and_resize divide by the unrounded output width scale * n_in, as the ONNX
+    reference (onnx/onnx#2462: intended; onnxruntime divides by the rounded size, the same
+    when scale * n_in is whole); pytorch_half_pixel maps a single output position to 0
+    (the spec's and onnxruntime's; the reference's -0.5 differs only for cubic)."""
     y, s, n = np.arange(n_out, dtype=f), f(scale), f(n_in)
     width = s * n  # the unrounded output width
+    if abs(width - n_out) <= 1e-5 * n_out:
+        # whole up to float32 rounding (a scale of 3/7 for 7 -> 3): the size itself, or a
+        # floor pick on align_corners would land one below onnxruntime's
+        width = f(n_out)
+    half = f(0.5)
     outside = None
     if mode == "align_corners":
         x = np.zeros(n_out, f) if width == 1 else y * (n - 1) / (width - 1)
@@ -73,16 +82,17 @@ def _source_coords(mode: str, n_out: int, scale: float, n_in: int,
         x = y / s
     elif mode == "tf_crop_and_resize":
         lo, hi = f(roi[0]), f(roi[1])
-        x = (np.full(n_out, (lo + hi) / 2 * (n - 1), f) if width == 1
+        x = (np.full(n_out, 0.5 * (float(lo) + float(hi)) * (n_in - 1), f) if width == 1
              else lo * (n - 1) + y * (hi - lo) * (n - 1) / (width - 1))
         outside = (x < 0) | (x > n - 1)
     elif mode == "pytorch_half_pixel":
-        x = np.zeros(n_out, f) if n_out == 1 else (y + f(0.5)) / s - f(0.5)
+        x = np.zeros(n_out, f) if n_out == 1 else (y + half) / s - half
     elif mode == "half_pixel":
-        x = (y + f(0.5)) / s - f(0.5)
+        x = (y + half) / s - half
     else:  # half_pixel_symmetric: the rounding of the output size is shared by both ends
         offset = n / 2 * (1 - f(n_out) / width)
-        x = offset + (y + f(0.5)) / s - f(0.5)
+        # onnxruntime adds offset + (y + 0.5) / scale - 0.5 in float64, then rounds
+        x = (float(offset) + (y.astype(np.float64) + 0.5) / float(s) - 0.5).astype(f)
     return x.astype(np.float64), outside
 
 
@@ -260,7 +270,8 @@ def _resize_axis(ctx: NodeContext, work: Tensor, axis: int, n_out: int, scale: f
     n_in = work.shape[axis]
     if n_out == 0 or n_in == 0:
         raise ctx.unsupported(f"resizing axis {axis} from {n_in} to {n_out} (empty)")
-    src, outside = _source_coords(st.coords, n_out, scale, n_in, roi)
+    f = np.float64 if work.dtype.name == "float64" else np.float32
+    src, outside = _source_coords(st.coords, n_out, scale, n_in, roi, f)
     if st.mode == "nearest":
         work = _gather_axis(ctx, work, axis, _nearest_taps(src, scale, n_in, st.nearest))
     else:
