@@ -6,6 +6,11 @@ and with what weights, depends only on the shapes, the scales and the attributes
 are computed here in numpy on the host (following the ONNX reference's vectorized
 `_interpolate_1d_along_axis`) and the device sees an `index_select` and a multiply-sum per
 axis. Nearest mode needs no weights: one tap, a pure gather (exact for every dtype).
+
+The host arithmetic is onnxruntime's (float32 coordinates, float32 output sizes), so that
+a nearest pick at a tie which rounding decides is its pick; where onnxruntime departs from
+the ONNX definition (align_corners / tf_crop_and_resize with a fractional output width)
+the reference is followed (tests/e2e/test_onnx_resize.py says which is which).
 """
 
 from __future__ import annotations
