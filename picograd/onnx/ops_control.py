@@ -71,7 +71,9 @@ def _check_loop(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str 
 def _loop(ctx: NodeContext, trips: Any = None, cond: Any = None, *initial: Any
           ) -> tuple[Any, ...]:
     """for i in range(M) while cond: (cond, carried..., scans...) = body(i, cond, carried...).
-    With cond omitted the body's condition output is ignored (ONNX's for-loop form)."""
+    The body's condition output is read even when the Loop's cond input is omitted (the
+    for-loop form): onnxruntime and onnx's reference stop when it is False, although the
+    spec's pseudocode calls it ignored."""
     limit = None if trips is None else int(ctx.host(trips).reshape(-1)[0])
     going = True if cond is None else _flag(ctx, cond, "Loop condition")
     carried = list(initial)
@@ -86,8 +88,7 @@ def _loop(ctx: NodeContext, trips: Any = None, cond: Any = None, *initial: Any
         carried = outs[1:1 + n]
         for acc, value in zip(scans, outs[1 + n:], strict=True):
             acc.append(value)
-        if cond is not None:
-            going = _flag(ctx, outs[0], "Loop body's condition")
+        going = _flag(ctx, outs[0], "Loop body's condition")
         i += 1
     stacked = [_stack(ctx, acc, 0) if acc else _empty_stack(ctx, "body", 1 + n + k, 0)
                for k, acc in enumerate(scans)]

@@ -1,0 +1,412 @@
+"""picograd.onnx's control flow (If, Loop, Scan), sequences and optionals against
+onnxruntime: subgraphs that read outer values (two levels up), host and device conditions,
+loops of every form (trip count, condition, both, zero trips), Scan's axes and directions,
+the sequence ops, sequence graph inputs / outputs, and the typed errors of malformed
+bodies. Models are built with onnx.helper; every output is compared in value and dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import picograd.onnx as pgx
+from picograd.onnx.errors import OnnxModelError, OnnxUnsupportedError
+from tests.e2e.onnx_helpers import ort_run
+
+R = np.random.default_rng(0)
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+tvi = helper.make_tensor_value_info
+node = helper.make_node
+
+
+def rand(*shape: int) -> np.ndarray:
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def const(name: str, value: Any, dtype: Any = np.int64) -> onnx.NodeProto:
+    """A Constant node giving `value` (as `dtype`) under `name`."""
+    return node("Constant", [], [name],
+                value=numpy_helper.from_array(np.asarray(value, dtype), name + "_v"))
+
+
+def graph(nodes: list[onnx.NodeProto], name: str, inputs: list[onnx.ValueInfoProto],
+          outputs: list[onnx.ValueInfoProto]) -> onnx.GraphProto:
+    return helper.make_graph(nodes, name, inputs, outputs)
+
+
+def model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
+          outputs: list[onnx.ValueInfoProto], opset: int = 17,
+          check: bool = True) -> onnx.ModelProto:
+    """A main graph of `nodes`; checked by onnx's checker (full, with shape inference)
+    unless `check` is False (a model that is malformed on purpose)."""
+    m = helper.make_model(graph(nodes, "main", inputs, outputs),
+                          opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    if check:
+        onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def seq_vi(name: str, elem: int = F, shape: Any = None) -> onnx.ValueInfoProto:
+    return helper.make_tensor_sequence_value_info(name, elem, shape)
+
+
+def assert_same(ours: Any, theirs: Any) -> None:
+    """One output: arrays equal in dtype, shape and value; sequences element by element."""
+    if isinstance(theirs, list):
+        assert isinstance(ours, list), type(ours)
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs, strict=True):
+            assert_same(a, b)
+        return
+    if theirs is None:
+        assert ours is None
+        return
+    ours = np.asarray(ours)
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    if ours.dtype.kind == "f":
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def check(m: onnx.ModelProto, feeds: dict[str, Any]) -> list[Any]:
+    """picograd's outputs equal onnxruntime's; returns them (for extra checks)."""
+    expected = ort_run(m, feeds)
+    got = pgx.load(m).run(None, feeds)
+    assert len(got) == len(expected)
+    for ours, theirs in zip(got, expected, strict=True):
+        assert_same(ours, theirs)
+    return got
+
+
+# ── If ─────────────────────────────────────────────────────────────────────
+
+
+def if_node(cond: str, outs: list[str], then: onnx.GraphProto, other: onnx.GraphProto,
+            name: str = "the_if") -> onnx.NodeProto:
+    return node("If", [cond], outs, name=name, then_branch=then, else_branch=other)
+
+
+def branch(op: str, ins: list[str], name: str, shape: Any = (3,)) -> onnx.GraphProto:
+    """A branch of one `op` node over the (outer) names `ins`, output `name`_out."""
+    return graph([node(op, ins, [name + "_out"])], name, [], [tvi(name + "_out", F, shape)])
+
+
+@pytest.mark.parametrize("x", [np.float32([1, 2, 3]), np.float32([-1, -2, 1])])
+def test_if_device_condition(x: np.ndarray) -> None:
+    """The condition is computed on the device (a sum of a graph input), read back."""
+    m = model([node("ReduceSum", ["x"], ["s"], keepdims=0), const("zero", 0.0, np.float32),
+               node("Greater", ["s", "zero"], ["c"]),
+               if_node("c", ["y"], branch("Mul", ["x", "x"], "then"),
+                       branch("Neg", ["x"], "else"))],
+              [tvi("x", F, [3])], [tvi("y", F, [3])])
+    check(m, {"x": x})
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_if_host_condition_different_shapes(n: int) -> None:
+    """The condition comes from a shape (a host value, no read-back); the branches give
+    different shapes (n values, or those concatenated with themselves)."""
+    m = model([node("Shape", ["x"], ["shp"]), const("three", [3]),
+               node("Less", ["shp", "three"], ["c1"]), const("axes", [0]),
+               node("Squeeze", ["c1", "axes"], ["c"]),
+               if_node("c", ["y"], graph([node("Concat", ["x", "x"], ["cat"], axis=0)],
+                                         "then", [], [tvi("cat", F, [None])]),
+                       graph([node("Identity", ["x"], ["same"])], "else", [],
+                             [tvi("same", F, [None])]))],
+              [tvi("x", F, [None])], [tvi("y", F, [None])])
+    got = check(m, {"x": rand(n)})
+    assert got[0].shape == ((2 * n,) if n < 3 else (n,))
+
+
+def test_if_constant_condition_several_outputs() -> None:
+    """A Constant condition (folded at load) and a branch giving two outputs of two dtypes,
+    one of them its own initializer."""
+    then = helper.make_graph([node("Add", ["x", "w"], ["a"]), node("Shape", ["x"], ["s"])],
+                             "then", [], [tvi("a", F, [3]), tvi("s", I64, [1])],
+                             [numpy_helper.from_array(np.float32([10, 20, 30]), "w")])
+    other = graph([node("Neg", ["x"], ["b"]), const("k", [7])], "else", [],
+                  [tvi("b", F, [3]), tvi("k", I64, [1])])
+    for flag in (True, False):
+        m = model([const("c", flag, np.bool_), if_node("c", ["y", "z"], then, other)],
+                  [tvi("x", F, [3])], [tvi("y", F, [3]), tvi("z", I64, [1])])
+        check(m, {"x": rand(3)})
+
+
+# ── Loop ───────────────────────────────────────────────────────────────────
+
+
+def loop_body(nodes: list[onnx.NodeProto], carried: list[onnx.ValueInfoProto],
+              outs: list[onnx.ValueInfoProto], cond_out: str = "cond_in") -> onnx.GraphProto:
+    """A Loop body: inputs (i, cond_in, *carried), outputs (cond_out, *outs)."""
+    return graph(nodes, "body", [tvi("i", I64, []), tvi("cond_in", B, []), *carried],
+                 [tvi(cond_out, B, []), *outs])
+
+
+def test_if_in_loop_reads_main_graph_values() -> None:
+    """An If inside a Loop body reads `x` and `w` of the main graph (two levels up) and the
+    loop's carried value; its condition is the loop counter (a host value)."""
+    then = branch("Add", ["acc", "x"], "then")
+    other = branch("Mul", ["acc", "w"], "else")
+    body = loop_body([const("two", 2), node("Less", ["i", "two"], ["small"]),
+                      if_node("small", ["acc2"], then, other, name="inner_if"),
+                      node("Identity", ["acc2"], ["scan"])],
+                     [tvi("acc", F, [3])], [tvi("acc2", F, [3]), tvi("scan", F, [3])])
+    m = model([node("Loop", ["n", "", "a0"], ["final", "all"], body=body)],
+              [tvi("n", I64, []), tvi("a0", F, [3]), tvi("x", F, [3]), tvi("w", F, [3])],
+              [tvi("final", F, [3]), tvi("all", F, [None, 3])])
+    check(m, {"n": np.array(4, np.int64), "a0": rand(3), "x": rand(3), "w": rand(3)})
+
+
+def counting_body(cond_from: str) -> onnx.GraphProto:
+    """A body that adds the outer `x` to its carried sum, stacks i * x and the counter,
+    and continues while the sum's first element stays below 10 (`cond_from` "sum"), or
+    always passes on False ("false": the for-loop form must ignore it)."""
+    nodes = [node("Add", ["acc", "x"], ["acc2"]), node("Cast", ["i"], ["fi"], to=F),
+             node("Mul", ["fi", "x"], ["ix"]), node("Identity", ["i"], ["i_out"])]
+    if cond_from == "sum":
+        nodes += [const("ten", 10.0, np.float32), const("ax", [0]),
+                  node("Gather", ["acc2", "ax"], ["first"], axis=0),
+                  node("ReduceMax", ["first"], ["m"], keepdims=0),
+                  node("Less", ["m", "ten"], ["c"])]
+    else:
+        nodes += [const("c", False, np.bool_)]
+    return loop_body(nodes, [tvi("acc", F, [2])],
+                     [tvi("acc2", F, [2]), tvi("ix", F, [2]), tvi("i_out", I64, [])],
+                     cond_out="c")
+
+
+LOOP_OUTS = [tvi("sum", F, [2]), tvi("ixs", F, [None, 2]), tvi("counts", I64, [None])]
+
+
+@pytest.mark.parametrize("form", ["trips", "cond", "both"])
+def test_loop_forms(form: str) -> None:
+    """The for form (a trip count; the body's False condition still stops it, as in
+    onnxruntime), the while form (a device condition read back every iteration) and both
+    (the first to stop)."""
+    trips, cond = {"trips": ("n", ""), "cond": ("", "go"), "both": ("n", "go")}[form]
+    body = counting_body("false" if form == "trips" else "sum")
+    ins = [tvi("x", F, [2]), tvi("a0", F, [2])]
+    ins += [tvi("n", I64, [])] if trips else []
+    ins += [tvi("go", B, [])] if cond else []
+    m = model([node("Loop", [trips, cond, "a0"], ["sum", "ixs", "counts"], body=body)],
+              ins, LOOP_OUTS)
+    feeds = {"x": np.float32([3, 1]), "a0": np.float32([0.5, 0])}
+    feeds |= {"n": np.array(2 if form == "both" else 6, np.int64)} if trips else {}
+    feeds |= {"go": np.array(True)} if cond else {}
+    check(m, feeds)
+
+
+def test_loop_zero_trips_empty_scan_outputs() -> None:
+    """No iteration: the carried value is the initial one and each scan output is empty
+    along a new first axis, its other dims and dtype from the body's declared output."""
+    m = model([node("Loop", ["n", "", "a0"], ["sum", "ixs", "counts"],
+                    body=counting_body("false"))],
+              [tvi("x", F, [2]), tvi("a0", F, [2]), tvi("n", I64, [])], LOOP_OUTS)
+    got = check(m, {"x": rand(2), "a0": rand(2), "n": np.array(0, np.int64)})
+    assert got[1].shape == (0, 2) and got[2].shape == (0,)
+
+
+def test_loop_false_initial_condition() -> None:
+    """A while loop whose initial condition is False runs no iteration either."""
+    m = model([node("Loop", ["", "go", "a0"], ["sum", "ixs", "counts"],
+                    body=counting_body("sum"))],
+              [tvi("x", F, [2]), tvi("a0", F, [2]), tvi("go", B, [])], LOOP_OUTS)
+    check(m, {"x": rand(2), "a0": rand(2), "go": np.array(False)})
+
+
+def test_loop_counter_builds_shapes() -> None:
+    """The loop counter (a host int64) drives a Range and a Slice: the carried value grows
+    by i elements per iteration (a shape that changes from one iteration to the next)."""
+    body = loop_body([const("one", 1), node("Add", ["i", "one"], ["i1"]), const("zero", 0),
+                      node("Range", ["zero", "i1", "one"], ["r"]),
+                      node("Cast", ["r"], ["rf"], to=F),
+                      node("Concat", ["acc", "rf"], ["acc2"], axis=0),
+                      node("ReduceSum", ["rf"], ["tot"], keepdims=0)],
+                     [tvi("acc", F, [None])], [tvi("acc2", F, [None]), tvi("tot", F, [])])
+    m = model([node("Loop", ["n", "", "a0"], ["grown", "totals"], body=body)],
+              [tvi("n", I64, []), tvi("a0", F, [1])],
+              [tvi("grown", F, [None]), tvi("totals", F, [None])])
+    check(m, {"n": np.array(4, np.int64), "a0": np.float32([9])})
+
+
+def test_loop_carries_a_sequence_and_reads_outer_tensor() -> None:
+    """A loop-carried sequence (a new list each iteration), grown by a slice of the outer
+    `x` whose end is the loop counter; the final sequence is a graph output."""
+    body = loop_body([const("one", 1), node("Add", ["i", "one"], ["end"]), const("z", [0]),
+                      const("ax", [0]), node("Unsqueeze", ["end", "ax"], ["end1"]),
+                      node("Slice", ["x", "z", "end1"], ["piece"]),
+                      node("SequenceInsert", ["seq", "piece"], ["seq2"])],
+                     [seq_vi("seq", F, [None])], [seq_vi("seq2", F, [None])])
+    m = model([node("SequenceEmpty", [], ["empty"], dtype=F),
+               node("Loop", ["n", "", "empty"], ["pieces"], body=body)],
+              [tvi("n", I64, []), tvi("x", F, [5])], [seq_vi("pieces", F, [None])])
+    got = check(m, {"n": np.array(3, np.int64), "x": rand(5)})
+    assert [p.shape for p in got[0]] == [(1,), (2,), (3,)]
+
+
+def test_loop16_seq_none_case() -> None:
+    """onnx's backend case test_loop16_seq_none (excluded from the suite runner, which
+    compares a sequence's 0-d first element with len()): an optional sequence carried
+    through a Loop, an If on OptionalHasElement inside the body; picograd's list equals
+    the case's expected list and onnxruntime's, element by element."""
+    case_module = pytest.importorskip("onnx.backend.test.case.node")
+    case = next(c for c in case_module.collect_testcases("Loop")
+                if c.name == "test_loop16_seq_none")
+    (inputs, expected), = case.data_sets
+    got = pgx.load(case.model).run(None, dict(zip(["trip_count", "cond", "opt_seq"], inputs,
+                                                  strict=True)))
+    assert_same(got[0], expected[0])
+    assert [e.shape for e in got[0]] == [(), (1,), (2,), (3,), (4,), (5,)]
+    check(case.model, dict(zip(["trip_count", "cond", "opt_seq"], inputs, strict=True)))
+
+
+# ── Scan ───────────────────────────────────────────────────────────────────
+
+
+def scan_model(in_axes: list[int], in_dirs: list[int], out_axes: list[int],
+               out_dirs: list[int]) -> onnx.ModelProto:
+    """Scan over x [T, 2] and y [2, T] (each along its axis) with two states, a running sum
+    [2] and an int64 step count; scan outputs sum + x_t and x_t * y_t."""
+    body = graph([node("Add", ["s", "xt"], ["s2"]), const("one", 1),
+                  node("Add", ["k", "one"], ["k2"]), node("Mul", ["xt", "yt"], ["p"]),
+                  node("Identity", ["s2"], ["so"])], "scan_body",
+                 [tvi("s", F, [2]), tvi("k", I64, []), tvi("xt", F, [2]), tvi("yt", F, [2])],
+                 [tvi("s2", F, [2]), tvi("k2", I64, []), tvi("so", F, [2]), tvi("p", F, [2])])
+    out_shape = [[None, None]] * 2
+    return model([node("Scan", ["s0", "k0", "x", "y"], ["sf", "kf", "o1", "o2"], body=body,
+                       num_scan_inputs=2, scan_input_axes=in_axes,
+                       scan_input_directions=in_dirs, scan_output_axes=out_axes,
+                       scan_output_directions=out_dirs)],
+                 [tvi("s0", F, [2]), tvi("k0", I64, []), tvi("x", F, [4, 2]),
+                  tvi("y", F, [2, 4])],
+                 [tvi("sf", F, [2]), tvi("kf", I64, []),
+                  *[tvi(f"o{j}", F, sh) for j, sh in enumerate(out_shape, 1)]], opset=16)
+
+
+@pytest.mark.parametrize(("in_axes", "in_dirs", "out_axes", "out_dirs"), [
+    ([0, 1], [0, 0], [0, 0], [0, 0]),
+    ([0, -1], [1, 0], [1, -1], [0, 1]),
+    ([-2, 1], [0, 1], [-2, 1], [1, 1]),
+])
+def test_scan_axes_and_directions(in_axes: list[int], in_dirs: list[int],
+                                  out_axes: list[int], out_dirs: list[int]) -> None:
+    m = scan_model(in_axes, in_dirs, out_axes, out_dirs)
+    check(m, {"s0": rand(2), "k0": np.array(5, np.int64), "x": rand(4, 2), "y": rand(2, 4)})
+
+
+def test_scan_reads_outer_value_and_defaults() -> None:
+    """Default axes and directions (opset 9 attributes omitted); the body reads the main
+    graph's `w`."""
+    body = graph([node("Mul", ["xt", "w"], ["xw"]), node("Add", ["s", "xw"], ["s2"]),
+                  node("Identity", ["s2"], ["so"])], "scan_body",
+                 [tvi("s", F, [3]), tvi("xt", F, [3])], [tvi("s2", F, [3]), tvi("so", F, [3])])
+    m = model([node("Scan", ["s0", "x"], ["sf", "all"], body=body, num_scan_inputs=1)],
+              [tvi("s0", F, [3]), tvi("x", F, [5, 3]), tvi("w", F, [3])],
+              [tvi("sf", F, [3]), tvi("all", F, [5, 3])], opset=9)
+    check(m, {"s0": rand(3), "x": rand(5, 3), "w": rand(3)})
+
+
+# ── sequences and optionals ────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("insert_at", [0, -1, 3, None])
+@pytest.mark.parametrize("erase_at", [1, -3, None])
+def test_sequence_insert_erase_at_length(insert_at: int | None, erase_at: int | None) -> None:
+    """Construct [a, b, c] (different shapes), insert d at a position (None: appended),
+    erase one (None: the last), read the last element with a negative index and the
+    length; the sequence itself is a graph output."""
+    nodes = [node("SequenceConstruct", ["a", "b", "c"], ["s"])]
+    pos = []
+    if insert_at is not None:
+        nodes.append(const("ip", insert_at))
+        pos = ["ip"]
+    nodes.append(node("SequenceInsert", ["s", "d", *pos], ["s1"]))
+    pos = []
+    if erase_at is not None:
+        nodes.append(const("ep", erase_at, np.int32))
+        pos = ["ep"]
+    nodes += [node("SequenceErase", ["s1", *pos], ["s2"]), const("last", -1),
+              node("SequenceAt", ["s2", "last"], ["e"]),
+              node("SequenceLength", ["s2"], ["n"])]
+    m = model(nodes, [tvi("a", F, [2]), tvi("b", F, [3]), tvi("c", F, [1]),
+                      tvi("d", F, [4])],
+              [seq_vi("s2", F, None), tvi("e", F, [None]), tvi("n", I64, [])], check=False)
+    check(m, {"a": rand(2), "b": rand(3), "c": rand(1), "d": rand(4)})
+
+
+@pytest.mark.parametrize(("split", "attrs"), [
+    (None, {"axis": 1}),
+    (None, {"axis": -1, "keepdims": 0}),
+    (None, {"axis": 0, "keepdims": 1}),
+    (np.array(2, np.int64), {"axis": 1}),         # pieces of 2, the last one smaller
+    (np.array([1, 3, 1], np.int64), {"axis": 1, "keepdims": 0}),  # keepdims ignored
+    (np.array([2, 1], np.int32), {"axis": -3}),
+])
+def test_split_to_sequence(split: np.ndarray | None, attrs: dict[str, int]) -> None:
+    ins = ["x"] if split is None else ["x", "split"]
+    nodes = [] if split is None else [const("split", split, split.dtype)]
+    m = model([*nodes, node("SplitToSequence", ins, ["s"], **attrs),
+               node("SequenceLength", ["s"], ["n"])],
+              [tvi("x", F, [3, 5, 2])], [seq_vi("s", F, None), tvi("n", I64, [])],
+              check=False)
+    check(m, {"x": rand(3, 5, 2)})
+
+
+@pytest.mark.parametrize(("axis", "new_axis"), [(0, 0), (-1, 0), (0, 1), (2, 1), (-1, 1),
+                                                 (-3, 1)])
+def test_concat_from_sequence_input(axis: int, new_axis: int) -> None:
+    """ConcatFromSequence of a sequence graph input (fed as a list of arrays)."""
+    m = model([node("ConcatFromSequence", ["s"], ["y"], axis=axis, new_axis=new_axis)],
+              [seq_vi("s", F, [2, 3])], [tvi("y", F, [None] * (2 + new_axis))])
+    check(m, {"s": [rand(2, 3) for _ in range(4)]})
+
+
+def test_sequence_of_host_and_device_values() -> None:
+    """A sequence mixing host values (a Shape, cast) and device values, concatenated."""
+    m = model([node("Shape", ["x"], ["sh"]), node("Cast", ["sh"], ["shf"], to=F),
+               node("Neg", ["x"], ["nx"]),
+               node("SequenceConstruct", ["shf", "nx"], ["s"]),
+               node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+              [tvi("x", F, [3])], [tvi("y", F, [4])], check=False)
+    check(m, {"x": rand(3)})
+
+
+def test_optional_of_tensor_and_empty() -> None:
+    """Optional(x) has an element and gives x back; Optional() of a type is empty."""
+    empty_type = helper.make_tensor_type_proto(F, [3])
+    m = model([node("Optional", ["x"], ["o"]), node("OptionalHasElement", ["o"], ["h"]),
+               node("OptionalGetElement", ["o"], ["g"]),
+               node("Optional", [], ["e"], type=empty_type),
+               node("OptionalHasElement", ["e"], ["he"])],
+              [tvi("x", F, [3])], [tvi("h", B, []), tvi("g", F, [3]), tvi("he", B, [])],
+              opset=18)
+    check(m, {"x": rand(3)})
+
+
+def test_optional_sequence_graph_input() -> None:
+    """An optional sequence graph input, given (a list) and empty (None): If on whether it
+    has an element, the else branch reading the element from the outer scope."""
+    opt = helper.make_optional_type_proto(
+        helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2])))
+    then = graph([node("SequenceConstruct", ["x"], ["fresh"])], "then", [],
+                 [seq_vi("fresh", F, [2])])
+    other = graph([node("OptionalGetElement", ["o"], ["held"])], "else", [],
+                  [seq_vi("held", F, [2])])
+    m = model([node("OptionalHasElement", ["o"], ["has"]), node("Not", ["has"], ["none"]),
+               if_node("none", ["s"], then, other),
+               node("SequenceLength", ["s"], ["n"])],
+              [helper.make_value_info("o", opt), tvi("x", F, [2])],
+              [seq_vi("s", F, [2]), tvi("n", I64, [])], opset=18)
+    for given in ([rand(2), rand(2)], None):
+        ours = pgx.load(m).run(None, {"o": given, "x": np.float32([1, 2])})
+        want = given if given is not None else [np.float32([1, 2])]
+        assert_same(ours[0], want)
+        assert_same(ours[1], np.array(len(want), np.int64))
+    check(m, {"o": [rand(2), rand(2)], "x": rand(2)})
