@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
@@ -105,6 +105,13 @@ class PreparedGraph:
     nodes: list[PreparedNode]
 
 
+def _has_loops(graph: onnx.GraphProto) -> bool:
+    """Whether `graph` or any subgraph in it has a Loop or Scan node."""
+    return any(n.op_type in ("Loop", "Scan")
+               or any(_has_loops(a.g) for a in n.attribute if a.type == onnx.AttributeProto.GRAPH)
+               for n in graph.node)
+
+
 class GraphRunner:
     """Prepares and runs the graphs of one model on one device."""
 
@@ -146,11 +153,13 @@ class GraphRunner:
 
     def prepare(self, graph: onnx.GraphProto, main: bool = False) -> PreparedGraph:
         """Check and fold `graph` and, recursively, every graph attribute of its nodes."""
+        where = "output" if main else f"subgraph {graph.name!r} output"
+        out_types = [declared(vi, where) for vi in graph.output]
+        if main:  # the main graph's outputs stay as declared; its loop bodies' are refined
+            graph = self._with_inferred_bodies(graph)
         constants = {init.name: self.initializer(init) for init in graph.initializer}
         # IR < 4 lists every initializer as a main-graph input too: those are not fed
         inputs = [vi.name for vi in graph.input if not (main and vi.name in constants)]
-        where = "output" if main else f"subgraph {graph.name!r} output"
-        out_types = [declared(vi, where) for vi in graph.output]
         nodes = []
         for node in graph.node:
             check_node(node, self._opset(node))
@@ -164,6 +173,21 @@ class GraphRunner:
             nodes.append(PreparedNode(node, attrs, graphs))
         return PreparedGraph(graph.name, inputs, [vi.name for vi in graph.output], out_types,
                              constants, nodes)
+
+    def _with_inferred_bodies(self, graph: onnx.GraphProto) -> onnx.GraphProto:
+        """`graph` after onnx's shape inference, when it holds a Loop or Scan: a body output
+        declared without static dims then gets them where inference finds them, which is
+        what a zero-iteration loop's empty scan output is shaped by (onnxruntime shapes it
+        from its own inference). A graph inference cannot handle (too large to serialize,
+        an op it rejects) stays as declared."""
+        if not _has_loops(graph):
+            return graph
+        proto = helper.make_model(graph, opset_imports=[
+            helper.make_opsetid(domain, version) for domain, version in self.opsets.items()])
+        try:
+            return onnx.shape_inference.infer_shapes(proto).graph
+        except (onnx.shape_inference.InferenceError, ValueError, RuntimeError):
+            return graph
 
     # ── running ────────────────────────────────────────────────────────────
 

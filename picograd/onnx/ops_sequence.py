@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from picograd.errors import IndexRangeError
 from picograd.frontend.ops_shape import cat, stack
 from picograd.onnx.registry import NodeContext, is_host, op
 
@@ -29,7 +30,7 @@ def _position(ctx: NodeContext, seq: list[Any], pos: Any, end_ok: bool) -> int:
     p = ctx.ints(pos)[0]
     size = len(seq) + (1 if end_ok else 0)
     if not -len(seq) <= p < size:
-        raise IndexError(f"{ctx.label}: position {p} is out of range for a sequence of "
+        raise IndexRangeError(f"{ctx.label}: position {p} is out of range for a sequence of "
                          f"{len(seq)}")
     return p + len(seq) if p < 0 else p
 
@@ -61,9 +62,9 @@ def _insert(ctx: NodeContext, s: Any, x: Any, pos: Any = None) -> list[Any]:
 @op("SequenceErase")
 def _erase(ctx: NodeContext, s: Any, pos: Any = None) -> list[Any]:
     seq = list(_seq(ctx, s))
-    at = len(seq) - 1 if pos is None else _position(ctx, seq, pos, end_ok=False)
     if not seq:
-        raise IndexError(f"{ctx.label}: erase from an empty sequence")
+        raise IndexRangeError(f"{ctx.label}: erase from an empty sequence")
+    at = len(seq) - 1 if pos is None else _position(ctx, seq, pos, end_ok=False)
     del seq[at]
     return seq
 

@@ -14,6 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import picograd.onnx as pgx
+from picograd.errors import IndexRangeError
 from picograd.onnx.errors import OnnxModelError, OnnxUnsupportedError
 from tests.e2e.onnx_helpers import ort_run
 
@@ -271,7 +272,7 @@ def test_loop16_seq_none_case() -> None:
 
 
 def scan_model(in_axes: list[int], in_dirs: list[int], out_axes: list[int],
-               out_dirs: list[int]) -> onnx.ModelProto:
+               out_dirs: list[int], check: bool = True) -> onnx.ModelProto:
     """Scan over x [T, 2] and y [2, T] (each along its axis) with two states, a running sum
     [2] and an int64 step count; scan outputs sum + x_t and x_t * y_t."""
     body = graph([node("Add", ["s", "xt"], ["s2"]), const("one", 1),
@@ -287,7 +288,8 @@ def scan_model(in_axes: list[int], in_dirs: list[int], out_axes: list[int],
                  [tvi("s0", F, [2]), tvi("k0", I64, []), tvi("x", F, [4, 2]),
                   tvi("y", F, [2, 4])],
                  [tvi("sf", F, [2]), tvi("kf", I64, []),
-                  *[tvi(f"o{j}", F, sh) for j, sh in enumerate(out_shape, 1)]], opset=16)
+                  *[tvi(f"o{j}", F, sh) for j, sh in enumerate(out_shape, 1)]], opset=16,
+                 check=check)
 
 
 @pytest.mark.parametrize(("in_axes", "in_dirs", "out_axes", "out_dirs"), [
@@ -410,3 +412,103 @@ def test_optional_sequence_graph_input() -> None:
         assert_same(ours[0], want)
         assert_same(ours[1], np.array(len(want), np.int64))
     check(m, {"o": [rand(2), rand(2)], "x": rand(2)})
+
+
+def test_loop_zero_trips_shape_from_inference() -> None:
+    """A body output declared without a shape: the empty scan output is shaped from onnx's
+    shape inference (the outer `x` is [2, 3]), as onnxruntime shapes it from its own."""
+    body = loop_body([node("Identity", ["x"], ["sc"])], [], [tvi("sc", F, None)])
+    m = model([node("Loop", ["n", ""], ["all"], body=body)],
+              [tvi("n", I64, []), tvi("x", F, [2, 3])], [tvi("all", F, [None] * 3)],
+              check=False)
+    got = check(m, {"n": np.array(0, np.int64), "x": rand(2, 3)})
+    assert got[0].shape == (0, 2, 3)
+
+
+def test_loop_zero_trips_unknown_shape_is_refused() -> None:
+    """No declared or inferable shape (a data-dependent Reshape): a zero-trip loop's empty
+    scan output is refused by name, never given a made-up shape."""
+    body = loop_body([node("Reshape", ["x", "shp"], ["sc"])], [], [tvi("sc", F, None)])
+    m = model([node("Loop", ["n", "", ], ["all"], body=body, name="zero_loop")],
+              [tvi("n", I64, []), tvi("x", F, [6]), tvi("shp", I64, [2])],
+              [tvi("all", F, [None] * 3)], check=False)
+    loaded = pgx.load(m)
+    feeds = {"x": rand(6), "shp": np.int64([2, 3])}
+    ours = loaded.run(None, {"n": np.array(2, np.int64), **feeds})
+    assert_same(ours[0], ort_run(m, {"n": np.array(2, np.int64), **feeds})[0])
+    with pytest.raises(OnnxUnsupportedError, match="zero_loop.*zero iterations"):
+        loaded.run(None, {"n": np.array(0, np.int64), **feeds})
+
+
+# ── malformed control flow: typed errors naming the node ───────────────────
+
+
+def test_loop_body_with_wrong_input_count() -> None:
+    """A body taking (i, cond) for a Loop that carries one value fails at load."""
+    body = graph([node("Identity", ["cond_in"], ["c"]), node("Identity", ["x"], ["a2"])],
+                 "body", [tvi("i", I64, []), tvi("cond_in", B, [])],
+                 [tvi("c", B, []), tvi("a2", F, [2])])
+    m = model([node("Loop", ["n", "", "a0"], ["fin"], body=body, name="bad_loop")],
+              [tvi("n", I64, []), tvi("a0", F, [2]), tvi("x", F, [2])], [tvi("fin", F, [2])],
+              check=False)
+    with pytest.raises(OnnxModelError, match=r"'bad_loop'.*Loop.*body graph takes 2 inputs"):
+        pgx.load(m)
+
+
+def test_if_branch_with_extra_output() -> None:
+    """A branch giving two outputs for an If naming one fails at load (an extra output is
+    never silently dropped)."""
+    then = graph([node("Neg", ["x"], ["a"]), node("Abs", ["x"], ["b"])], "then", [],
+                 [tvi("a", F, [2]), tvi("b", F, [2])])
+    m = model([const("c", True, np.bool_), if_node("c", ["y"], then, then, name="bad_if")],
+              [tvi("x", F, [2])], [tvi("y", F, [2])], check=False)
+    with pytest.raises(OnnxModelError, match=r"'bad_if'.*then_branch graph .*2 outputs"):
+        pgx.load(m)
+
+
+def test_scan_body_and_axes_mismatch() -> None:
+    """A Scan body taking fewer inputs than the node passes, and a scan_input_axes list of
+    the wrong length, fail at load naming the node."""
+    body = graph([node("Identity", ["s"], ["s2"])], "scan_body", [tvi("s", F, [2])],
+                 [tvi("s2", F, [2])])
+    m = model([node("Scan", ["s0", "x"], ["sf"], body=body, num_scan_inputs=1,
+                    name="bad_scan")],
+              [tvi("s0", F, [2]), tvi("x", F, [3, 2])], [tvi("sf", F, [2])], check=False)
+    with pytest.raises(OnnxModelError, match=r"'bad_scan'.*body graph takes 1 inputs"):
+        pgx.load(m)
+    good = scan_model([0, 1], [0, 0], [0, 0], [0, 0])
+    good.graph.node[0].attribute.remove(
+        next(a for a in good.graph.node[0].attribute if a.name == "scan_input_axes"))
+    good.graph.node[0].attribute.append(helper.make_attribute("scan_input_axes", [0]))
+    with pytest.raises(OnnxModelError, match="scan_input_axes has 1 entries for 2"):
+        pgx.load(good)
+
+
+def test_loop_without_trip_count_or_condition() -> None:
+    body = counting_body("sum")
+    m = model([node("Loop", ["", "", "a0"], ["sum", "ixs", "counts"], body=body,
+                    name="endless")],
+              [tvi("x", F, [2]), tvi("a0", F, [2])], LOOP_OUTS, check=False)
+    with pytest.raises(OnnxUnsupportedError, match=r"'endless'.*neither a trip count"):
+        pgx.load(m)
+
+
+def test_scan_inputs_of_different_lengths() -> None:
+    """Scan inputs whose scan axes differ in length: a typed error at the call."""
+    m = scan_model([0, 0], [0, 0], [0, 0], [0, 0], check=False)
+    with pytest.raises(OnnxModelError, match="'<unnamed>'.*different lengths"):
+        pgx.load(m).run(None, {"s0": rand(2), "k0": np.array(0, np.int64),
+                               "x": rand(4, 2), "y": rand(2, 4)})
+
+
+@pytest.mark.parametrize(("op", "pos"), [("SequenceAt", 3), ("SequenceAt", -4),
+                                         ("SequenceErase", 3), ("SequenceInsert", 4)])
+def test_sequence_position_out_of_range(op: str, pos: int) -> None:
+    """A position outside the sequence is picograd's IndexRangeError naming the node."""
+    ins = ["s", "x", "p"] if op == "SequenceInsert" else ["s", "p"]
+    m = model([node("SequenceConstruct", ["x", "x", "x"], ["s"]), const("p", pos),
+               node(op, ins, ["y"], name="seq_op")],
+              [tvi("x", F, [2])], [tvi("y", F, [2]) if op == "SequenceAt"
+                                   else seq_vi("y", F, [2])], check=False)
+    with pytest.raises(IndexRangeError, match=rf"'seq_op'.*position {pos}"):
+        pgx.load(m).run(None, {"x": rand(2)})
