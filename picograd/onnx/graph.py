@@ -105,11 +105,30 @@ class PreparedGraph:
     nodes: list[PreparedNode]
 
 
-def _has_loops(graph: onnx.GraphProto) -> bool:
-    """Whether `graph` or any subgraph in it has a Loop or Scan node."""
-    return any(n.op_type in ("Loop", "Scan")
-               or any(_has_loops(a.g) for a in n.attribute if a.type == onnx.AttributeProto.GRAPH)
-               for n in graph.node)
+def _scan_outputs(node: onnx.NodeProto, body: onnx.GraphProto) -> Sequence[onnx.ValueInfoProto]:
+    """The body outputs a Loop or Scan stacks into its scan outputs (none for other ops)."""
+    if node.op_type == "Loop":
+        return body.output[1 + max(len(node.input) - 2, 0):]
+    if node.op_type == "Scan":
+        m = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        return body.output[len(node.input) - m:]
+    return []
+
+
+def _needs_inference(graph: onnx.GraphProto) -> bool:
+    """Whether a Loop or Scan anywhere in `graph` stacks a body output whose declared type
+    lacks a dtype or static dims (what an empty, zero-iteration scan output needs)."""
+    for n in graph.node:
+        for a in n.attribute:
+            if a.type != onnx.AttributeProto.GRAPH:
+                continue
+            if _needs_inference(a.g):
+                return True
+            for vi in _scan_outputs(n, a.g):
+                vt = declared(vi, f"subgraph {a.g.name!r} output")
+                if vt.dtype is None or vt.dims is None or None in vt.dims:
+                    return True
+    return False
 
 
 class GraphRunner:
@@ -175,18 +194,19 @@ class GraphRunner:
                              constants, nodes)
 
     def _with_inferred_bodies(self, graph: onnx.GraphProto) -> onnx.GraphProto:
-        """`graph` after onnx's shape inference, when it holds a Loop or Scan: a body output
-        declared without static dims then gets them where inference finds them, which is
-        what a zero-iteration loop's empty scan output is shaped by (onnxruntime shapes it
-        from its own inference). A graph inference cannot handle (too large to serialize,
-        an op it rejects) stays as declared."""
-        if not _has_loops(graph):
+        """`graph` after onnx's shape inference, when a Loop or Scan in it stacks a body
+        output declared without static dims: inference gives them where it can, and they
+        shape a zero-iteration loop's empty scan output (onnxruntime shapes it from its own
+        inference). A graph inference cannot handle (too large to serialize, an op it
+        rejects) stays as declared."""
+        if not _needs_inference(graph):
             return graph
         proto = helper.make_model(graph, opset_imports=[
             helper.make_opsetid(domain, version) for domain, version in self.opsets.items()])
         try:
             return onnx.shape_inference.infer_shapes(proto).graph
-        except (onnx.shape_inference.InferenceError, ValueError, RuntimeError):
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, ValueError,
+                RuntimeError):
             return graph
 
     # ── running ────────────────────────────────────────────────────────────

@@ -514,3 +514,84 @@ def test_sequence_position_out_of_range(op: str, pos: int) -> None:
                                    else seq_vi("y", F, [2])], check=False)
     with pytest.raises(IndexRangeError, match=rf"'seq_op'.*position {pos}"):
         pgx.load(m).run(None, {"x": rand(2)})
+
+
+# ── more nesting, host values, optional outputs ───────────────────────────
+
+
+def test_loop_in_loop_reads_both_enclosing_scopes() -> None:
+    """An inner Loop's body reads the outer body's counter (one level up) and the main
+    graph's `x` (two levels up); its trip count is a main-graph input."""
+    inner = graph([node("Add", ["acc_in", "x"], ["t"]), node("Cast", ["i_outer"], ["fo"], to=F),
+                   node("Add", ["t", "fo"], ["acc_out"]), node("Identity", ["ci"], ["co"])],
+                  "inner", [tvi("j", I64, []), tvi("ci", B, []), tvi("acc_in", F, [2])],
+                  [tvi("co", B, []), tvi("acc_out", F, [2])])
+    outer = graph([node("Loop", ["m", "", "acc"], ["acc2"], body=inner),
+                   node("Identity", ["cond_o"], ["cond_o2"]), node("Identity", ["acc2"], ["sc"])],
+                  "outer", [tvi("i_outer", I64, []), tvi("cond_o", B, []), tvi("acc", F, [2])],
+                  [tvi("cond_o2", B, []), tvi("acc2", F, [2]), tvi("sc", F, [2])])
+    m = model([node("Loop", ["n", "", "a0"], ["fin", "all"], body=outer)],
+              [tvi("n", I64, []), tvi("m", I64, []), tvi("a0", F, [2]), tvi("x", F, [2])],
+              [tvi("fin", F, [2]), tvi("all", F, [None, 2])])
+    check(m, {"n": np.array(3, np.int64), "m": np.array(2, np.int64), "a0": rand(2),
+              "x": rand(2)})
+
+
+def test_loop_with_huge_trip_count_and_condition() -> None:
+    """torch's exported while loops: trip count INT64_MAX, the condition ends the loop."""
+    m = model([node("Loop", ["n", "go", "a0"], ["sum", "ixs", "counts"],
+                    body=counting_body("sum"))],
+              [tvi("x", F, [2]), tvi("a0", F, [2]), tvi("n", I64, []), tvi("go", B, [])],
+              LOOP_OUTS)
+    check(m, {"x": np.array([3, 1], np.float32), "a0": np.array([0.5, 0], np.float32),
+              "n": np.array(np.iinfo(np.int64).max, np.int64), "go": np.array(True)})
+
+
+def test_loop_scan_output_of_host_counter() -> None:
+    """A scan output of the host loop counter stacks on the host, as int64."""
+    body = loop_body([node("Identity", ["i"], ["io"])], [], [tvi("io", I64, [])])
+    m = model([node("Loop", ["n", "c"], ["all"], body=body)],
+              [tvi("n", I64, []), tvi("c", B, [])], [tvi("all", I64, [None])])
+    check(m, {"n": np.array(3, np.int64), "c": np.array(True)})
+
+
+def test_scan_over_host_initializer() -> None:
+    """Scan over a small initializer (a host value) along axis 1, backwards, stacked along
+    the last axis."""
+    body = graph([node("Add", ["s", "xt"], ["s2"]), node("Identity", ["s2"], ["so"])], "b",
+                 [tvi("s", F, [2]), tvi("xt", F, [2])], [tvi("s2", F, [2]), tvi("so", F, [2])])
+    g = helper.make_graph([node("Scan", ["s0", "xc"], ["sf", "all"], body=body,
+                                num_scan_inputs=1, scan_input_axes=[1],
+                                scan_input_directions=[1], scan_output_axes=[-1])],
+                          "main", [tvi("s0", F, [2])], [tvi("sf", F, [2]), tvi("all", F, [2, 3])],
+                          [numpy_helper.from_array(rand(2, 3), "xc")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
+    m.ir_version = 8
+    check(m, {"s0": rand(2)})
+
+
+def test_split_then_stack_scalars() -> None:
+    """SplitToSequence with keepdims=0 makes 0-d pieces; ConcatFromSequence with new_axis
+    stacks them back (axis 0 and -1)."""
+    m = model([node("SplitToSequence", ["x"], ["s"], keepdims=0),
+               node("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1),
+               node("ConcatFromSequence", ["s"], ["z"], axis=-1, new_axis=1)],
+              [tvi("x", F, [4])], [tvi("y", F, [4]), tvi("z", F, [4])])
+    check(m, {"x": rand(4)})
+
+
+def test_optional_graph_outputs() -> None:
+    """An optional sequence output (a list) and an empty optional output (None), and
+    OptionalHasElement of an omitted input and of a plain tensor (opset 18)."""
+    seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2]))
+    m = model([node("SequenceConstruct", ["x"], ["s"]), node("Optional", ["s"], ["o"]),
+               node("Optional", [], ["e"], type=helper.make_tensor_type_proto(F, [2])),
+               node("OptionalHasElement", [""], ["h"]),
+               node("OptionalHasElement", ["x"], ["h2"])],
+              [tvi("x", F, [2])],
+              [helper.make_value_info("o", helper.make_optional_type_proto(seq_type)),
+               helper.make_value_info("e", helper.make_optional_type_proto(
+                   helper.make_tensor_type_proto(F, [2]))),
+               tvi("h", B, []), tvi("h2", B, [])], opset=18)
+    got = check(m, {"x": rand(2)})
+    assert got[1] is None and isinstance(got[0], list)
