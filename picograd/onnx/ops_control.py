@@ -68,11 +68,13 @@ def _stack(ctx: NodeContext, items: list[Any], axis: int) -> Any:
 
 def _empty_stack(ctx: NodeContext, attr: str, index: int, axis: int) -> np.ndarray:
     """The stacked output of zero iterations: empty along `axis`, its other dims from the
-    body's declared output (ONNX leaves it undefined when that shape is not known)."""
+    body's declared output, or onnx's inference of it (graph.py; ONNX leaves the shape
+    undefined when it is not known, so that is refused rather than guessed)."""
     dtype, dims = ctx.graph_outputs[attr][index]
     if dtype is None or dims is None or any(d is None for d in dims):
         raise ctx.unsupported(f"zero iterations and the body's output {index} has no "
-                              f"declared static shape for the empty stacked output")
+                              f"static shape (declared or inferred) for the empty stacked "
+                              f"output")
     shape = list(dims)
     shape.insert(axis + len(dims) + 1 if axis < 0 else axis, 0)
     return np.zeros(shape, dtype)

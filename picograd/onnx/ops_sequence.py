@@ -16,6 +16,8 @@ import numpy as np
 
 from picograd.errors import IndexRangeError
 from picograd.frontend.ops_shape import cat, stack
+from picograd.frontend.tensor import Tensor
+from picograd.onnx.errors import OnnxModelError
 from picograd.onnx.registry import NodeContext, is_host, op
 
 
@@ -35,9 +37,23 @@ def _position(ctx: NodeContext, seq: list[Any], pos: Any, end_ok: bool) -> int:
     return p + len(seq) if p < 0 else p
 
 
+def _dtype(v: Any) -> np.dtype:
+    return np.dtype(v.dtype.np) if isinstance(v, Tensor) else np.asarray(v).dtype
+
+
+def _same_dtype(ctx: NodeContext, items: list[Any]) -> list[Any]:
+    """`items` as a sequence: ONNX's sequences hold one element type (onnxruntime refuses
+    a mixed one at load), so a mix is refused here rather than promoted later."""
+    dtypes = sorted({str(_dtype(v)) for v in items})
+    if len(dtypes) > 1:
+        raise OnnxModelError(f"{ctx.label}: a sequence of one element type, got "
+                             f"{', '.join(dtypes)}")
+    return items
+
+
 @op("SequenceConstruct")
 def _construct(ctx: NodeContext, *xs: Any) -> list[Any]:
-    return list(xs)
+    return _same_dtype(ctx, list(xs))
 
 
 @op("SequenceEmpty", attrs=("dtype",))
@@ -56,7 +72,7 @@ def _insert(ctx: NodeContext, s: Any, x: Any, pos: Any = None) -> list[Any]:
     seq = list(_seq(ctx, s))
     at = len(seq) if pos is None else _position(ctx, seq, pos, end_ok=True)
     seq.insert(at, x)
-    return seq
+    return _same_dtype(ctx, seq)
 
 
 @op("SequenceErase")

@@ -595,3 +595,16 @@ def test_optional_graph_outputs() -> None:
                tvi("h", B, []), tvi("h2", B, [])], opset=18)
     got = check(m, {"x": rand(2)})
     assert got[1] is None and isinstance(got[0], list)
+
+
+@pytest.mark.parametrize("op", ["SequenceConstruct", "SequenceInsert"])
+def test_sequence_of_mixed_dtypes_is_refused(op: str) -> None:
+    """A sequence mixing float32 and int64 elements (which onnxruntime refuses at load) is
+    an OnnxModelError naming the node, never a silently promoted concatenation."""
+    nodes = ([node("SequenceConstruct", ["x", "k"], ["s"], name="mixed")] if op != "SequenceInsert"
+             else [node("SequenceConstruct", ["x"], ["s0"]),
+                   node("SequenceInsert", ["s0", "k"], ["s"], name="mixed")])
+    m = model([*nodes, node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+              [tvi("x", F, [2]), tvi("k", I64, [2])], [tvi("y", F, [4])], check=False)
+    with pytest.raises(OnnxModelError, match=r"'mixed'.*float32, int64"):
+        pgx.load(m).run(None, {"x": rand(2), "k": np.array([1, 2], np.int64)})
