@@ -150,19 +150,27 @@ def loop_body(nodes: list[onnx.NodeProto], carried: list[onnx.ValueInfoProto],
                  [tvi(cond_out, B, []), *outs])
 
 
-def test_if_in_loop_reads_main_graph_values() -> None:
+@pytest.mark.parametrize("cond_from", ["counter", "device"])
+def test_if_in_loop_reads_main_graph_values(cond_from: str) -> None:
     """An If inside a Loop body reads `x` and `w` of the main graph (two levels up) and the
-    loop's carried value; its condition is the loop counter (a host value)."""
+    loop's carried value; its condition is the loop counter (a host value) or the sign of
+    the carried value's sum (computed on the device, read back each iteration)."""
     then = branch("Add", ["acc", "x"], "then")
     other = branch("Mul", ["acc", "w"], "else")
-    body = loop_body([const("two", 2), node("Less", ["i", "two"], ["small"]),
+    cond_nodes = ([const("two", 2), node("Less", ["i", "two"], ["small"])]
+                  if cond_from == "counter" else
+                  [node("ReduceSum", ["acc"], ["tot"], keepdims=0),
+                   const("zero", 0.0, np.float32), node("Less", ["tot", "zero"], ["small"])])
+    body = loop_body([*cond_nodes,
                       if_node("small", ["acc2"], then, other, name="inner_if"),
                       node("Identity", ["acc2"], ["scan"])],
                      [tvi("acc", F, [3])], [tvi("acc2", F, [3]), tvi("scan", F, [3])])
     m = model([node("Loop", ["n", "", "a0"], ["final", "all"], body=body)],
               [tvi("n", I64, []), tvi("a0", F, [3]), tvi("x", F, [3]), tvi("w", F, [3])],
               [tvi("final", F, [3]), tvi("all", F, [None, 3])])
-    check(m, {"n": np.array(4, np.int64), "a0": rand(3), "x": rand(3), "w": rand(3)})
+    # the device condition holds for two iterations, then the else branch runs
+    check(m, {"n": np.array(4, np.int64), "a0": np.array([-2, -1, 0], np.float32),
+              "x": np.array([1, 0.5, 0.25], np.float32), "w": rand(3)})
 
 
 def counting_body(cond_from: str) -> onnx.GraphProto:
