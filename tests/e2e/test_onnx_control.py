@@ -15,6 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import picograd.onnx as pgx
 from picograd.errors import IndexRangeError
+from picograd.frontend.tensor import Tensor
+from picograd.onnx import ops_control
 from picograd.onnx.errors import OnnxModelError, OnnxUnsupportedError
 from tests.e2e.onnx_helpers import ort_run
 
@@ -99,8 +101,22 @@ def branch(op: str, ins: list[str], name: str, shape: Any = (3,)) -> onnx.GraphP
     return graph([node(op, ins, [name + "_out"])], name, [], [tvi(name + "_out", F, shape)])
 
 
+@pytest.fixture
+def flag_types(monkeypatch: pytest.MonkeyPatch) -> list[type]:
+    """The types of the conditions If / Loop read in the test (a Tensor: a device value
+    read back; a numpy array: known on the host)."""
+    seen: list[type] = []
+    flag = ops_control._flag
+
+    def spy(ctx: Any, v: Any, what: str) -> bool:
+        seen.append(type(v))
+        return flag(ctx, v, what)
+    monkeypatch.setattr(ops_control, "_flag", spy)
+    return seen
+
+
 @pytest.mark.parametrize("x", [np.array([1, 2, 3], np.float32), np.array([-1, -2, 1], np.float32)])
-def test_if_device_condition(x: np.ndarray) -> None:
+def test_if_device_condition(x: np.ndarray, flag_types: list[type]) -> None:
     """The condition is computed on the device (a sum of a graph input), read back."""
     m = model([node("ReduceSum", ["x"], ["s"], keepdims=0), const("zero", 0.0, np.float32),
                node("Greater", ["s", "zero"], ["c"]),
@@ -108,12 +124,13 @@ def test_if_device_condition(x: np.ndarray) -> None:
                        branch("Neg", ["x"], "else"))],
               [tvi("x", F, [3])], [tvi("y", F, [3])])
     check(m, {"x": x})
+    assert flag_types == [Tensor]
 
 
 @pytest.mark.parametrize("n", [2, 5])
-def test_if_host_condition_different_shapes(n: int) -> None:
-    """The condition comes from a shape (a host value, no read-back); the branches give
-    different shapes (n values, or those concatenated with themselves)."""
+def test_if_host_condition_different_shapes(n: int, flag_types: list[type]) -> None:
+    """The condition comes from a shape (a host value: the If reads no device value); the
+    branches give different shapes (n values, or those concatenated with themselves)."""
     m = model([node("Shape", ["x"], ["shp"]), const("three", [3]),
                node("Less", ["shp", "three"], ["c1"]), const("axes", [0]),
                node("Squeeze", ["c1", "axes"], ["c"]),
@@ -124,6 +141,7 @@ def test_if_host_condition_different_shapes(n: int) -> None:
               [tvi("x", F, [None])], [tvi("y", F, [None])])
     got = check(m, {"x": rand(n)})
     assert got[0].shape == ((2 * n,) if n < 3 else (n,))
+    assert flag_types == [np.ndarray]
 
 
 def test_if_constant_condition_several_outputs() -> None:
