@@ -90,6 +90,14 @@ def _length(ctx: NodeContext, s: Any) -> np.ndarray:
     return np.array(len(_seq(ctx, s)), np.int64)
 
 
+def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
+    """`axis` of a `rank`-dim result, from the back if negative; one outside [-rank, rank)
+    is refused (normalising it blindly would pick another axis: a silently wrong split)."""
+    if not -rank <= axis < rank:
+        raise OnnxModelError(f"{ctx.label}: axis {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
 def _piece(ctx: NodeContext, x: Any, axis: int, lo: int, hi: int) -> Any:
     index = tuple([slice(None)] * axis + [slice(lo, hi)])
     return np.asarray(x)[index] if is_host(x) else ctx.t(x)[index]
@@ -100,8 +108,7 @@ def _split_to_sequence(ctx: NodeContext, x: Any, split: Any = None) -> list[Any]
     """No split: pieces of 1 (squeezed unless keepdims); a scalar split: pieces of that size,
     the last one smaller; a 1-D split: those sizes."""
     rank = len(x.shape)
-    axis = ctx.attr("axis", 0)
-    axis = axis + rank if axis < 0 else axis
+    axis = _axis(ctx, ctx.attr("axis", 0), rank)
     dim = int(x.shape[axis])
     if split is None:
         pieces = [_piece(ctx, x, axis, i, i + 1) for i in range(dim)]
@@ -129,8 +136,7 @@ def _concat_from_sequence(ctx: NodeContext, s: Any) -> Any:
         raise ctx.unsupported("concatenating an empty sequence (no dtype or shape to give)")
     new_axis = bool(ctx.attr("new_axis", 0))
     rank = len(seq[0].shape) + (1 if new_axis else 0)
-    axis = ctx.attr("axis")
-    axis = axis + rank if axis < 0 else axis
+    axis = _axis(ctx, ctx.attr("axis"), rank)
     if is_host(*seq):
         arrays = [np.asarray(v) for v in seq]
         return np.stack(arrays, axis) if new_axis else np.concatenate(arrays, axis)

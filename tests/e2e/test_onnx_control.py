@@ -634,3 +634,23 @@ def test_sequence_of_mixed_dtypes_is_refused(op: str) -> None:
               [tvi("x", F, [2]), tvi("k", I64, [2])], [tvi("y", F, [4])], check=False)
     with pytest.raises(OnnxModelError, match=r"'mixed'.*float32, int64"):
         pgx.load(m).run(None, {"x": rand(2), "k": np.array([1, 2], np.int64)})
+
+
+@pytest.mark.parametrize(("op", "attrs"), [("SplitToSequence", {"axis": -4}),
+                                           ("SplitToSequence", {"axis": 3}),
+                                           ("ConcatFromSequence", {"axis": -4}),
+                                           ("ConcatFromSequence", {"axis": 4, "new_axis": 1}),
+                                           ("ConcatFromSequence", {"axis": -5, "new_axis": 1})])
+def test_sequence_axis_out_of_range(op: str, attrs: dict[str, Any]) -> None:
+    """An axis outside the rank (x is [2, 3, 1]; with new_axis the result has rank 4) is an
+    OnnxModelError naming the node, not another axis taken from the back."""
+    rank = 3 + attrs.get("new_axis", 0)
+    if op == "SplitToSequence":
+        m = model([node(op, ["x"], ["s"], name="bad_axis", **attrs)], [tvi("x", F, [2, 3, 1])],
+                  [seq_vi("s", F, None)], check=False)
+    else:
+        m = model([node("SequenceConstruct", ["x", "x"], ["s"]),
+                   node(op, ["s"], ["y"], name="bad_axis", **attrs)],
+                  [tvi("x", F, [2, 3, 1])], [tvi("y", F, [None] * rank)], check=False)
+    with pytest.raises(OnnxModelError, match=rf"'bad_axis'.*axis {attrs['axis']} .*rank {rank}"):
+        pgx.load(m).run(None, {"x": rand(2, 3, 1)})
