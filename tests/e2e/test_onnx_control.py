@@ -654,3 +654,14 @@ def test_sequence_axis_out_of_range(op: str, attrs: dict[str, Any]) -> None:
                   [tvi("x", F, [2, 3, 1])], [tvi("y", F, [None] * rank)], check=False)
     with pytest.raises(OnnxModelError, match=rf"'bad_axis'.*axis {attrs['axis']} .*rank {rank}"):
         pgx.load(m).run(None, {"x": rand(2, 3, 1)})
+
+
+@pytest.mark.parametrize(("in_axes", "out_axes"), [([0, -3], [0, 0]), ([0, 1], [0, 2])])
+def test_scan_axis_out_of_range(in_axes: list[int], out_axes: list[int]) -> None:
+    """A scan axis outside its value's rank (y is [2, 4]: -3 is out of range, and would
+    wrap onto axis 1, which has the right length) is an OnnxModelError, not another axis;
+    so is an output axis beyond the stacked output's rank 2."""
+    m = scan_model(in_axes, [0, 0], out_axes, [0, 0], check=False)
+    with pytest.raises(OnnxModelError, match=r"axis -?\d is out of range for rank 2"):
+        pgx.load(m).run(None, {"s0": rand(2), "k0": np.array(0, np.int64), "x": rand(4, 2),
+                               "y": rand(2, 4)})
