@@ -76,7 +76,7 @@ def _empty_stack(ctx: NodeContext, attr: str, index: int, axis: int) -> np.ndarr
                               f"static shape (declared or inferred) for the empty stacked "
                               f"output")
     shape = list(dims)
-    shape.insert(axis + len(dims) + 1 if axis < 0 else axis, 0)
+    shape.insert(_axis(ctx, axis, len(dims) + 1, "scan output"), 0)
     return np.zeros(shape, dtype)
 
 

@@ -665,3 +665,26 @@ def test_scan_axis_out_of_range(in_axes: list[int], out_axes: list[int]) -> None
     with pytest.raises(OnnxModelError, match=r"axis -?\d is out of range for rank 2"):
         pgx.load(m).run(None, {"s0": rand(2), "k0": np.array(0, np.int64), "x": rand(4, 2),
                                "y": rand(2, 4)})
+
+
+def symbolic_scan_model(out_axes: list[int], out_dirs: list[int]) -> onnx.ModelProto:
+    """scan_model over x [T, 2] and y [2, T] with T symbolic, so length 0 may be fed."""
+    m = scan_model([0, 1], [0, 0], out_axes, out_dirs, check=False)
+    for vi in m.graph.input:
+        if vi.name in ("x", "y"):
+            vi.type.tensor_type.shape.dim[0 if vi.name == "x" else 1].dim_param = "T"
+    return m
+
+
+def test_scan_of_zero_steps() -> None:
+    """Scan inputs of length 0 (onnxruntime 1.31 dies of SIGFPE on this model, so the
+    spec is the oracle): the states come back as given, each scan output is empty along
+    its axis with the body's declared [2] elsewhere; an axis beyond the rank is refused."""
+    s0, k0 = rand(2), np.array(5, np.int64)
+    feeds = {"s0": s0, "k0": k0, "x": rand(0, 2), "y": rand(2, 0)}
+    sf, kf, o1, o2 = pgx.load(symbolic_scan_model([0, -1], [0, 1])).run(None, feeds)
+    assert_same(sf, s0)
+    assert_same(kf, k0)
+    assert (o1.shape, o1.dtype, o2.shape, o2.dtype) == ((0, 2), np.float32, (2, 0), np.float32)
+    with pytest.raises(OnnxModelError, match="axis 2 is out of range for rank 2"):
+        pgx.load(symbolic_scan_model([0, 2], [0, 0])).run(None, feeds)
