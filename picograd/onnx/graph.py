@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
@@ -109,6 +109,32 @@ class PreparedGraph:
     nodes: list[PreparedNode]
 
 
+def _scan_outputs(node: onnx.NodeProto, body: onnx.GraphProto) -> Sequence[onnx.ValueInfoProto]:
+    """The body outputs a Loop or Scan stacks into its scan outputs (none for other ops)."""
+    if node.op_type == "Loop":
+        return body.output[1 + max(len(node.input) - 2, 0):]
+    if node.op_type == "Scan":
+        m = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        return body.output[len(node.input) - m:]
+    return []
+
+
+def _needs_inference(graph: onnx.GraphProto) -> bool:
+    """Whether a Loop or Scan anywhere in `graph` stacks a body output whose declared type
+    lacks a dtype or static dims (what an empty, zero-iteration scan output needs)."""
+    for n in graph.node:
+        for a in n.attribute:
+            if a.type != onnx.AttributeProto.GRAPH:
+                continue
+            if _needs_inference(a.g):
+                return True
+            for vi in _scan_outputs(n, a.g):
+                vt = declared(vi, f"subgraph {a.g.name!r} output")
+                if vt.dtype is None or vt.dims is None or None in vt.dims:
+                    return True
+    return False
+
+
 class GraphRunner:
     """Prepares and runs the graphs of one model on one device."""
 
@@ -151,11 +177,13 @@ class GraphRunner:
 
     def prepare(self, graph: onnx.GraphProto, main: bool = False) -> PreparedGraph:
         """Check and fold `graph` and, recursively, every graph attribute of its nodes."""
+        where = "output" if main else f"subgraph {graph.name!r} output"
+        out_types = [declared(vi, where) for vi in graph.output]
+        if main:  # the main graph's outputs stay as declared; its loop bodies' are refined
+            graph = self._with_inferred_bodies(graph)
         constants = {init.name: self.initializer(init) for init in graph.initializer}
         # IR < 4 lists every initializer as a main-graph input too: those are not fed
         inputs = [vi.name for vi in graph.input if not (main and vi.name in constants)]
-        where = "output" if main else f"subgraph {graph.name!r} output"
-        out_types = [declared(vi, where) for vi in graph.output]
         nodes = []
         for node in graph.node:
             check_node(node, self._opset(node))
@@ -185,6 +213,22 @@ class GraphRunner:
             out.append(PreparedNode(node, node_attrs(node),
                                     originals=[prepared[id(n)] for n in originals]))
         return out
+
+    def _with_inferred_bodies(self, graph: onnx.GraphProto) -> onnx.GraphProto:
+        """`graph` after onnx's shape inference, when a Loop or Scan in it stacks a body
+        output declared without static dims: inference gives them where it can, and they
+        shape a zero-iteration loop's empty scan output (onnxruntime shapes it from its own
+        inference). A graph inference cannot handle (too large to serialize, an op it
+        rejects) stays as declared."""
+        if not _needs_inference(graph):
+            return graph
+        proto = helper.make_model(graph, opset_imports=[
+            helper.make_opsetid(domain, version) for domain, version in self.opsets.items()])
+        try:
+            return onnx.shape_inference.infer_shapes(proto).graph
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, ValueError,
+                RuntimeError):
+            return graph
 
     # ── running ────────────────────────────────────────────────────────────
 

@@ -14,7 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from picograd.errors import IndexRangeError
 from picograd.frontend.ops_shape import cat, stack
+from picograd.frontend.tensor import Tensor
+from picograd.onnx.errors import OnnxModelError
 from picograd.onnx.registry import NodeContext, is_host, op
 
 
@@ -29,14 +32,28 @@ def _position(ctx: NodeContext, seq: list[Any], pos: Any, end_ok: bool) -> int:
     p = ctx.ints(pos)[0]
     size = len(seq) + (1 if end_ok else 0)
     if not -len(seq) <= p < size:
-        raise IndexError(f"{ctx.label}: position {p} is out of range for a sequence of "
+        raise IndexRangeError(f"{ctx.label}: position {p} is out of range for a sequence of "
                          f"{len(seq)}")
     return p + len(seq) if p < 0 else p
 
 
+def _dtype(v: Any) -> np.dtype:
+    return np.dtype(v.dtype.np) if isinstance(v, Tensor) else np.asarray(v).dtype
+
+
+def _same_dtype(ctx: NodeContext, items: list[Any]) -> list[Any]:
+    """`items` as a sequence: ONNX's sequences hold one element type (onnxruntime refuses
+    a mixed one at load), so a mix is refused here rather than promoted later."""
+    dtypes = sorted({str(_dtype(v)) for v in items})
+    if len(dtypes) > 1:
+        raise OnnxModelError(f"{ctx.label}: a sequence of one element type, got "
+                             f"{', '.join(dtypes)}")
+    return items
+
+
 @op("SequenceConstruct")
 def _construct(ctx: NodeContext, *xs: Any) -> list[Any]:
-    return list(xs)
+    return _same_dtype(ctx, list(xs))
 
 
 @op("SequenceEmpty", attrs=("dtype",))
@@ -55,15 +72,15 @@ def _insert(ctx: NodeContext, s: Any, x: Any, pos: Any = None) -> list[Any]:
     seq = list(_seq(ctx, s))
     at = len(seq) if pos is None else _position(ctx, seq, pos, end_ok=True)
     seq.insert(at, x)
-    return seq
+    return _same_dtype(ctx, seq)
 
 
 @op("SequenceErase")
 def _erase(ctx: NodeContext, s: Any, pos: Any = None) -> list[Any]:
     seq = list(_seq(ctx, s))
-    at = len(seq) - 1 if pos is None else _position(ctx, seq, pos, end_ok=False)
     if not seq:
-        raise IndexError(f"{ctx.label}: erase from an empty sequence")
+        raise IndexRangeError(f"{ctx.label}: erase from an empty sequence")
+    at = len(seq) - 1 if pos is None else _position(ctx, seq, pos, end_ok=False)
     del seq[at]
     return seq
 
@@ -71,6 +88,14 @@ def _erase(ctx: NodeContext, s: Any, pos: Any = None) -> list[Any]:
 @op("SequenceLength")
 def _length(ctx: NodeContext, s: Any) -> np.ndarray:
     return np.array(len(_seq(ctx, s)), np.int64)
+
+
+def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
+    """`axis` of a `rank`-dim result, from the back if negative; one outside [-rank, rank)
+    is refused (normalising it blindly would pick another axis: a silently wrong split)."""
+    if not -rank <= axis < rank:
+        raise OnnxModelError(f"{ctx.label}: axis {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
 
 
 def _piece(ctx: NodeContext, x: Any, axis: int, lo: int, hi: int) -> Any:
@@ -83,8 +108,7 @@ def _split_to_sequence(ctx: NodeContext, x: Any, split: Any = None) -> list[Any]
     """No split: pieces of 1 (squeezed unless keepdims); a scalar split: pieces of that size,
     the last one smaller; a 1-D split: those sizes."""
     rank = len(x.shape)
-    axis = ctx.attr("axis", 0)
-    axis = axis + rank if axis < 0 else axis
+    axis = _axis(ctx, ctx.attr("axis", 0), rank)
     dim = int(x.shape[axis])
     if split is None:
         pieces = [_piece(ctx, x, axis, i, i + 1) for i in range(dim)]
@@ -112,8 +136,7 @@ def _concat_from_sequence(ctx: NodeContext, s: Any) -> Any:
         raise ctx.unsupported("concatenating an empty sequence (no dtype or shape to give)")
     new_axis = bool(ctx.attr("new_axis", 0))
     rank = len(seq[0].shape) + (1 if new_axis else 0)
-    axis = ctx.attr("axis")
-    axis = axis + rank if axis < 0 else axis
+    axis = _axis(ctx, ctx.attr("axis"), rank)
     if is_host(*seq):
         arrays = [np.asarray(v) for v in seq]
         return np.stack(arrays, axis) if new_axis else np.concatenate(arrays, axis)
