@@ -35,6 +35,7 @@ from picograd.frontend.tensor import Tensor
 from picograd.nn.attention import scaled_dot_product_attention
 from picograd.onnx.registry import INTERNAL, NodeContext, Value, is_host, op
 
+
 def reads_of_subgraphs(graph: onnx.GraphProto) -> set[str]:
     """Every value name the graph attributes of `graph`'s nodes read, any depth down (an
     outer value a subgraph reads must stay a value of its own)."""
