@@ -28,6 +28,7 @@ def _snake(op: str) -> str:
                "ReduceMin": "reduce_min", "ReduceProd": "reduce_prod", "ReduceL1": "reduce_l1",
                "ReduceL2": "reduce_l2", "ReduceSumSquare": "reduce_sum_square",
                "ReduceLogSumExp": "reduce_log_sum_exp", "GatherElements": "gather_elements",
+               "ScatterElements": "scatter_elements",
                "ConstantOfShape": "constantofshape", "CastLike": "castlike",
                "LayerNormalization": "layer_normalization",
                "InstanceNormalization": "instancenorm", "BatchNormalization": "batchnorm",
