@@ -16,6 +16,7 @@ from onnx import TensorProto as TP
 from tests.e2e.onnx_helpers import assert_matches_ort, node_model
 
 R = np.random.default_rng(7)
+I64, F32 = int(TP.INT64), int(TP.FLOAT)  # element types as ints (the helpers' type)
 
 
 def f32(*shape: int) -> np.ndarray:
@@ -168,7 +169,7 @@ def test_scatter_nd_empty_indices() -> None:
 ], ids=lambda x: f"{x.dtype}-{x.shape}")
 @pytest.mark.parametrize("opset", [9, 13])
 def test_nonzero(x: np.ndarray, opset: int) -> None:
-    _check("NonZero", {"x": x}, opset=opset, out_types=[TP.INT64])
+    _check("NonZero", {"x": x}, opset=opset, out_types=[I64])
 
 
 # ── Compress ────────────────────────────────────────────────────────────────
@@ -217,26 +218,26 @@ _UI = np.array([[1, 0, 1, 2], [1, 0, 1, 2], [0, 2, 3, 0], [1, 0, 1, 2]], np.int6
 @pytest.mark.parametrize("is_sorted", [0, 1])
 def test_unique_flat(x: np.ndarray, is_sorted: int) -> None:
     _check("Unique", {"x": x}, {"sorted": is_sorted}, opset=11,
-           out_types=[_elem(x)] + [TP.INT64] * 3)
+           out_types=[_elem(x)] + [I64] * 3)
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1, -2])
 @pytest.mark.parametrize("is_sorted", [0, 1])
 def test_unique_axis(axis: int, is_sorted: int) -> None:
     _check("Unique", {"x": _UI}, {"axis": axis, "sorted": is_sorted}, opset=11,
-           out_types=[TP.INT64] * 4)
+           out_types=[I64] * 4)
 
 
 def test_unique_axis_3d_float() -> None:
     x = np.array([[[1.0, 2.0], [1.0, 2.0]], [[0.5, 0.5], [1.0, 2.0]]], np.float32)
     for axis in (0, 1, 2):
         _check("Unique", {"x": x}, {"axis": axis, "sorted": 0}, opset=11,
-               out_types=[TP.FLOAT] + [TP.INT64] * 3)
+               out_types=[F32] + [I64] * 3)
 
 
 def test_unique_default_sorted() -> None:
     _check("Unique", {"x": np.array([3, 1, 3, 2], np.int64)}, opset=11,
-           out_types=[TP.INT64] * 4)
+           out_types=[I64] * 4)
 
 
 def _elem(x: np.ndarray) -> int:
