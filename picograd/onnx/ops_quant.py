@@ -118,14 +118,17 @@ def quantize_values(q: Tensor, dtype: np.dtype, zero_point: Tensor | None,
         info = np.iinfo(dtype)
         return v.clamp(float(info.min), float(info.max)).cast(dtype)
     v = q.cast("float32")
-    if zero_point is not None:
-        v = v + zero_point.cast("float32")
-    if dtype == _E4M3 and not saturate:
-        v = (v.abs() > _E4M3_LIMIT).where(float("nan"), v)
-    elif dtype == _E5M2 and saturate:
+    if zero_point is not None:  # a zero zero point adds nothing: -0.0 stays -0.0
+        zp = zero_point.cast("float32")
+        v = (zp == 0.0).where(v, v + zp)
+    if dtype == _E5M2 and saturate:
         # a NaN stays NaN: the comparisons are false for it
         v = (v > _E5M2_MAX).where(_E5M2_MAX, (v < -_E5M2_MAX).where(-_E5M2_MAX, v))
-    return v.cast(dtype)  # e4m3fn's encoding saturates; e5m2's overflows to inf
+    out = v.cast(dtype)  # e4m3fn's encoding saturates; e5m2's overflows to inf
+    if dtype == _E4M3 and not saturate:  # past the range: NaN of the value's sign
+        bits = out.bitcast("uint8")
+        out = (v.abs() > _E4M3_LIMIT).where(bits | 0x7F, bits).bitcast(dtype)
+    return out
 
 
 # ── QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear ─────────────────

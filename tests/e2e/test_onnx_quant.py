@@ -6,6 +6,7 @@ half-to-even rounding and values past the target's range."""
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import ml_dtypes
@@ -13,10 +14,11 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto as TP
+from onnx.reference import ReferenceEvaluator
 
 import picograd.onnx as pgx
 from picograd.onnx.errors import OnnxUnsupportedError
-from tests.e2e.onnx_helpers import assert_matches_ort, elem_type, node_model
+from tests.e2e.onnx_helpers import assert_matches_ort, elem_type, node_model, onnxruntime
 
 R = np.random.default_rng(11)
 U8, I8, U16, I16 = np.uint8, np.int8, np.uint16, np.int16
@@ -29,7 +31,39 @@ def _check(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any] | None 
     out_types = None if out is None else [elem_type(np.zeros(0, t)) for t in out]
     model = node_model(op, inputs, attrs, opset=opset, out_types=out_types,
                        constants=constants)
-    assert_matches_ort(model, inputs, rtol=0, atol=0)
+    if not any(_is_float8(a) for a in [*inputs.values(), *(out or [])]):
+        assert_matches_ort(model, inputs, rtol=0, atol=0)
+        return
+    # onnxruntime's Python binding takes and gives float8 as their bits (uint8)
+    feeds = {k: onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(
+        a.view(np.uint8), elem_type(a)) if _is_float8(a)
+        else onnxruntime.OrtValue.ortvalue_from_numpy(a) for k, a in inputs.items()}
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    expected = [_bits(v) for v in session.run_with_ort_values(None, feeds)]
+    got = pgx.load(model).run(None, inputs)
+    for ours, theirs, want in zip(got, expected, out or [], strict=True):
+        assert ours.dtype == np.dtype(want), (ours.dtype, want)
+        assert ours.shape == theirs.shape
+        if _is_float8(ours):  # bit for bit: NaN and -0 included
+            np.testing.assert_array_equal(ours.view(np.uint8), theirs.view(np.uint8))
+        else:
+            np.testing.assert_array_equal(ours, theirs)
+
+
+def _bits(value: Any) -> np.ndarray:
+    """An onnxruntime output as numpy; a float8 one (which its binding cannot convert) as
+    its bytes, read from the OrtValue's buffer as uint8."""
+    if "float8" not in value.data_type():
+        return value.numpy()
+    shape = tuple(value.shape())
+    n = int(np.prod(shape, dtype=np.int64))
+    buffer = (ctypes.c_uint8 * n).from_address(value.data_ptr())
+    return np.frombuffer(buffer, np.uint8, n).copy().reshape(shape)
+
+
+def _is_float8(a: Any) -> bool:
+    return np.dtype(a.dtype if isinstance(a, np.ndarray) else a) in (np.dtype(E4M3), np.dtype(E5M2))
 
 
 def _ties(scale: float, n: int = 24) -> np.ndarray:
@@ -98,7 +132,7 @@ def test_quantize_float16() -> None:
 
 
 _F8_X = _f32(0.0, -0.0, 0.1, -3.3, 100.0, 447.0, 449.0, 460.0, 465.0, -500.0, 1e6, np.inf,
-             -np.inf, np.nan, 57344.0, 60000.0, 61440.0, -70000.0, 2.0 ** -9, 3e-3)
+             -np.inf, np.nan, 57344.0, 60000.0, 61439.0, -70000.0, 2.0 ** -9, 3e-3)
 
 
 @pytest.mark.parametrize("dtype", [E4M3, E5M2])
@@ -111,6 +145,23 @@ def test_quantize_float8(dtype: type, saturate: int, opset: int) -> None:
     _check("QuantizeLinear", {"x": _F8_X, "scale": np.array(0.5, np.float32)},
            {"saturate": saturate, "output_dtype": elem_type(np.zeros(0, dtype))},
            opset=21, out=[dtype])
+
+
+def test_quantize_e5m2_overflow_band() -> None:
+    """e5m2 with saturate=0 between 61440 (halfway from the largest finite value, 57344,
+    to the next power of two) and 65536: nearest even gives inf, as ONNX's reference
+    evaluator says; onnxruntime 1.31 gives NaN there (its rounding carries into the NaN
+    code), so this band is checked against the reference instead."""
+    x = _f32(61440.0, 62000.0, -63000.0, 65535.0, 61439.0)
+    model = node_model("QuantizeLinear", {"x": x}, {"saturate": 0, "output_dtype":
+                                                    TP.FLOAT8E5M2}, opset=21,
+                       out_types=[TP.FLOAT8E5M2], constants={"s": np.array(1.0, np.float32)})
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = pgx.load(model).run(None, {"x": x})
+    assert got.dtype == np.dtype(E5M2)
+    np.testing.assert_array_equal(got.view(np.uint8), np.asarray(expected).view(np.uint8))
+    np.testing.assert_array_equal(got.astype(np.float32)[:4], [np.inf, np.inf, -np.inf,
+                                                                np.inf])
 
 
 def test_quantize_scale_as_initializer() -> None:
@@ -289,9 +340,18 @@ def test_qlinear_conv(attrs: dict[str, Any], dtype: type) -> None:
 # ── rejected at load ────────────────────────────────────────────────────────
 
 def test_int4_output_dtype_rejected_at_load() -> None:
-    model = node_model("QuantizeLinear", {"x": _ties(0.5), "s": np.array(0.5, np.float32)},
-                       {"output_dtype": TP.INT4}, opset=21, out_types=[TP.INT4])
-    with pytest.raises(OnnxUnsupportedError, match="QuantizeLinear.*INT4"):
+    """An int4 QuantizeLinear feeding a DequantizeLinear: the int4 value is internal, so
+    the node's check is what rejects it, naming the node."""
+    q = onnx.helper.make_node("QuantizeLinear", ["x", "s"], ["q"], "quant",
+                              output_dtype=TP.INT4)
+    dq = onnx.helper.make_node("DequantizeLinear", ["q", "s"], ["y"], "dequant")
+    graph = onnx.helper.make_graph(
+        [q, dq], "g", [onnx.helper.make_tensor_value_info("x", TP.FLOAT, [4])],
+        [onnx.helper.make_tensor_value_info("y", TP.FLOAT, [4])],
+        [onnx.numpy_helper.from_array(np.array(0.5, np.float32), "s")])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    with pytest.raises(OnnxUnsupportedError, match="'quant'.*QuantizeLinear.*INT4"):
         pgx.load(model)
 
 
