@@ -6,8 +6,11 @@ The arithmetic is onnxruntime's CPU kernels', so integer outputs match it exactl
 
 * quantize: `x / scale` in float32 (float16 / bfloat16 widened exactly first), rounded half
   to even, plus the zero point, clamped to the target's range; to float8, the quotient
-  (plus the zero point) cast with nearest even and `saturate` (e4m3fn: beyond the largest
-  finite value +-448, or NaN with saturate=0; e5m2: +-57344, or inf with saturate=0);
+  (plus a non-zero zero point: -0.0 stays -0.0) cast with nearest even and `saturate`
+  (e4m3fn: beyond the largest finite value +-448, or NaN of the value's sign with
+  saturate=0; e5m2: +-57344, or inf with saturate=0 — ONNX's reference; onnxruntime 1.31
+  gives NaN for 61440 <= |q| < 65536 there, a rounding carry into the NaN code). int32 x
+  (no onnxruntime kernel) is refused with a typed error naming the node;
 * dequantize: `(x - zero_point)` in int32 (float32 for float8), times the scale in float32,
   then rounded once to the scale's dtype;
 * integer matmul / convolution: `(a - a_zero_point)` times `(b - b_zero_point)` summed in
@@ -102,11 +105,6 @@ def _quant_dtype(ctx: NodeContext, zero_point: Value | None) -> np.dtype:
     return dtype
 
 
-def _as_float(t: Tensor) -> Tensor:
-    """float32 of t (int32 x: float64, so the quotient rounds once, from the exact value)."""
-    return t.cast("float64" if t.dtype.name == "int32" else "float32")
-
-
 def quantize_values(q: Tensor, dtype: np.dtype, zero_point: Tensor | None,
                     saturate: bool = True) -> Tensor:
     """The float quotient `q` (x / scale) as `dtype`: integers round half to even, add the
@@ -140,8 +138,12 @@ def _quantize_linear(ctx: NodeContext, x: Value, scale: Value,
     """y = saturate(round(x / scale) + zero_point), in the zero point's dtype (uint8 without
     one, or output_dtype)."""
     tx = ctx.t(x)
+    if not tx.dtype.is_float:
+        # ONNX allows int32 x (its reference divides in float64); onnxruntime has no such
+        # kernel and picograd's float64 round is unavailable, so it is refused, not guessed
+        raise ctx.unsupported(f"QuantizeLinear of {tx.dtype.name} x (float x is supported)")
     dtype = _quant_dtype(ctx, zero_point)
-    q = _as_float(tx) / _along(ctx, scale, tx, "scale").cast(_as_float(tx).dtype)
+    q = tx.cast("float32") / _along(ctx, scale, tx, "scale").cast("float32")
     zp = None if zero_point is None else _along(ctx, zero_point, tx, "zero point")
     return quantize_values(q, dtype, zp, bool(ctx.attr("saturate", 1)))
 
@@ -170,8 +172,9 @@ def _dynamic_quantize_linear(ctx: NodeContext, x: Value) -> tuple[Tensor, Tensor
     scale = (max - min) / 255 (1 when the range is empty), zero point = round(-min / scale)
     clamped to 0..255, y = saturate(round(x / scale) + zero point) — onnxruntime's."""
     tx = ctx.t(x).cast("float32")
-    if tx.numel() == 0:
-        raise ctx.unsupported("DynamicQuantizeLinear of an empty tensor (it has no range)")
+    if tx.numel() == 0:  # no range: onnxruntime's scale 1 and zero point 0
+        return (ctx.t(np.zeros(tx.shape, np.uint8)), ctx.t(np.array(1.0, np.float32)),
+                ctx.t(np.array(0, np.uint8)))
     lo = tx.min().minimum(0.0)
     hi = tx.max().maximum(0.0)
     scale = (hi == lo).where(1.0, (hi - lo) / 255.0)
@@ -183,7 +186,8 @@ def _dynamic_quantize_linear(ctx: NodeContext, x: Value) -> tuple[Tensor, Tensor
 
 def _centered(ctx: NodeContext, v: Value, zero_point: Value | None, per: str) -> Tensor:
     """v - zero_point in int32. A 1-D zero point is per row of a (per="row": laid along
-    the second to last dim) or per column of b (per="col": along the last dim)."""
+    the second to last dim) or per column of b (per="col": along the last dim, as it
+    broadcasts); per="tensor" takes a scalar (a conv's input)."""
     t = ctx.t(v)
     if dtype_of(t) not in _8BIT:
         raise ctx.unsupported(f"integer inputs of {dtype_of(t)} (int8 / uint8 are)")
@@ -237,8 +241,8 @@ _CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "stride
 
 
 def _per_channel(ctx: NodeContext, v: Value, ndim: int) -> Tensor:
-    """A scalar, or a 1-D value per output channel laid along dim 1 of a conv's output (or
-    dim 0 of its weight, with `ndim` the rank it broadcasts against and `dim0`)."""
+    """A scalar, or a 1-D value per output channel laid along dim 1 of a rank-`ndim` conv
+    output."""
     t = ctx.t(v)
     if t.ndim == 1 and t.shape[0] != 1:
         return t.reshape([1, -1] + [1] * (ndim - 2))

@@ -59,7 +59,7 @@ def _bits(value: Any) -> np.ndarray:
     shape = tuple(value.shape())
     n = int(np.prod(shape, dtype=np.int64))
     buffer = (ctypes.c_uint8 * n).from_address(value.data_ptr())
-    return np.frombuffer(buffer, np.uint8, n).copy().reshape(shape)
+    return np.ctypeslib.as_array(buffer).copy().reshape(shape)
 
 
 def _is_float8(a: Any) -> bool:
@@ -237,6 +237,7 @@ def test_dequantize_float16_scale() -> None:
     np.zeros((4,), np.float32),                                     # no range: scale 1
     _f32(-1.0, 0.0, 254.0, 1.5, 2.5, -0.5),
     np.array(7.5, np.float32),
+    np.zeros((0, 3), np.float32),                                   # empty: scale 1
 ], ids=lambda x: str(x.shape))
 def test_dynamic_quantize(x: np.ndarray) -> None:
     _check("DynamicQuantizeLinear", {"x": x}, opset=11, out=[U8, np.float32, U8])
@@ -337,6 +338,14 @@ def test_qlinear_conv(attrs: dict[str, Any], dtype: type) -> None:
            constants={"bias": R.integers(-3000, 3000, 6).astype(np.int32)})
 
 
+def test_quantize_int32_refused() -> None:
+    x = np.array([1, 3, -7], np.int32)
+    model = node_model("QuantizeLinear", {"x": x}, opset=10, out_types=[TP.UINT8],
+                       constants={"s": np.array(2.0, np.float32)})
+    with pytest.raises(OnnxUnsupportedError, match=r"QuantizeLinear.*int32"):
+        pgx.load(model).run(None, {"x": x})
+
+
 # ── rejected at load ────────────────────────────────────────────────────────
 
 def test_int4_output_dtype_rejected_at_load() -> None:
@@ -351,7 +360,7 @@ def test_int4_output_dtype_rejected_at_load() -> None:
         [onnx.numpy_helper.from_array(np.array(0.5, np.float32), "s")])
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)])
     model.ir_version = 10
-    with pytest.raises(OnnxUnsupportedError, match="'quant'.*QuantizeLinear.*INT4"):
+    with pytest.raises(OnnxUnsupportedError, match=r"'quant'.*QuantizeLinear.*INT4"):
         pgx.load(model)
 
 
