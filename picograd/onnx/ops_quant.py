@@ -185,9 +185,10 @@ def _dynamic_quantize_linear(ctx: NodeContext, x: Value) -> tuple[Tensor, Tensor
 # ── integer matmul and convolution ──────────────────────────────────────────
 
 def _centered(ctx: NodeContext, v: Value, zero_point: Value | None, per: str) -> Tensor:
-    """v - zero_point in int32. A 1-D zero point is per row of a (per="row": laid along
-    the second to last dim) or per column of b (per="col": along the last dim, as it
-    broadcasts); per="tensor" takes a scalar (a conv's input)."""
+    """v - zero_point in int32. b's zero point (per="col") may be per column (1-D along
+    the last dim, as it broadcasts); a's (per="row") and a conv input's must be one value:
+    ONNX describes a per-row one, but onnxruntime refuses it and ONNX's reference
+    broadcasts it along the columns, so there is nothing to be checked against."""
     t = ctx.t(v)
     if dtype_of(t) not in _8BIT:
         raise ctx.unsupported(f"integer inputs of {dtype_of(t)} (int8 / uint8 are)")
@@ -195,9 +196,10 @@ def _centered(ctx: NodeContext, v: Value, zero_point: Value | None, per: str) ->
     if zero_point is None:
         return out
     zp = ctx.t(zero_point).cast("int32")
-    if zp.ndim == 1 and zp.shape[0] != 1 and per == "row":
-        zp = zp.reshape(-1, 1)
-    return out - zp
+    if per != "col" and zp.numel() != 1:
+        raise ctx.unsupported(f"a zero point of shape {tuple(zp.shape)} for the first input "
+                              "(per tensor only)")
+    return out - (zp if per == "col" else zp.reshape(()))
 
 
 def requantize(ctx: NodeContext, acc: Tensor, multiplier: Tensor, y_zero_point: Value
@@ -228,12 +230,12 @@ def _qlinear_matmul(ctx: NodeContext, a: Value, a_scale: Value, a_zero_point: Va
                     b: Value, b_scale: Value, b_zero_point: Value, y_scale: Value,
                     y_zero_point: Value) -> Tensor:
     """The int32 product of the centred inputs requantized to y's scale and zero point;
-    a per-row a_scale and a per-column b_scale broadcast as their zero points do."""
+    a per-column b_scale broadcasts as b's zero point does."""
     acc = _centered(ctx, a, a_zero_point, "row").matmul(_centered(ctx, b, b_zero_point, "col"))
     sa = _scale(ctx, a_scale)
-    if sa.ndim == 1 and sa.shape[0] != 1:
-        sa = sa.reshape(-1, 1)
-    multiplier = sa * _scale(ctx, b_scale) / _scale(ctx, y_scale)
+    if sa.numel() != 1:  # per row: as for a's zero point (_centered)
+        raise ctx.unsupported(f"an a_scale of shape {tuple(sa.shape)} (per tensor only)")
+    multiplier = sa.reshape(()) * _scale(ctx, b_scale) / _scale(ctx, y_scale)
     return requantize(ctx, acc, multiplier, y_zero_point)
 
 

@@ -263,6 +263,29 @@ def test_matmul_integer_per_column_zero_point() -> None:
            constants={"azp": np.array(9, U8), "bzp": np.array([0, 100, 255], U8)})
 
 
+def test_matmul_integer_per_row_zero_point_refused() -> None:
+    a, b = _ints(U8, 4, 6), _ints(U8, 6, 3)
+    model = node_model("MatMulInteger", {"a": a, "b": b}, opset=10, out_types=[TP.INT32],
+                       constants={"azp": np.arange(4, dtype=U8)})
+    with pytest.raises(OnnxUnsupportedError, match=r"MatMulInteger.*zero point of shape"):
+        pgx.load(model).run(None, {"a": a, "b": b})
+
+
+def test_qlinear_matmul_per_column_scale() -> None:
+    inputs = _qmm_inputs(_ints(U8, 4, 6), _ints(U8, 6, 3),
+                         R.uniform(0.01, 0.03, 3).astype(np.float32), U8)
+    inputs["b_zp"] = np.array([1, 128, 200], U8)
+    _check("QLinearMatMul", inputs, opset=10, out=[U8])
+
+
+def test_qlinear_matmul_per_row_scale_refused() -> None:
+    inputs = _qmm_inputs(_ints(U8, 4, 6), _ints(U8, 6, 3), np.array(0.02, np.float32), U8)
+    inputs["a_scale"] = R.uniform(0.01, 0.03, 4).astype(np.float32)
+    model = node_model("QLinearMatMul", inputs, opset=10, out_types=[TP.UINT8])
+    with pytest.raises(OnnxUnsupportedError, match=r"QLinearMatMul.*a_scale"):
+        pgx.load(model).run(None, inputs)
+
+
 def _qmm_inputs(a: np.ndarray, b: np.ndarray, b_scale: np.ndarray, y_dtype: type
                 ) -> dict[str, np.ndarray]:
     a_zp = np.array(3 if a.dtype == U8 else -2, a.dtype)
@@ -304,11 +327,26 @@ _CONV_CASES = [
 
 
 @pytest.mark.parametrize("attrs", _CONV_CASES, ids=str)
-def test_conv_integer(attrs: dict[str, Any]) -> None:
-    x, w = _ints(U8, 2, 4, 7, 6), _ints(U8, 6, 4 // attrs.get("group", 1), 3, 3)
+@pytest.mark.parametrize("w_dtype", [U8, I8])
+def test_conv_integer(attrs: dict[str, Any], w_dtype: type) -> None:
+    x, w = _ints(U8, 2, 4, 7, 6), _ints(w_dtype, 6, 4 // attrs.get("group", 1), 3, 3)
     _check("ConvInteger", {"x": x, "w": w}, attrs, opset=10, out=[np.int32])
     _check("ConvInteger", {"x": x, "w": w, "xzp": np.array(17, U8),
-                           "wzp": np.array(201, U8)}, attrs, opset=10, out=[np.int32])
+                           "wzp": np.array(201 if w_dtype is U8 else -9, w_dtype)}, attrs,
+           opset=10, out=[np.int32])
+
+
+def test_conv_integer_per_channel_weight_zero_point() -> None:
+    """A zero point per output channel of w: onnxruntime refuses it, ONNX's reference
+    evaluator (exact integer arithmetic here) is the oracle."""
+    x, w = _ints(I8, 1, 2, 5, 5), _ints(U8, 3, 2, 3, 3)
+    feeds = {"x": x, "w": w, "xzp": np.array(-3, I8), "wzp": np.array([0, 100, 255], U8)}
+    model = node_model("ConvInteger", feeds, {"pads": [1, 1, 1, 1]}, opset=10,
+                       out_types=[TP.INT32])
+    expected = np.asarray(ReferenceEvaluator(model).run(None, feeds)[0])
+    (got,) = pgx.load(model).run(None, feeds)
+    assert got.dtype == expected.dtype == np.int32
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_conv_integer_1d() -> None:
