@@ -343,7 +343,8 @@ def test_conv_integer_per_channel_weight_zero_point() -> None:
     feeds = {"x": x, "w": w, "xzp": np.array(-3, I8), "wzp": np.array([0, 100, 255], U8)}
     model = node_model("ConvInteger", feeds, {"pads": [1, 1, 1, 1]}, opset=10,
                        out_types=[TP.INT32])
-    expected = np.asarray(ReferenceEvaluator(model).run(None, feeds)[0])
+    (result,) = ReferenceEvaluator(model).run(None, feeds)
+    expected = np.asarray(result)
     (got,) = pgx.load(model).run(None, feeds)
     assert got.dtype == expected.dtype == np.int32
     np.testing.assert_array_equal(got, expected)
