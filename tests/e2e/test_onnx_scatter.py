@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto as TP
 
+import picograd.onnx as pgx
+from picograd.onnx.errors import OnnxUnsupportedError
 from tests.e2e.onnx_helpers import assert_matches_ort, node_model
 
 R = np.random.default_rng(7)
@@ -73,6 +75,28 @@ def test_scatter_elements_dtypes(dtype: type, reduction: str) -> None:
     updates = R.integers(-5, 6, indices.shape).astype(dtype)
     _check("ScatterElements", {"data": data, "indices": indices, "updates": updates},
            {"axis": 0, "reduction": reduction})
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8, np.int16, np.float16])
+def test_scatter_small_dtypes(dtype: type) -> None:
+    data = R.integers(0, 2, (3, 4)).astype(dtype)
+    _check("ScatterElements", {"data": data, "indices": _UNIQ1,
+                               "updates": R.integers(0, 2, (2, 2)).astype(dtype)},
+           {"axis": 1})
+    _check("ScatterND", {"data": data, "indices": i64([[2], [0]]),
+                         "updates": R.integers(0, 2, (2, 4)).astype(dtype)})
+
+
+@pytest.mark.parametrize("dtype,reductions", [
+    (np.uint8, ["add", "mul", "max", "min"]), (np.int8, ["add", "mul", "max", "min"]),
+    (np.float16, ["max", "min"]),  # onnxruntime has no float16 add / mul
+])
+def test_scatter_elements_small_dtype_reductions(dtype: type, reductions: list[str]) -> None:
+    data = np.arange(12).reshape(3, 4).astype(dtype)
+    updates = R.integers(1, 4, _DUP1.shape).astype(dtype)
+    for reduction in reductions:
+        _check("ScatterElements", {"data": data, "indices": _DUP1, "updates": updates},
+               {"axis": 1, "reduction": reduction})
 
 
 def test_scatter_elements_int32_indices_3d() -> None:
@@ -233,6 +257,20 @@ def test_unique_axis_3d_float() -> None:
     for axis in (0, 1, 2):
         _check("Unique", {"x": x}, {"axis": axis, "sorted": 0}, opset=11,
                out_types=[F32] + [I64] * 3)
+
+
+def test_unique_nan_refused() -> None:
+    """onnxruntime's Unique compares with <, so NaN equals everything ([nan, 1, nan] gives
+    one value counted 3 times): picograd refuses NaN data with a typed error."""
+    x = np.array([np.nan, 1.0, np.nan], np.float32)
+    model = node_model("Unique", {"x": x}, opset=11, out_types=[F32] + [I64] * 3)
+    with pytest.raises(OnnxUnsupportedError, match=r"Unique.*NaN"):
+        pgx.load(model).run(None, {"x": x})
+
+
+def test_unique_signed_zeros() -> None:
+    x = np.array([0.0, -0.0, 1.0, -0.0], np.float32)
+    _check("Unique", {"x": x}, {"sorted": 0}, opset=11, out_types=[F32] + [I64] * 3)
 
 
 def test_unique_default_sorted() -> None:
