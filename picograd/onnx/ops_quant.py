@@ -6,17 +6,18 @@ The arithmetic is onnxruntime's CPU kernels', so integer outputs match it exactl
 
 * quantize: `x / scale` in float32 (float16 / bfloat16 widened exactly first), rounded half
   to even, plus the zero point, clamped to the target's range; to float8, the quotient
-  (plus a non-zero zero point: -0.0 stays -0.0) cast with nearest even and `saturate`
-  (e4m3fn: beyond the largest finite value +-448, or NaN of the value's sign with
-  saturate=0; e5m2: +-57344, or inf with saturate=0 — ONNX's reference; onnxruntime 1.31
-  gives NaN for 61440 <= |q| < 65536 there, a rounding carry into the NaN code). int32 x
-  (no onnxruntime kernel) is refused with a typed error naming the node;
-* dequantize: `(x - zero_point)` in int32 (float32 for float8), times the scale in float32,
+  cast with nearest even and `saturate` (e4m3fn: beyond the largest finite value +-448,
+  or NaN of the value's sign with saturate=0; e5m2: +-57344, or inf with saturate=0 —
+  ONNX's reference; onnxruntime 1.31 gives NaN for 61440 <= |q| < 65536 there, a rounding
+  carry into the NaN code). A non-zero float8 zero point and int32 x (no onnxruntime
+  kernel) are refused with a typed error naming the node;
+* dequantize: `(x - zero_point)` in int32 (float8: x in float32), times the scale in float32,
   then rounded once to the scale's dtype;
 * integer matmul / convolution: `(a - a_zero_point)` times `(b - b_zero_point)` summed in
   int32 (a convolution is summed in float64, exact for any realistic size — products of
   8-bit values are below 2**16 — and cast to int32); the QLinear kinds requantize as
   onnxruntime: `round(float32(acc) * (a_scale * b_scale / y_scale)) + y_zero_point`, clamped.
+  b (and w) may be quantized per column (per output channel); a per-row a is refused.
 
 Element types picograd has no dtype for (int4, uint4, int2, float4, fnuz float8) cannot
 reach a translation: graph inputs and initializers of those types are rejected at load, and
@@ -108,17 +109,14 @@ def _quant_dtype(ctx: NodeContext, zero_point: Value | None) -> np.dtype:
 def quantize_values(q: Tensor, dtype: np.dtype, zero_point: Tensor | None,
                     saturate: bool = True) -> Tensor:
     """The float quotient `q` (x / scale) as `dtype`: integers round half to even, add the
-    zero point and clamp; float8 add the zero point and cast (see the module docstring)."""
+    zero point and clamp; float8 are cast (see the module docstring)."""
     if dtype in _INTEGER_TYPES:
         v = q.round()
         if zero_point is not None:
             v = v + zero_point.cast(q.dtype)
         info = np.iinfo(dtype)
         return v.clamp(float(info.min), float(info.max)).cast(dtype)
-    v = q.cast("float32")
-    if zero_point is not None:  # a zero zero point adds nothing: -0.0 stays -0.0
-        zp = zero_point.cast("float32")
-        v = (zp == 0.0).where(v, v + zp)
+    v = q.cast("float32")  # a float8 zero point is zero (_check_float8_zero_point)
     if dtype == _E5M2 and saturate:
         # a NaN stays NaN: the comparisons are false for it
         v = (v > _E5M2_MAX).where(_E5M2_MAX, (v < -_E5M2_MAX).where(-_E5M2_MAX, v))
@@ -127,6 +125,17 @@ def quantize_values(q: Tensor, dtype: np.dtype, zero_point: Tensor | None,
         bits = out.bitcast("uint8")
         out = (v.abs() > _E4M3_LIMIT).where(bits | 0x7F, bits).bitcast(dtype)
     return out
+
+
+def _check_float8_zero_point(ctx: NodeContext, zero_point: Value | None) -> None:
+    """Refuse a non-zero float8 zero point: onnxruntime ignores it in QuantizeLinear and
+    refuses it in DequantizeLinear, ONNX's reference adds it, so no answer is agreed on.
+    Reads the zero point on the host (a sync only when it is computed on the device)."""
+    if zero_point is None or dtype_of(zero_point) not in (_E4M3, _E5M2):
+        return
+    if np.any(ctx.host(zero_point).astype(np.float32) != 0.0):
+        raise ctx.unsupported("a non-zero float8 zero point (onnxruntime ignores or "
+                              "refuses it; ONNX's reference adds it)")
 
 
 # ── QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear ─────────────────
@@ -143,6 +152,7 @@ def _quantize_linear(ctx: NodeContext, x: Value, scale: Value,
         # kernel and picograd's float64 round is unavailable, so it is refused, not guessed
         raise ctx.unsupported(f"QuantizeLinear of {tx.dtype.name} x (float x is supported)")
     dtype = _quant_dtype(ctx, zero_point)
+    _check_float8_zero_point(ctx, zero_point)
     q = tx.cast("float32") / _along(ctx, scale, tx, "scale").cast("float32")
     zp = None if zero_point is None else _along(ctx, zero_point, tx, "zero point")
     return quantize_values(q, dtype, zp, bool(ctx.attr("saturate", 1)))
@@ -154,10 +164,9 @@ def _dequantize_linear(ctx: NodeContext, x: Value, scale: Value,
     """y = (x - zero_point) * scale, in the scale's dtype."""
     tx = ctx.t(x)
     ts = _along(ctx, scale, tx, "scale")
-    if tx.dtype.is_float:  # float8: no integer difference
+    if tx.dtype.is_float:  # float8: its zero point is zero
+        _check_float8_zero_point(ctx, zero_point)
         v = tx.cast("float32")
-        if zero_point is not None:
-            v = v - _along(ctx, zero_point, tx, "zero point").cast("float32")
     else:
         v = tx.cast("int32")
         if zero_point is not None:

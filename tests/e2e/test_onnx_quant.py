@@ -147,6 +147,22 @@ def test_quantize_float8(dtype: type, saturate: int, opset: int) -> None:
            opset=21, out=[dtype])
 
 
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_nonzero_float8_zero_point_refused(op: str) -> None:
+    x = _f32(1.0, -3.5) if op == "QuantizeLinear" else _f32(1.0, -3.5).astype(E4M3)
+    model = node_model(op, {"x": x}, opset=21,
+                       out_types=[TP.FLOAT8E4M3FN if op == "QuantizeLinear" else TP.FLOAT],
+                       constants={"s": np.array(1.0, np.float32),
+                                  "zp": np.array(2.0, E4M3)})
+    with pytest.raises(OnnxUnsupportedError, match=rf"{op}.*non-zero float8 zero point"):
+        pgx.load(model).run(None, {"x": x})
+
+
+def test_quantize_float8_per_axis() -> None:
+    _check("QuantizeLinear", {"x": _F8_X.reshape(5, 4), "scale": _f32(1.0, 2.0, 0.5, 0.25),
+                              "zp": np.zeros(4, E4M3)}, {"axis": 1}, opset=19, out=[E4M3])
+
+
 def test_quantize_e5m2_overflow_band() -> None:
     """e5m2 with saturate=0 between 61440 (halfway from the largest finite value, 57344,
     to the next power of two) and 65536: nearest even gives inf, as ONNX's reference
