@@ -14,10 +14,12 @@ The arithmetic is onnxruntime's CPU kernels', so integer outputs match it exactl
 * dequantize: `(x - zero_point)` in int32 (float8: x in float32), times the scale in float32,
   then rounded once to the scale's dtype;
 * integer matmul / convolution: `(a - a_zero_point)` times `(b - b_zero_point)` summed in
-  int32 (a convolution is summed in float64, exact for any realistic size — products of
-  8-bit values are below 2**16 — and cast to int32); the QLinear kinds requantize as
-  onnxruntime: `round(float32(acc) * (a_scale * b_scale / y_scale)) + y_zero_point`, clamped.
-  b (and w) may be quantized per column (per output channel); a per-row a is refused.
+  int32 (a convolution is summed in float64 — picograd's conv is float only — which is
+  exact while the sum stays below 2**53, products of 8-bit values being below 2**16, and
+  cast through int64 to int32, so it wraps as an int32 accumulator does); the QLinear
+  kinds requantize as onnxruntime:
+  `round(float32(acc) * (a_scale * b_scale / y_scale)) + y_zero_point`, clamped. b (and
+  w) may be quantized per column (per output channel); a per-row a is refused.
 
 Element types picograd has no dtype for (int4, uint4, int2, float4, fnuz float8) cannot
 reach a translation: graph inputs and initializers of those types are rejected at load, and
@@ -275,7 +277,8 @@ def _integer_conv(ctx: NodeContext, x: Value, x_zero_point: Value | None, w: Val
         if zp.ndim == 1 and zp.shape[0] != 1:  # per output channel: dim 0 of w
             zp = zp.reshape([-1] + [1] * (tw.ndim - 1))
         tw = tw - zp
-    return _conv(ctx, tx, tw.cast("float64")).cast("int32")
+    # through int64: past int32's range the sum wraps as an int32 accumulator's does
+    return _conv(ctx, tx, tw.cast("float64")).cast("int64").cast("int32")
 
 
 def _conv(ctx: NodeContext, x: Tensor, w: Tensor) -> Tensor:

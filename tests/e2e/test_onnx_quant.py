@@ -366,6 +366,12 @@ def test_conv_integer_per_channel_weight_zero_point() -> None:
     np.testing.assert_array_equal(got, expected)
 
 
+def test_conv_integer_wraps_as_int32() -> None:
+    """Sums past int32's range wrap as onnxruntime's int32 accumulator does."""
+    x, w = np.full((1, 700, 7, 7), 255, U8), np.full((1, 700, 7, 7), 255, U8)  # 2.2e9
+    _check("ConvInteger", {"x": x, "w": w}, opset=10, out=[np.int32])
+
+
 def test_conv_integer_1d() -> None:
     x, w = _ints(U8, 1, 3, 9), _ints(U8, 2, 3, 4)
     _check("ConvInteger", {"x": x, "w": w, "xzp": np.array(128, U8)}, {"pads": [2, 1]},
