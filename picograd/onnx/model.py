@@ -40,6 +40,7 @@ from picograd.onnx import (
     ops_microsoft,
     ops_misc,
     ops_nn,
+    ops_quant,
     ops_reduce,
     ops_resize,
     ops_rnn,
@@ -54,7 +55,7 @@ from picograd.onnx.replay import ShapeReplays
 
 # the op families register their translations on import
 _FAMILIES = (ops_control, ops_elementwise, ops_index, ops_microsoft, ops_misc, ops_nn,
-             ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape)
+             ops_quant, ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape)
 
 
 def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:

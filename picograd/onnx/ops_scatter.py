@@ -80,28 +80,27 @@ def _scatter_nd(ctx: NodeContext, data: Value, indices: Value, updates: Value) -
 
 @op("NonZero", min_opset=9)
 def _non_zero(ctx: NodeContext, x: Value) -> np.ndarray:
-    """The positions of the non-zero elements, (rank, n) int64. Syncs: the data is read on
-    the host (the output's shape depends on it)."""
+    """The positions of the non-zero elements, (rank, n) int64. A 0-d input is read as one
+    element of a 1-D one, (1, n), as onnxruntime does. Syncs: the data is read on the host
+    (the output's shape depends on it)."""
     values = ctx.host(x)
-    if values.ndim == 0:
-        raise ctx.unsupported("NonZero of a scalar (numpy has no positions of a 0-d array)")
+    if values.ndim == 0:  # numpy has no positions of a 0-d array
+        values = values.reshape(1)
     return np.array(np.nonzero(values), dtype=np.int64).reshape(values.ndim, -1)
 
 
 @op("Compress", attrs=("axis",), min_opset=9)
 def _compress(ctx: NodeContext, x: Value, condition: Value) -> Tensor:
     """The slices along axis (the flattened input without one) where condition is true; a
-    condition shorter than the axis drops the rest. Syncs: the condition is read on the
-    host (the output's shape depends on it)."""
+    condition shorter than the axis drops the rest, and the entries of a longer one past
+    the axis are ignored (onnxruntime's reading; the spec only speaks of shorter ones).
+    Syncs: the condition is read on the host (the output's shape depends on it)."""
     t = ctx.t(x)
     axis = ctx.attr("axis")
     if axis is None:
         t, axis = t.reshape(-1), 0
     axis = axis + t.ndim if axis < 0 else axis
-    keep = ctx.host(condition).reshape(-1).astype(bool)
-    if keep.size > t.shape[axis]:
-        raise ctx.unsupported(f"condition of length {keep.size} is longer than the axis "
-                              f"({t.shape[axis]})")
+    keep = ctx.host(condition).reshape(-1).astype(bool)[:t.shape[axis]]
     return t.index_select(axis, ctx.t(np.flatnonzero(keep).astype(np.int64)))
 
 
