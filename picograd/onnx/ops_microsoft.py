@@ -1,12 +1,18 @@
 """onnxruntime's contrib ops (domain com.microsoft) that transformer exports emit: the GELU
-family, the fused skip / simplified (RMS) layer norms, BiasAdd and the fused Attention,
-each written out in Tensor ops. SimplifiedLayerNormalization is onnxruntime's op of the
-*default* domain (onnx itself has no schema for it, so onnx's checker rejects a model that
-uses it before the importer sees it)."""
+family, BiasAdd, the fused skip layer norms, FusedMatMul, the fused Attention and
+MultiHeadAttention, and RotaryEmbedding, each written out in Tensor ops.
+
+onnxruntime computes these ops on float16 / bfloat16 data in float32 (its CPU kernels cast,
+its CUDA kernels accumulate in float), so the translations do too and round once at the
+end. onnxruntime's SimplifiedLayerNormalization and its opset-1 LayerNormalization are
+registered in the *default* domain, where onnx has no such schema (or only from opset 17):
+onnx's checker rejects a model using them before the importer sees it, so they have no
+translation here; onnxruntime registers no com.microsoft LayerNormalization."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,50 +22,60 @@ from picograd.frontend import where
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.registry import MICROSOFT, NodeContext, Value, op
 
+_LOW_PRECISION = ("float16", "bfloat16")
 
-def _gelu_erf(t: Tensor) -> Tensor:
-    return t.gelu()
 
+def _in_float32(t: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """fn(t), computed in float32 when t is float16 / bfloat16 and rounded back once."""
+    if t.dtype.name in _LOW_PRECISION:
+        return fn(t.cast("float32")).cast(t.dtype)
+    return fn(t)
+
+
+def _work(ctx: NodeContext, v: Value) -> Tensor:
+    """`v` as a device Tensor in the precision the op computes in (float32 for halves)."""
+    t = ctx.t(v)
+    return t.cast("float32") if t.dtype.name in _LOW_PRECISION else t
+
+
+# ── the GELU family and BiasAdd ─────────────────────────────────────────────
 
 @op("Gelu", domain=MICROSOFT)
 def _gelu(ctx: NodeContext, x: Value) -> Tensor:
-    return _gelu_erf(ctx.t(x))
+    """GELU with the exact (erf) form."""
+    return _in_float32(ctx.t(x), lambda t: t.gelu())
 
 
 @op("BiasGelu", domain=MICROSOFT)
 def _bias_gelu(ctx: NodeContext, x: Value, bias: Value) -> Tensor:
-    return _gelu_erf(ctx.t(x) + ctx.t(bias))
+    """GELU (erf) of x + bias (over the last dim), both in float32 for halves."""
+    t = ctx.t(x)
+    return (_work(ctx, x) + _work(ctx, bias)).gelu().cast(t.dtype)
 
 
 @op("FastGelu", domain=MICROSOFT)
 def _fast_gelu(ctx: NodeContext, x: Value, bias: Value | None = None) -> Tensor:
     """The tanh approximation of GELU, of x + bias when a bias is given."""
-    t = ctx.t(x) if bias is None else ctx.t(x) + ctx.t(bias)
-    return t.gelu(approximate="tanh")
+    t = ctx.t(x)
+    work = _work(ctx, x) if bias is None else _work(ctx, x) + _work(ctx, bias)
+    return work.gelu(approximate="tanh").cast(t.dtype)
 
 
 @op("QuickGelu", attrs=("alpha",), domain=MICROSOFT)
 def _quick_gelu(ctx: NodeContext, x: Value) -> Tensor:
-    t = ctx.t(x)
-    return t * (t * float(ctx.attr("alpha", 1.702))).sigmoid()
+    """x * sigmoid(alpha * x)."""
+    alpha = float(ctx.attr("alpha", 1.702))
+    return _in_float32(ctx.t(x), lambda t: t * (t * alpha).sigmoid())
 
 
 @op("BiasAdd", domain=MICROSOFT)
 def _bias_add(ctx: NodeContext, x: Value, bias: Value, skip: Value) -> Tensor:
-    return ctx.t(x) + ctx.t(bias) + ctx.t(skip)
+    """x + bias + skip (bias over the last dim), summed in float32 for halves."""
+    t = ctx.t(x)
+    return (_work(ctx, x) + _work(ctx, bias) + _work(ctx, skip)).cast(t.dtype)
 
 
-# ── layer norms ─────────────────────────────────────────────────────────────
-
-def _normalize(work: Tensor, dims: tuple[int, ...], epsilon: float, simplified: bool
-               ) -> tuple[Tensor, Tensor, Tensor]:
-    """(normalized, mean, 1/std) over `dims` (kept); simplified: RMS, no centring (the
-    mean is then unused, and being lazy, never computed)."""
-    mean = work.mean(dims, keepdim=True)
-    centred = work if simplified else work - mean
-    inv_std = ((centred * centred).mean(dims, keepdim=True) + epsilon).sqrt().reciprocal()
-    return centred * inv_std, mean, inv_std
-
+# ── skip layer norms ────────────────────────────────────────────────────────
 
 def _only_outputs(*allowed: int) -> Any:
     """A load-time check: the node's outputs past the first are only those `allowed`."""
@@ -69,124 +85,185 @@ def _only_outputs(*allowed: int) -> Any:
     return check
 
 
-@op("SimplifiedLayerNormalization", attrs=("axis", "epsilon", "stash_type"),
-    check=_only_outputs(1))
-def _simplified_layer_norm(ctx: NodeContext, x: Value, scale: Value
-                           ) -> tuple[Tensor, Tensor]:
-    """RMS normalization over the dims from `axis`: (Y, inv_std_var)."""
-    t = ctx.t(x)
-    axis = ctx.attr("axis", -1)
-    axis = axis + t.ndim if axis < 0 else axis
-    work = t.cast("float32") if ctx.attr("stash_type", 1) == 1 else t
-    y, _, inv_std = _normalize(work, tuple(range(axis, t.ndim)), ctx.attr("epsilon", 1e-5),
-                               True)
-    return y.cast(t.dtype) * ctx.t(scale), inv_std
-
-
 def _skip_norm(ctx: NodeContext, x: Value, skip: Value, gamma: Value, beta: Value | None,
                bias: Value | None, simplified: bool) -> tuple[Tensor, ...]:
+    """(Y, mean, inv_std_var, x + skip + bias) as onnxruntime's kernels compute them: the
+    sum, the statistics (float32, shape (..., 1)) and Y in float32 (float64 stays), Y and
+    the sum rounded to x's dtype at the end."""
     t = ctx.t(x)
-    total = t + ctx.t(skip)
+    total = _work(ctx, x) + _work(ctx, skip)
     if bias is not None:
-        total = total + ctx.t(bias)
-    work = total if t.dtype.name == "float64" else total.cast("float32")
-    y, mean, inv_std = _normalize(work, (total.ndim - 1,), ctx.attr("epsilon", 1e-12),
-                                  simplified)
-    out = y.cast(t.dtype) * ctx.t(gamma)
+        total = total + _work(ctx, bias)
+    if total.dtype.name != "float64":
+        total = total.cast("float32")
+    dim = (total.ndim - 1,)
+    mean = total.mean(dim, keepdim=True)
+    centred = total if simplified else total - mean
+    inv_std = ((centred * centred).mean(dim, keepdim=True)
+               + float(ctx.attr("epsilon", 1e-12))).rsqrt()
+    out = centred * inv_std * _work(ctx, gamma)
     if beta is not None:
-        out = out + ctx.t(beta)
-    return out, mean, inv_std, total
+        out = out + _work(ctx, beta)
+    return (out.cast(t.dtype), mean.cast("float32"), inv_std.cast("float32"),
+            total.cast(t.dtype))
 
 
-@op("SkipLayerNormalization", attrs=("epsilon",), domain=MICROSOFT,
-    check=_only_outputs(3))
+@op("SkipLayerNormalization", attrs=("epsilon",), domain=MICROSOFT)
 def _skip_layer_norm(ctx: NodeContext, x: Value, skip: Value, gamma: Value,
                      beta: Value | None = None, bias: Value | None = None
                      ) -> tuple[Tensor, ...]:
     """LayerNorm(x + skip + bias) * gamma + beta over the last dim; outputs (Y, mean,
-    inv_std_var, x + skip + bias), the middle two rejected at load (onnxruntime leaves
-    their contents to the kernel)."""
+    inv_std_var, x + skip + bias)."""
     return _skip_norm(ctx, x, skip, gamma, beta, bias, False)
 
 
 @op("SkipSimplifiedLayerNormalization", attrs=("epsilon",), domain=MICROSOFT,
-    check=_only_outputs(3))
+    check=_only_outputs(2, 3))
 def _skip_simplified_layer_norm(ctx: NodeContext, x: Value, skip: Value, gamma: Value,
                                 bias: Value | None = None) -> tuple[Tensor, ...]:
-    """RMSNorm(x + skip + bias) * gamma over the last dim; outputs as SkipLayerNorm's."""
+    """RMSNorm(x + skip + bias) * gamma over the last dim; outputs (Y, mean, inv_std_var,
+    x + skip + bias), the mean rejected at load (an RMS norm has none: onnxruntime leaves
+    that output unwritten)."""
     return _skip_norm(ctx, x, skip, gamma, None, bias, True)
+
+
+# ── FusedMatMul ─────────────────────────────────────────────────────────────
+
+def _fused_operand(ctx: NodeContext, v: Value, trans: int, trans_batch: int) -> Tensor:
+    """A or B as the product reads it: transBatch moves dim 0 behind the batch dims
+    (d1, ..., d(n-2), d0, d(n-1)); trans then swaps the last two dims."""
+    t = ctx.t(v)
+    if (trans or trans_batch) and t.ndim < 2:
+        raise ctx.unsupported(f"transA / transB / transBatchA / transBatchB of a rank-"
+                              f"{t.ndim} operand are not supported")
+    perm = list(range(t.ndim))
+    if trans_batch:
+        perm = [*range(1, t.ndim - 1), 0, t.ndim - 1]
+    if trans:
+        perm[-2], perm[-1] = perm[-1], perm[-2]
+    return t.permute(*perm) if perm != list(range(t.ndim)) else t
+
+
+@op("FusedMatMul", attrs=("alpha", "transA", "transB", "transBatchA", "transBatchB"),
+    domain=MICROSOFT)
+def _fused_matmul(ctx: NodeContext, a: Value, b: Value) -> Tensor:
+    """alpha * op(A) @ op(B), op transposing as transA / transBatchA (transB / ...) say."""
+    left = _fused_operand(ctx, a, ctx.attr("transA", 0), ctx.attr("transBatchA", 0))
+    right = _fused_operand(ctx, b, ctx.attr("transB", 0), ctx.attr("transBatchB", 0))
+    out = left @ right
+    alpha = float(ctx.attr("alpha", 1.0))
+    return out if alpha == 1.0 else out * alpha
 
 
 # ── fused attention ─────────────────────────────────────────────────────────
 
-_ATTENTION_ATTRS = ("num_heads", "qkv_hidden_sizes", "unidirectional", "mask_filter_value",
-                    "scale", "do_rotary", "past_present_share_buffer")
+def _key_masked(ctx: NodeContext, mask: Value, batch: int, seq: int, total: int) -> Tensor:
+    """Where a key is masked out, (batch, 1, seq or 1, total) bool, from mask_index: 1-D
+    (batch,) key lengths (right padding) or (2 * batch,) ends then starts, 2-D
+    (batch, total) or 3-D (batch, seq, total) masks (a key is kept where the mask is > 0)."""
+    m = ctx.t(mask)
+    if m.ndim == 1 and m.shape[0] in (batch, 2 * batch):
+        lengths = m.cast("int64")
+        positions = ctx.t(np.arange(total, dtype=np.int64).reshape(1, total))
+        out = positions >= lengths[:batch].reshape(batch, 1)
+        if m.shape[0] == 2 * batch:
+            out = out | (positions < lengths[batch:].reshape(batch, 1))
+        return out.reshape(batch, 1, 1, total)
+    if m.ndim == 2 and tuple(m.shape) == (batch, total):
+        return (m <= 0).reshape(batch, 1, 1, total)
+    if m.ndim == 3 and tuple(m.shape) == (batch, seq, total):
+        return (m <= 0).reshape(batch, 1, seq, total)
+    raise ctx.unsupported(f"a mask of shape {tuple(m.shape)} (supported: (batch,) key "
+                          "lengths, (2 * batch,) ends and starts, (batch, total) and "
+                          "(batch, seq, total) masks)")
+
+
+def _score_bias(ctx: NodeContext, mask: Value | None, attention_bias: Value | None,
+                shape: tuple[int, int, int, int], dtype: str) -> Tensor | None:
+    """What onnxruntime adds to the scaled scores (batch, heads, seq, total): the mask's
+    mask_filter_value where a key is masked (added, not set: a row masked throughout keeps
+    its softmax), the lowest float where unidirectional hides a later key, and
+    attention_bias."""
+    batch, _, seq, total = shape
+    bias: Tensor | None = None
+    if mask is not None:
+        fill = float(ctx.attr("mask_filter_value", -10000.0))
+        bias = where(_key_masked(ctx, mask, batch, seq, total), fill, 0.0).cast(dtype)
+    if ctx.attr("unidirectional", 0):
+        later = np.triu(np.ones((seq, total), dtype=bool), total - seq + 1)
+        low = float(np.finfo(np.dtype(dtype)).min)
+        future = ctx.t(later)
+        bias = where(future, low, 0.0 if bias is None else bias).cast(dtype)
+    if attention_bias is not None:
+        extra = _work(ctx, attention_bias).cast(dtype)
+        bias = extra if bias is None else bias + extra
+    return bias
+
+
+def _heads(part: Tensor, heads: int) -> Tensor:
+    """(batch, seq, heads * size) as (batch, heads, seq, size)."""
+    batch, seq, width = part.shape
+    return part.reshape(batch, seq, heads, width // heads).permute(0, 2, 1, 3)
+
+
+def _attend(ctx: NodeContext, q: Tensor, k: Tensor, v: Tensor, mask: Value | None,
+            attention_bias: Value | None) -> Tensor:
+    """softmax(scale * q k^T + bias) v over (batch, heads, seq, size) heads, merged back to
+    (batch, seq, heads * v_size); scale defaults to 1 / sqrt(q's head size)."""
+    scale = ctx.attr("scale")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scores = (q @ k.transpose(-1, -2)) * scale
+    bias = _score_bias(ctx, mask, attention_bias, tuple(scores.shape), scores.dtype.name)
+    if bias is not None:
+        scores = scores + bias
+    out = scores.softmax(-1) @ v
+    batch, heads, seq, size = out.shape
+    return out.permute(0, 2, 1, 3).reshape(batch, seq, heads * size)
+
+
+def _reject_inputs(node: onnx.NodeProto, names: dict[int, str]) -> str | None:
+    """Why the node is unsupported if it gives any of the optional inputs `names`."""
+    given = [name for i, name in names.items() if i < len(node.input) and node.input[i]]
+    return f"the input(s) {', '.join(given)} are not supported" if given else None
+
+
+def _reject_outputs(node: onnx.NodeProto, first: int) -> str | None:
+    """Why the node is unsupported if it names an output from index `first` on."""
+    given = [i for i, name in enumerate(node.output) if name and i >= first]
+    return f"output(s) {given} of {node.op_type} are not supported" if given else None
 
 
 def _check_attention(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
-    if attrs.get("do_rotary", 0):
-        return "do_rotary=1 is not supported"
-    if attrs.get("past_present_share_buffer", 0):
-        return "past_present_share_buffer=1 is not supported"
-    inputs = list(node.input)
-    if any(inputs[4:]):
-        return "past, attention_bias and past_sequence_length inputs are not supported"
-    if len(node.output) > 1 and node.output[1]:
-        return "the present output is not supported"
-    return None
+    for flag in ("do_rotary", "past_present_share_buffer"):
+        if attrs.get(flag, 0):
+            return f"{flag}=1 is not supported"
+    sizes = attrs.get("qkv_hidden_sizes")
+    if sizes is not None and (len(sizes) != 3 or sizes[0] != sizes[1]):
+        return f"qkv_hidden_sizes {list(sizes)} (three sizes, q's equal to k's) is invalid"
+    return (_reject_inputs(node, {4: "past", 6: "past_sequence_length"})
+            or _reject_outputs(node, 1))
 
 
-def _key_masked(ctx: NodeContext, mask: Value, batch: int, seq: int, total: int) -> Tensor:
-    """Where a key is masked out, (batch, 1, seq or 1, total) bool, from mask_index: 1-D
-    (batch,) key lengths (right padding), 2-D (batch, total) 1 keep / 0 mask, or 3-D
-    (batch, seq, total)."""
-    m = ctx.t(mask)
-    if m.ndim == 1 and m.shape[0] == batch:
-        positions = ctx.t(np.arange(total, dtype=np.int64).reshape(1, total))
-        return (positions >= m.cast("int64").reshape(batch, 1)).reshape(batch, 1, 1, total)
-    if m.ndim == 2 and tuple(m.shape) == (batch, total):
-        return (m == 0).reshape(batch, 1, 1, total)
-    if m.ndim == 3 and tuple(m.shape) == (batch, seq, total):
-        return (m == 0).reshape(batch, 1, seq, total)
-    raise ctx.unsupported(f"mask_index of shape {tuple(m.shape)} (supported: (batch,) key "
-                          "lengths, (batch, total) and (batch, seq, total) masks)")
-
-
-@op("Attention", attrs=_ATTENTION_ATTRS, domain=MICROSOFT, check=_check_attention)
+@op("Attention", attrs=("num_heads", "qkv_hidden_sizes", "unidirectional",
+                        "mask_filter_value", "scale", "do_rotary",
+                        "past_present_share_buffer"),
+    domain=MICROSOFT, check=_check_attention)
 def _attention(ctx: NodeContext, x: Value, weights: Value, bias: Value | None = None,
-               mask_index: Value | None = None, *rest: Value | None) -> Tensor:
+               mask_index: Value | None = None, past: Value | None = None,
+               attention_bias: Value | None = None) -> Tensor:
     """Multi-head self-attention with the Q, K, V projections fused into one weight
-    (hidden, q + k + v); a masked score is set to mask_filter_value (onnxruntime sets it,
-    it does not add it), unidirectional masks the future."""
-    t = ctx.t(x)
-    batch, seq, _ = t.shape
+    (hidden, q + k + v), computed in float32 for halves."""
+    dtype = ctx.t(x).dtype
     heads = int(ctx.attr("num_heads"))
-    w = ctx.t(weights)
+    w = _work(ctx, weights)
     sizes = list(ctx.attr("qkv_hidden_sizes", [])) or [w.shape[1] // 3] * 3
-    proj = t @ w
+    if sum(sizes) != w.shape[1] or any(size % heads for size in sizes):
+        raise ctx.unsupported(f"weights of width {w.shape[1]} for q, k, v sizes {sizes} "
+                              f"and {heads} heads")
+    proj = _work(ctx, x) @ w
     if bias is not None:
-        proj = proj + ctx.t(bias)
-    q_size, k_size, v_size = sizes
-    q = proj[:, :, :q_size]
-    k = proj[:, :, q_size:q_size + k_size]
-    v = proj[:, :, q_size + k_size:]
-
-    def split(part: Tensor, size: int) -> Tensor:  # (batch, heads, seq, size / heads)
-        return part.reshape(batch, seq, heads, size // heads).permute(0, 2, 1, 3)
-
-    qh, kh, vh = split(q, q_size), split(k, k_size), split(v, v_size)
-    scale = ctx.attr("scale")
-    scale = 1.0 / math.sqrt(q_size // heads) if scale is None else float(scale)
-    scores = (qh @ kh.transpose(-1, -2)) * scale  # (batch, heads, seq, seq)
-    masked: Tensor | None = None
-    if mask_index is not None:
-        masked = _key_masked(ctx, mask_index, batch, seq, seq)
-    if ctx.attr("unidirectional", 0):
-        future = ctx.t(np.triu(np.ones((seq, seq), dtype=bool), 1))
-        masked = future if masked is None else masked | future
-    if masked is not None:
-        fill = ctx.t(np.asarray(float(ctx.attr("mask_filter_value", -10000.0)),
-                                dtype=np.dtype(scores.dtype.np)))
-        scores = where(masked, fill, scores)
-    out = scores.softmax(-1) @ vh  # (batch, heads, seq, v / heads)
-    return out.permute(0, 2, 1, 3).reshape(batch, seq, v_size)
+        proj = proj + _work(ctx, bias)
+    q, k, v = proj.split(sizes, dim=-1)
+    out = _attend(ctx, _heads(q, heads), _heads(k, heads), _heads(v, heads), mask_index,
+                  attention_bias)
+    return out.cast(dtype)
