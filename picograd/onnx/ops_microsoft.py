@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 
 from picograd.frontend import where
+from picograd.frontend.ops_shape import cat
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.registry import MICROSOFT, NodeContext, Value, op
 
@@ -129,13 +130,12 @@ def _skip_simplified_layer_norm(ctx: NodeContext, x: Value, skip: Value, gamma: 
 
 # ── FusedMatMul ─────────────────────────────────────────────────────────────
 
-def _fused_operand(ctx: NodeContext, v: Value, trans: int, trans_batch: int) -> Tensor:
+def _fused_operand(ctx: NodeContext, t: Tensor, trans: int, trans_batch: int) -> Tensor:
     """A or B as the product reads it: transBatch moves dim 0 behind the batch dims
     (d1, ..., d(n-2), d0, d(n-1)); trans then swaps the last two dims."""
-    t = ctx.t(v)
-    if (trans or trans_batch) and t.ndim < 2:
-        raise ctx.unsupported(f"transA / transB / transBatchA / transBatchB of a rank-"
-                              f"{t.ndim} operand are not supported")
+    if trans and t.ndim < 2:
+        raise ctx.unsupported(f"transA / transB of a rank-{t.ndim} operand are not "
+                              "supported")
     perm = list(range(t.ndim))
     if trans_batch:
         perm = [*range(1, t.ndim - 1), 0, t.ndim - 1]
@@ -148,8 +148,14 @@ def _fused_operand(ctx: NodeContext, v: Value, trans: int, trans_batch: int) -> 
     domain=MICROSOFT)
 def _fused_matmul(ctx: NodeContext, a: Value, b: Value) -> Tensor:
     """alpha * op(A) @ op(B), op transposing as transA / transBatchA (transB / ...) say."""
-    left = _fused_operand(ctx, a, ctx.attr("transA", 0), ctx.attr("transBatchA", 0))
-    right = _fused_operand(ctx, b, ctx.attr("transB", 0), ctx.attr("transBatchB", 0))
+    ta, tb = ctx.t(a), ctx.t(b)
+    batch_a, batch_b = ctx.attr("transBatchA", 0), ctx.attr("transBatchB", 0)
+    if (batch_a or batch_b) and not ta.ndim == tb.ndim >= 3:
+        # onnxruntime refuses these too
+        raise ctx.unsupported(f"transBatchA / transBatchB of operands of ranks {ta.ndim} "
+                              f"and {tb.ndim} (they must be equal and at least 3)")
+    left = _fused_operand(ctx, ta, ctx.attr("transA", 0), batch_a)
+    right = _fused_operand(ctx, tb, ctx.attr("transB", 0), batch_b)
     out = left @ right
     alpha = float(ctx.attr("alpha", 1.0))
     return out if alpha == 1.0 else out * alpha
@@ -179,18 +185,23 @@ def _key_masked(ctx: NodeContext, mask: Value, batch: int, seq: int, total: int)
 
 
 def _score_bias(ctx: NodeContext, mask: Value | None, attention_bias: Value | None,
-                shape: tuple[int, int, int, int], dtype: str) -> Tensor | None:
+                shape: tuple[int, ...], dtype: str, past: int) -> Tensor | None:
     """What onnxruntime adds to the scaled scores (batch, heads, seq, total): the mask's
     mask_filter_value where a key is masked (added, not set: a row masked throughout keeps
-    its softmax), the lowest float where unidirectional hides a later key, and
-    attention_bias."""
+    its softmax), the lowest float where unidirectional hides key past + i + 1 on from
+    query i (for more than one query), and attention_bias."""
     batch, _, seq, total = shape
     bias: Tensor | None = None
     if mask is not None:
         fill = float(ctx.attr("mask_filter_value", -10000.0))
         bias = where(_key_masked(ctx, mask, batch, seq, total), fill, 0.0).cast(dtype)
-    if ctx.attr("unidirectional", 0):
-        later = np.triu(np.ones((seq, total), dtype=bool), total - seq + 1)
+    if ctx.attr("unidirectional", 0) and seq > 1:
+        if total - past != seq:
+            # onnxruntime's CPU kernel then leaves the last query unmasked: no one causal
+            # alignment to follow
+            raise ctx.unsupported(f"unidirectional with {seq} queries and {total - past} "
+                                  "new keys (supported: as many keys as queries)")
+        later = np.triu(np.ones((seq, total), dtype=bool), past + 1)
         low = float(np.finfo(np.dtype(dtype)).min)
         future = ctx.t(later)
         bias = where(future, low, 0.0 if bias is None else bias).cast(dtype)
@@ -207,13 +218,14 @@ def _heads(part: Tensor, heads: int) -> Tensor:
 
 
 def _attend(ctx: NodeContext, q: Tensor, k: Tensor, v: Tensor, mask: Value | None,
-            attention_bias: Value | None) -> Tensor:
-    """softmax(scale * q k^T + bias) v over (batch, heads, seq, size) heads, merged back to
-    (batch, seq, heads * v_size); scale defaults to 1 / sqrt(q's head size)."""
-    scale = ctx.attr("scale")
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+            attention_bias: Value | None, past: int = 0) -> Tensor:
+    """softmax(scale * q k^T + bias) v over (batch, heads, seq, size) heads (k and v with
+    `past` cached keys first), merged back to (batch, seq, heads * v_size); scale 0 or
+    absent is onnxruntime's 1 / sqrt(q's head size)."""
+    scale = float(ctx.attr("scale", 0.0)) or 1.0 / math.sqrt(q.shape[-1])
     scores = (q @ k.transpose(-1, -2)) * scale
-    bias = _score_bias(ctx, mask, attention_bias, tuple(scores.shape), scores.dtype.name)
+    bias = _score_bias(ctx, mask, attention_bias, tuple(scores.shape), scores.dtype.name,
+                       past)
     if bias is not None:
         scores = scores + bias
     out = scores.softmax(-1) @ v
@@ -267,3 +279,63 @@ def _attention(ctx: NodeContext, x: Value, weights: Value, bias: Value | None = 
     out = _attend(ctx, _heads(q, heads), _heads(k, heads), _heads(v, heads), mask_index,
                   attention_bias)
     return out.cast(dtype)
+
+
+# ── MultiHeadAttention ──────────────────────────────────────────────────────
+
+def _check_mha(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    inputs = list(node.input)
+    if len(inputs) < 3 or not inputs[1] or not inputs[2]:
+        return "packed QKV / KV (key or value omitted) are not supported"
+    if (len(inputs) > 6 and bool(inputs[6])) != (len(inputs) > 7 and bool(inputs[7])):
+        return "past_key and past_value must be given together"
+    return (_reject_inputs(node, {8: "past_sequence_length", 9: "cache_indirection"})
+            or _reject_outputs(node, 3))
+
+
+def _mha_heads(ctx: NodeContext, v: Value, bias: Tensor | None, heads: int, what: str
+               ) -> Tensor:
+    """A (batch, seq, heads * size) query / key / value (plus its slice of the bias) as
+    (batch, heads, seq, size) float32 (for halves) heads."""
+    t = _work(ctx, v)
+    if t.ndim != 3 or t.shape[-1] % heads:
+        raise ctx.unsupported(f"{what} of shape {tuple(t.shape)} (supported: (batch, seq, "
+                              f"hidden) with hidden divisible by num_heads {heads})")
+    return _heads(t if bias is None else t + bias, heads)
+
+
+@op("MultiHeadAttention", attrs=("num_heads", "unidirectional", "scale", "mask_filter_value"),
+    domain=MICROSOFT, check=_check_mha)
+def _multi_head_attention(ctx: NodeContext, query: Value, key: Value, value: Value,
+                          bias: Value | None = None, key_padding_mask: Value | None = None,
+                          attention_bias: Value | None = None, past_key: Value | None = None,
+                          past_value: Value | None = None) -> tuple[Tensor, ...]:
+    """Multi-head attention of separate (batch, seq, hidden) query, key and value, the
+    bias (q + k + v) added to each, after the cached past_key / past_value
+    (batch, heads, past, size); outputs (output, present_key, present_value), the presents
+    being the cached keys and values followed by the new ones."""
+    dtype = ctx.t(query).dtype
+    heads = int(ctx.attr("num_heads"))
+    widths = [ctx.t(query).shape[-1], ctx.t(key).shape[-1], ctx.t(value).shape[-1]]
+    parts: list[Tensor | None] = [None, None, None]
+    if bias is not None:
+        parts = list(_work(ctx, bias).split(widths, dim=-1))
+    q = _mha_heads(ctx, query, parts[0], heads, "query")
+    k = _mha_heads(ctx, key, parts[1], heads, "key")
+    v = _mha_heads(ctx, value, parts[2], heads, "value")
+    past = 0
+    if past_key is not None and past_value is not None:
+        k = _cat_past(ctx, past_key, k)
+        v = _cat_past(ctx, past_value, v)
+        past = ctx.t(past_key).shape[2]
+    out = _attend(ctx, q, k, v, key_padding_mask, attention_bias, past)
+    return out.cast(dtype), k.cast(dtype), v.cast(dtype)
+
+
+def _cat_past(ctx: NodeContext, cached: Value, new: Tensor) -> Tensor:
+    """The cached (batch, heads, past, size) keys or values followed by the new ones."""
+    c = _work(ctx, cached)
+    if c.ndim != 4 or [c.shape[i] for i in (0, 1, 3)] != [new.shape[i] for i in (0, 1, 3)]:
+        raise ctx.unsupported(f"a past of shape {tuple(c.shape)} for keys / values of shape "
+                              f"{tuple(new.shape)} (batch, heads, seq, size)")
+    return cat([c, new], dim=2)
