@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 
 from picograd.frontend import where
-from picograd.frontend.ops_shape import cat
+from picograd.frontend.ops_shape import cat, stack
 from picograd.frontend.tensor import Tensor
 from picograd.onnx.registry import MICROSOFT, NodeContext, Value, op
 
@@ -252,8 +252,7 @@ def _check_attention(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) ->
     sizes = attrs.get("qkv_hidden_sizes")
     if sizes is not None and (len(sizes) != 3 or sizes[0] != sizes[1]):
         return f"qkv_hidden_sizes {list(sizes)} (three sizes, q's equal to k's) is invalid"
-    return (_reject_inputs(node, {4: "past", 6: "past_sequence_length"})
-            or _reject_outputs(node, 1))
+    return _reject_inputs(node, {6: "past_sequence_length"}) or _reject_outputs(node, 2)
 
 
 @op("Attention", attrs=("num_heads", "qkv_hidden_sizes", "unidirectional",
@@ -262,9 +261,11 @@ def _check_attention(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) ->
     domain=MICROSOFT, check=_check_attention)
 def _attention(ctx: NodeContext, x: Value, weights: Value, bias: Value | None = None,
                mask_index: Value | None = None, past: Value | None = None,
-               attention_bias: Value | None = None) -> Tensor:
+               attention_bias: Value | None = None) -> Tensor | tuple[Tensor, Tensor]:
     """Multi-head self-attention with the Q, K, V projections fused into one weight
-    (hidden, q + k + v), computed in float32 for halves."""
+    (hidden, q + k + v), after the cached keys and values `past` (2, batch, heads, past,
+    size), computed in float32 for halves; outputs (output, present), present being the
+    keys and values attended to, stacked as past is (built only when the node names it)."""
     dtype = ctx.t(x).dtype
     heads = int(ctx.attr("num_heads"))
     w = _work(ctx, weights)
@@ -275,10 +276,20 @@ def _attention(ctx: NodeContext, x: Value, weights: Value, bias: Value | None = 
     proj = _work(ctx, x) @ w
     if bias is not None:
         proj = proj + _work(ctx, bias)
-    q, k, v = proj.split(sizes, dim=-1)
-    out = _attend(ctx, _heads(q, heads), _heads(k, heads), _heads(v, heads), mask_index,
-                  attention_bias)
-    return out.cast(dtype)
+    q, k, v = (_heads(part, heads) for part in proj.split(sizes, dim=-1))
+    present = len(ctx.node.output) > 1 and bool(ctx.node.output[1])
+    if (past is not None or present) and sizes[1] != sizes[2]:
+        raise ctx.unsupported(f"past / present with k and v of different sizes {sizes[1:]}")
+    past_len = 0
+    if past is not None:
+        cache = _work(ctx, past)
+        if cache.ndim != 5 or cache.shape[0] != 2:
+            raise ctx.unsupported(f"a past of shape {tuple(cache.shape)} (supported: (2, "
+                                  "batch, heads, past, size))")
+        k, v = _cat_past(ctx, cache[0], k), _cat_past(ctx, cache[1], v)
+        past_len = cache.shape[3]
+    out = _attend(ctx, q, k, v, mask_index, attention_bias, past_len).cast(dtype)
+    return (out, stack([k, v]).cast(dtype)) if present else out
 
 
 # ── MultiHeadAttention ──────────────────────────────────────────────────────

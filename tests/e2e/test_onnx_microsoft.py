@@ -243,9 +243,9 @@ B, S, HID, HEADS = 2, 5, 8, 2
 
 
 def _attention_inputs(dtype: Any, sizes: tuple[int, int, int] = (HID, HID, HID),
-                      mask: np.ndarray | None = None, bias: bool = True
+                      mask: np.ndarray | None = None, bias: bool = True, seq: int = S
                       ) -> list[tuple[str, np.ndarray | None]]:
-    return [("x", rand(B, S, HID, dtype=dtype)),
+    return [("x", rand(B, seq, HID, dtype=dtype)),
             ("weights", rand(HID, sum(sizes), dtype=dtype, scale=0.5)),
             ("bias", rand(sum(sizes), dtype=dtype) if bias else None),
             ("mask_index", mask)]
@@ -324,14 +324,37 @@ def test_attention_float16(mask: str) -> None:
     ({"past_present_share_buffer": 1}, [], 1, "past_present_share_buffer"),
     ({"qkv_hidden_sizes": [8, 4, 4]}, [], 1, "qkv_hidden_sizes"),
     ({"rotary_embedding_dim": 4}, [], 1, "rotary_embedding_dim"),
-    ({}, [("past", rand(2, B, HEADS, 3, HID // HEADS))], 1, "past"),
-    ({}, [], 2, r"output\(s\) \[1\]"),
+    ({}, [("past", rand(2, B, HEADS, 3, HID // HEADS)), ("attention_bias", None),
+          ("past_sequence_length", np.array(3, np.int32))], 1, "past_sequence_length"),
 ])
 def test_attention_rejected(attrs: dict[str, Any], extra: list[tuple[str, np.ndarray]],
                             outputs: int, match: str) -> None:
     inputs = [*_attention_inputs(np.float32, mask=MASKS["lengths"]), *extra]
     outs: list[Output] = [(np.float32, (B, S, HID)), (np.float32, (2, B, HEADS, S, 4))]
     rejected("Attention", inputs, outs[:outputs], {"num_heads": HEADS, **attrs}, match)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("unidirectional", [0, 1])
+@pytest.mark.parametrize("mask", ["none", "lengths", "2d"])
+@pytest.mark.parametrize("seq", [1, S])  # one decoding step, a prompt after a cache
+def test_attention_past_present(seq: int, mask: str, unidirectional: int, dtype: Any
+                                ) -> None:
+    total = PAST + seq
+    masks = {"none": None, "lengths": np.array([total, total - 2], np.int32),
+             "2d": (R.random((B, total)) > 0.3).astype(np.int32)}
+    inputs = [*_attention_inputs(dtype, mask=masks[mask], seq=seq),
+              ("past", rand(2, B, HEADS, PAST, HID // HEADS, dtype=dtype))]
+    outputs: list[Output] = [(dtype, (B, seq, HID)), (dtype, (2, B, HEADS, total, HID // HEADS))]
+    check("Attention", inputs, outputs, {"num_heads": HEADS, "unidirectional": unidirectional},
+          tol=TOL[dtype])
+
+
+def test_attention_present_without_past() -> None:
+    outputs: list[Output] = [(np.float32, (B, S, HID)),
+                             (np.float32, (2, B, HEADS, S, HID // HEADS))]
+    check("Attention", _attention_inputs(np.float32, mask=MASKS["2d"]), outputs,
+          {"num_heads": HEADS})
 
 
 def test_attention_4d_mask_is_a_typed_error() -> None:
