@@ -350,3 +350,79 @@ def _cat_past(ctx: NodeContext, cached: Value, new: Tensor) -> Tensor:
         raise ctx.unsupported(f"a past of shape {tuple(c.shape)} for keys / values of shape "
                               f"{tuple(new.shape)} (batch, heads, seq, size)")
     return cat([c, new], dim=2)
+
+
+# ── RotaryEmbedding ─────────────────────────────────────────────────────────
+
+def _check_rotary(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    if attrs.get("is_packed_batching", 0):
+        return "is_packed_batching=1 is not supported"
+    if float(attrs.get("scale", 1.0)) != 1.0:
+        return "scale other than 1 is not supported"
+    if attrs.get("rotary_embedding_dim", 0) and not attrs.get("num_heads", 0):
+        return "rotary_embedding_dim needs num_heads"
+    return None
+
+
+def _rotary_layout(ctx: NodeContext, t: Tensor, half: int) -> tuple[int, int, int]:
+    """(heads, head size, rotated dims) of the (batch, seq, hidden) or (batch, heads, seq,
+    head size) input, as onnxruntime reads them from the attributes and the caches'
+    width `half`."""
+    if t.ndim not in (3, 4):
+        raise ctx.unsupported(f"an input of shape {tuple(t.shape)} (supported: (batch, seq, "
+                              "hidden) and (batch, heads, seq, head size))")
+    hidden = t.shape[2] if t.ndim == 3 else t.shape[1] * t.shape[3]
+    rotary, heads = int(ctx.attr("rotary_embedding_dim", 0)), int(ctx.attr("num_heads", 0))
+    size = hidden // heads if rotary else 2 * half
+    rotary = rotary or size
+    heads = heads or (hidden // size if size else 0)
+    if (rotary % 2 or rotary != 2 * half or rotary > size or heads * size != hidden
+            or (t.ndim == 4 and (heads, size) != (t.shape[1], t.shape[3]))):
+        raise ctx.unsupported(f"an input of shape {tuple(t.shape)} with caches of width "
+                              f"{half}, rotary_embedding_dim {rotary} and {heads} heads")
+    return heads, size, rotary
+
+
+def _rotary_angles(ctx: NodeContext, position_ids: Value, cache: Value, batch: int,
+                   seq: int) -> Tensor:
+    """The cache's rows at each (batch or 1, seq) position: position_ids (batch, seq), or
+    one offset the positions count on from."""
+    ids = ctx.t(position_ids).cast("int64")
+    if ids.numel() == 1 and ids.ndim <= 1:
+        ids = ids.reshape(1, 1) + ctx.t(np.arange(seq, dtype=np.int64).reshape(1, seq))
+    elif tuple(ids.shape) != (batch, seq):
+        raise ctx.unsupported(f"position_ids of shape {tuple(ids.shape)} (supported: (1) "
+                              f"and (batch, seq) = ({batch}, {seq}))")
+    rows = _work(ctx, cache).index_select(0, ids.reshape(-1))
+    return rows.reshape(ids.shape[0], seq, 1, rows.shape[-1])
+
+
+@op("RotaryEmbedding", attrs=("num_heads", "rotary_embedding_dim", "interleaved",
+                              "is_packed_batching", "scale"),
+    domain=MICROSOFT, check=_check_rotary)
+def _rotary_embedding(ctx: NodeContext, x: Value, position_ids: Value, cos_cache: Value,
+                      sin_cache: Value) -> Tensor:
+    """Rotates the first rotary_embedding_dim dims of each head by the cached angles of its
+    position: halves (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin), or interleaved
+    pairs; the other dims pass through."""
+    t = ctx.t(x)
+    half = ctx.t(cos_cache).shape[-1]
+    heads, size, rotary = _rotary_layout(ctx, t, half)
+    work = _work(ctx, x)
+    batch, seq = t.shape[0], t.shape[1] if t.ndim == 3 else t.shape[2]
+    heads_view = (work.reshape(batch, seq, heads, size) if t.ndim == 3
+                  else work.permute(0, 2, 1, 3))  # (batch, seq, heads, size)
+    cos = _rotary_angles(ctx, position_ids, cos_cache, batch, seq)
+    sin = _rotary_angles(ctx, position_ids, sin_cache, batch, seq)
+    rot, rest = heads_view[..., :rotary], heads_view[..., rotary:]
+    if ctx.attr("interleaved", 0):
+        pairs = rot.reshape(batch, seq, heads, half, 2)
+        x1, x2 = pairs[..., 0], pairs[..., 1]
+        turned = stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).reshape(
+            batch, seq, heads, rotary)
+    else:
+        x1, x2 = rot[..., :half], rot[..., half:]
+        turned = cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+    out = cat([turned, rest], dim=-1) if rotary < size else turned
+    out = out.reshape(tuple(t.shape)) if t.ndim == 3 else out.permute(0, 2, 1, 3)
+    return out.cast(t.dtype)

@@ -463,3 +463,49 @@ def test_multi_head_attention_rejected(change: str, match: str) -> None:
     else:
         outputs += [(np.float32, (B, HEADS, S, PAST + KV))]
     rejected("MultiHeadAttention", inputs, outputs, {"num_heads": HEADS}, match)
+
+
+# ── RotaryEmbedding ─────────────────────────────────────────────────────────
+
+MAX_POS = 16
+
+
+def _caches(half: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin of positions 0..MAX_POS-1 at half inverse frequencies."""
+    inv = 1.0 / 10000 ** (np.arange(half) / half)
+    angles = np.arange(MAX_POS)[:, None] * inv[None, :]
+    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+
+
+ROTARY_CASES = [  # input shape, cache half width, attributes
+    ((B, S, 16), 4, {}),  # 2 heads of 8
+    ((B, S, 16), 4, {"interleaved": 1}),
+    ((B, S, 24), 2, {"rotary_embedding_dim": 4, "num_heads": 3}),  # partial rotation
+    ((B, S, 24), 2, {"rotary_embedding_dim": 4, "num_heads": 3, "interleaved": 1}),
+    ((B, 2, S, 8), 4, {}),  # (batch, heads, seq, head size)
+    ((B, 2, S, 8), 4, {"interleaved": 1}),
+    ((B, 2, S, 8), 2, {"rotary_embedding_dim": 4, "num_heads": 2}),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("positions", ["ids", "offset"])
+@pytest.mark.parametrize("shape,half,attrs", ROTARY_CASES)
+def test_rotary_embedding(shape: tuple[int, ...], half: int, attrs: dict[str, Any],
+                          positions: str, dtype: Any) -> None:
+    cos, sin = _caches(half, dtype)
+    ids = (R.integers(0, MAX_POS, (B, S)) if positions == "ids" else np.array([3]))
+    inputs = [("x", rand(*shape, dtype=dtype)), ("position_ids", ids.astype(np.int64)),
+              ("cos_cache", cos), ("sin_cache", sin)]
+    check("RotaryEmbedding", inputs, [(dtype, shape)], attrs,
+          constants=("cos_cache", "sin_cache"), tol=TOL[dtype])
+
+
+@pytest.mark.parametrize("attrs,match", [({"is_packed_batching": 1}, "is_packed_batching"),
+                                         ({"scale": 2.0}, "scale"),
+                                         ({"rotary_embedding_dim": 4}, "num_heads")])
+def test_rotary_embedding_rejected(attrs: dict[str, Any], match: str) -> None:
+    cos, sin = _caches(4, np.float32)
+    inputs = [("x", rand(B, S, 16)), ("position_ids", np.array([0], np.int64)),
+              ("cos_cache", cos), ("sin_cache", sin)]
+    rejected("RotaryEmbedding", inputs, [(np.float32, (B, S, 16))], attrs, match)
