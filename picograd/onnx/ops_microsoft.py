@@ -426,3 +426,44 @@ def _rotary_embedding(ctx: NodeContext, x: Value, position_ids: Value, cos_cache
     out = cat([turned, rest], dim=-1) if rotary < size else turned
     out = out.reshape(tuple(t.shape)) if t.ndim == 3 else out.permute(0, 2, 1, 3)
     return out.cast(t.dtype)
+
+
+# ── EmbedLayerNormalization ─────────────────────────────────────────────────
+
+def _gather_rows(ctx: NodeContext, table: Value, ids: Value) -> Tensor:
+    """table[ids]: the (…, hidden) rows of an embedding table at integer ids."""
+    i = ctx.t(ids).cast("int64")
+    rows = _work(ctx, table).index_select(0, i.reshape(-1))
+    return rows.reshape(*i.shape, rows.shape[-1])
+
+
+@op("EmbedLayerNormalization", attrs=("epsilon", "mask_index_type"), domain=MICROSOFT)
+def _embed_layer_norm(ctx: NodeContext, input_ids: Value, segment_ids: Value | None,
+                      word_embedding: Value, position_embedding: Value,
+                      segment_embedding: Value | None, gamma: Value, beta: Value,
+                      mask: Value | None = None, position_ids: Value | None = None
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+    """LayerNorm(word[input_ids] + position[position_ids or 0..seq-1] + segment[segment_ids])
+    * gamma + beta; outputs (output, mask_index: each row's count of mask == 1 (0 without a
+    mask), the embedding sum)."""
+    ids = ctx.t(input_ids)
+    batch, seq = ids.shape
+    positions = (ctx.t(np.arange(seq, dtype=np.int64).reshape(1, seq)) if position_ids is None
+                 else position_ids)
+    total = _gather_rows(ctx, word_embedding, ids) + _gather_rows(ctx, position_embedding,
+                                                                  positions)
+    if segment_ids is not None and segment_embedding is not None:
+        total = total + _gather_rows(ctx, segment_embedding, segment_ids)
+    elif (segment_ids is None) != (segment_embedding is None):
+        raise ctx.unsupported("segment_ids and segment_embedding must be given together")
+    mean = total.mean(-1, keepdim=True)
+    centred = total - mean
+    inv_std = ((centred * centred).mean(-1, keepdim=True)
+               + float(ctx.attr("epsilon", 1e-12))).rsqrt()
+    out = centred * inv_std * _work(ctx, gamma) + _work(ctx, beta)
+    dtype = ctx.t(word_embedding).dtype
+    if mask is None:
+        mask_index = ctx.t(np.zeros(batch, dtype=np.int32))
+    else:
+        mask_index = (ctx.t(mask) == 1).cast("int32").sum(-1).cast("int32")
+    return out.cast(dtype), mask_index, total.cast(dtype)

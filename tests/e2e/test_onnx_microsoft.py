@@ -509,3 +509,53 @@ def test_rotary_embedding_rejected(attrs: dict[str, Any], match: str) -> None:
     inputs = [("x", rand(B, S, 16)), ("position_ids", np.array([0], np.int64)),
               ("cos_cache", cos), ("sin_cache", sin)]
     rejected("RotaryEmbedding", inputs, [(np.float32, (B, S, 16))], attrs, match)
+
+
+# ── EmbedLayerNormalization ─────────────────────────────────────────────────
+
+VOCAB, POSITIONS, SEGMENTS = 11, 9, 3
+
+
+def _embed_inputs(segments: bool, mask: bool, position_ids: np.ndarray | None,
+                  dtype: Any = np.float32) -> list[tuple[str, np.ndarray | None]]:
+    return _trim([
+        ("input_ids", R.integers(0, VOCAB, (B, S)).astype(np.int32)),
+        ("segment_ids", R.integers(0, SEGMENTS, (B, S)).astype(np.int32) if segments else None),
+        ("word_embedding", rand(VOCAB, HID, dtype=dtype)),
+        ("position_embedding", rand(POSITIONS, HID, dtype=dtype)),
+        ("segment_embedding", rand(SEGMENTS, HID, dtype=dtype) if segments else None),
+        ("gamma", rand(HID, dtype=dtype)), ("beta", rand(HID, dtype=dtype)),
+        ("mask", np.array([[1, 1, 1, 0, 0], [1, 0, 1, 2, 1]], np.int32) if mask else None),
+        ("position_ids", position_ids)])
+
+
+EMBED_OUTPUTS: list[Output] = [(np.float32, (B, S, HID)), (np.int32, (B,)),
+                               (np.float32, (B, S, HID))]
+
+
+@pytest.mark.parametrize("n_outputs", [2, 3])  # onnxruntime wants mask_index
+@pytest.mark.parametrize("position_ids", ["none", "batch", "shared"])
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("segments", [False, True])
+def test_embed_layer_norm(segments: bool, mask: bool, position_ids: str, n_outputs: int
+                          ) -> None:
+    ids = {"none": None,
+           "batch": R.integers(0, POSITIONS, (B, S)).astype(np.int32),
+           "shared": R.integers(0, POSITIONS, (1, S)).astype(np.int32)}[position_ids]
+    inputs = _embed_inputs(segments, mask, ids)
+    check("EmbedLayerNormalization", inputs, EMBED_OUTPUTS[:n_outputs], {"epsilon": 1e-5},
+          constants=("word_embedding", "position_embedding", "segment_embedding"))
+
+
+@pytest.mark.parametrize("mask_index_type", [0, 1])
+def test_embed_layer_norm_mask_index_type(mask_index_type: int) -> None:
+    inputs = _embed_inputs(True, True, None)
+    check("EmbedLayerNormalization", inputs, EMBED_OUTPUTS,
+          {"mask_index_type": mask_index_type})
+
+
+def test_embed_layer_norm_float16() -> None:
+    inputs = _embed_inputs(True, True, None, np.float16)
+    outputs: list[Output] = [(np.float16, (B, S, HID)), (np.int32, (B,)),
+                             (np.float16, (B, S, HID))]
+    check("EmbedLayerNormalization", inputs, outputs, tol=F16)
