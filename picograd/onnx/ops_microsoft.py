@@ -147,8 +147,9 @@ def _fused_operand(ctx: NodeContext, t: Tensor, trans: int, trans_batch: int) ->
 @op("FusedMatMul", attrs=("alpha", "transA", "transB", "transBatchA", "transBatchB"),
     domain=MICROSOFT)
 def _fused_matmul(ctx: NodeContext, a: Value, b: Value) -> Tensor:
-    """alpha * op(A) @ op(B), op transposing as transA / transBatchA (transB / ...) say."""
-    ta, tb = ctx.t(a), ctx.t(b)
+    """alpha * op(A) @ op(B), op transposing as transA / transBatchA (transB / ...) say;
+    halves are multiplied in float32."""
+    ta, tb = _work(ctx, a), _work(ctx, b)
     batch_a, batch_b = ctx.attr("transBatchA", 0), ctx.attr("transBatchB", 0)
     if (batch_a or batch_b) and not ta.ndim == tb.ndim >= 3:
         # onnxruntime refuses these too
@@ -158,7 +159,7 @@ def _fused_matmul(ctx: NodeContext, a: Value, b: Value) -> Tensor:
     right = _fused_operand(ctx, tb, ctx.attr("transB", 0), batch_b)
     out = left @ right
     alpha = float(ctx.attr("alpha", 1.0))
-    return out if alpha == 1.0 else out * alpha
+    return (out if alpha == 1.0 else out * alpha).cast(ctx.t(a).dtype)
 
 
 # ── fused attention ─────────────────────────────────────────────────────────
