@@ -1,13 +1,19 @@
 """onnxruntime's contrib ops (domain com.microsoft) that transformer exports emit: the GELU
 family, BiasAdd, the fused skip layer norms, FusedMatMul, the fused Attention and
-MultiHeadAttention, and RotaryEmbedding, each written out in Tensor ops.
+MultiHeadAttention, RotaryEmbedding and EmbedLayerNormalization, each written out in
+Tensor ops. Inputs, attributes and outputs a translation cannot follow exactly are refused
+at load (`check=`), or, where only the shapes tell, by an OnnxUnsupportedError naming the
+node when it runs.
 
 onnxruntime computes these ops on float16 / bfloat16 data in float32 (its CPU kernels cast,
 its CUDA kernels accumulate in float), so the translations do too and round once at the
 end. onnxruntime's SimplifiedLayerNormalization and its opset-1 LayerNormalization are
 registered in the *default* domain, where onnx has no such schema (or only from opset 17):
 onnx's checker rejects a model using them before the importer sees it, so they have no
-translation here; onnxruntime registers no com.microsoft LayerNormalization."""
+translation here; onnxruntime registers no com.microsoft LayerNormalization.
+GroupQueryAttention is not translated: its per-batch cache positions come from seqlens_k
+and onnxruntime leaves the rows of a padded prompt unspecified.
+"""
 
 from __future__ import annotations
 
