@@ -1,9 +1,10 @@
 """onnxruntime's contrib ops (domain com.microsoft) that transformer exports emit: the GELU
 family, BiasAdd, the fused skip layer norms, FusedMatMul, the fused Attention and
-MultiHeadAttention, RotaryEmbedding and EmbedLayerNormalization, each written out in
-Tensor ops. Inputs, attributes and outputs a translation cannot follow exactly are refused
-at load (`check=`), or, where only the shapes tell, by an OnnxUnsupportedError naming the
-node when it runs.
+MultiHeadAttention, GroupQueryAttention (a cache, no rotary, no quantization),
+RotaryEmbedding and EmbedLayerNormalization, each written out in Tensor ops. Inputs,
+attributes and outputs a translation cannot follow exactly are refused at load (`check=`),
+or, where only the shapes (or GroupQueryAttention's seqlens_k) tell, by an
+OnnxUnsupportedError naming the node when it runs.
 
 onnxruntime computes these ops on float16 / bfloat16 data in float32 (its CPU kernels cast,
 its CUDA kernels accumulate in float), so the translations do too and round once at the
@@ -11,8 +12,6 @@ end. onnxruntime's SimplifiedLayerNormalization and its opset-1 LayerNormalizati
 registered in the *default* domain, where onnx has no such schema (or only from opset 17):
 onnx's checker rejects a model using them before the importer sees it, so they have no
 translation here; onnxruntime registers no com.microsoft LayerNormalization.
-GroupQueryAttention is not translated: its per-batch cache positions come from seqlens_k
-and onnxruntime leaves the rows of a padded prompt unspecified.
 """
 
 from __future__ import annotations
@@ -474,3 +473,131 @@ def _embed_layer_norm(ctx: NodeContext, input_ids: Value, segment_ids: Value | N
     else:
         mask_index = (ctx.t(mask) == 1).cast("int32").sum(-1).cast("int32")
     return out.cast(dtype), mask_index, total.cast(dtype)
+
+
+# ── GroupQueryAttention ─────────────────────────────────────────────────────
+
+_GQA_ATTRS = ("num_heads", "kv_num_heads", "scale", "softcap", "local_window_size",
+              "do_rotary", "rotary_interleaved", "smooth_softmax", "qk_output",
+              "k_quant_type", "v_quant_type", "kv_cache_bit_width", "sliding_window_cache",
+              "causal", "qk_norm_epsilon")
+
+
+def _check_gqa(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    followed = {"do_rotary": (0,), "smooth_softmax": (-1, 0), "qk_output": (0,),
+                "sliding_window_cache": (0,), "causal": (1,)}
+    for name, values in followed.items():
+        if name in attrs and attrs[name] not in values:
+            return f"{name}={attrs[name]} is not supported"
+    for name in ("k_quant_type", "v_quant_type"):
+        if attrs.get(name, b"NONE") not in (b"NONE", "NONE"):
+            return f"{name}={attrs[name]!r} (a quantized cache) is not supported"
+    if attrs.get("kv_cache_bit_width"):
+        return "kv_cache_bit_width (a quantized cache) is not supported"
+    inputs = list(node.input)
+    if len(inputs) < 3 or not inputs[1] or not inputs[2]:
+        return "packed QKV (key or value omitted) is not supported"
+    if (len(inputs) > 3 and bool(inputs[3])) != (len(inputs) > 4 and bool(inputs[4])):
+        return "past_key and past_value must be given together"
+    names = ("cos_cache", "sin_cache", "position_ids", "attention_bias", "head_sink",
+             "k_scale", "v_scale", "q_norm_weight", "k_norm_weight")
+    return (_reject_inputs(node, dict(enumerate(names, start=7)))
+            or _reject_outputs(node, 3))
+
+
+def _gqa_pasts(ctx: NodeContext, seqlens_k: Value, total: int, seq: int, batch: int
+               ) -> list[int]:
+    """Each batch row's cached length, as onnxruntime reads seqlens_k (total - 1 per row):
+    0 for a first prompt (seq == total_sequence_length, refused when a row is padded),
+    else that row's total - seq."""
+    totals = [n + 1 for n in ctx.ints(seqlens_k)]
+    if len(totals) != batch:
+        raise ctx.unsupported(f"seqlens_k of {len(totals)} values for a batch of {batch}")
+    if seq == total:
+        if any(t != seq for t in totals):
+            raise ctx.unsupported(f"a padded first prompt (row lengths {totals} of {seq}): "
+                                  "onnxruntime leaves the padded rows unspecified")
+        return [0] * batch
+    if seq != 1 and batch != 1:
+        raise ctx.unsupported("a prompt after a cache with a batch of more than one")
+    pasts = [t - seq for t in totals]
+    if any(p < 0 for p in pasts):
+        raise ctx.unsupported(f"row lengths {totals} shorter than the {seq} new tokens")
+    return pasts
+
+
+def _gqa_present(ctx: NodeContext, past: Value | None, new: Tensor, pasts: list[int],
+                 length: int) -> Tensor:
+    """The present cache (batch, kv heads, length, size): each row's cached entries, its
+    new ones, then zeros."""
+    rows = []
+    batch, heads, seq, size = new.shape
+    cache = None if past is None else _work(ctx, past)
+    for b, p in enumerate(pasts):
+        parts = [new[b:b + 1]]
+        if p:
+            if cache is None or cache.shape[2] < p:
+                raise ctx.unsupported(f"row {b} needs {p} cached entries, the past has "
+                                      f"{0 if cache is None else cache.shape[2]}")
+            parts.insert(0, cache[b:b + 1, :, :p])
+        if length > p + seq:
+            parts.append(ctx.t(np.zeros((1, heads, length - p - seq, size),
+                                        dtype=np.dtype(new.dtype.np))))
+        rows.append(cat(parts, dim=2) if len(parts) > 1 else parts[0])
+    return cat(rows, dim=0) if batch > 1 else rows[0]
+
+
+def _gqa_allowed(pasts: list[int], seq: int, length: int, window: int) -> np.ndarray:
+    """(batch, 1, seq, length) bool: query i of a row with p cached entries sees keys
+    0 .. p + i (only the last `window` of them when window > 0, as onnxruntime counts)."""
+    keys = np.arange(length)[None, :]
+    queries = np.arange(seq)[:, None]
+    allowed = []
+    for p in pasts:
+        last = p + queries
+        ok = keys <= last
+        if window > 0:
+            ok &= keys > last - window
+        allowed.append(ok)
+    return np.stack(allowed)[:, None]
+
+
+@op("GroupQueryAttention", attrs=_GQA_ATTRS, domain=MICROSOFT, check=_check_gqa)
+def _group_query_attention(ctx: NodeContext, query: Value, key: Value, value: Value,
+                           past_key: Value | None, past_value: Value | None,
+                           seqlens_k: Value, total_sequence_length: Value
+                           ) -> tuple[Tensor, Tensor, Tensor]:
+    """Causal attention of num_heads query heads over kv_num_heads key / value heads (each
+    shared by num_heads / kv_num_heads queries), the new keys and values appended to each
+    row's cache; outputs (output, present_key, present_value)."""
+    dtype = ctx.t(query).dtype
+    heads, kv_heads = int(ctx.attr("num_heads")), int(ctx.attr("kv_num_heads"))
+    q = _mha_heads(ctx, query, None, heads, "query")
+    k = _mha_heads(ctx, key, None, kv_heads, "key")
+    v = _mha_heads(ctx, value, None, kv_heads, "value")
+    batch, _, seq, size = q.shape
+    total = ctx.ints(total_sequence_length)[0]
+    if heads % kv_heads or k.shape[-1] != size:
+        raise ctx.unsupported(f"{heads} query heads of size {size} over {kv_heads} kv "
+                              f"heads of size {k.shape[-1]}")
+    pasts = _gqa_pasts(ctx, seqlens_k, total, seq, batch)
+    cached = 0 if past_key is None else ctx.t(past_key).shape[2]
+    length = max(cached, total)
+    present_k = _gqa_present(ctx, past_key, k, pasts, length)
+    present_v = _gqa_present(ctx, past_value, v, pasts, length)
+    group = heads // kv_heads
+
+    def spread(t: Tensor) -> Tensor:  # each kv head to its group of query heads
+        return t.reshape(batch, kv_heads, 1, length, size).expand(
+            batch, kv_heads, group, length, size).reshape(batch, heads, length, size)
+
+    scale = float(ctx.attr("scale", 0.0)) or 1.0 / math.sqrt(size)
+    scores = (q @ spread(present_k).transpose(-1, -2)) * scale
+    softcap = float(ctx.attr("softcap", 0.0))
+    if softcap > 0:
+        scores = (scores * (1.0 / softcap)).tanh() * softcap
+    allowed = ctx.t(_gqa_allowed(pasts, seq, length, int(ctx.attr("local_window_size", -1))))
+    scores = where(allowed, scores, float("-inf"))
+    out = scores.softmax(-1) @ spread(present_v)
+    out = out.permute(0, 2, 1, 3).reshape(batch, seq, heads * size)
+    return out.cast(dtype), present_k.cast(dtype), present_v.cast(dtype)

@@ -559,3 +559,83 @@ def test_embed_layer_norm_float16() -> None:
     outputs: list[Output] = [(np.float16, (B, S, HID)), (np.int32, (B,)),
                              (np.float16, (B, S, HID))]
     check("EmbedLayerNormalization", inputs, outputs, tol=F16)
+
+
+# ── GroupQueryAttention ─────────────────────────────────────────────────────
+
+GQA_SIZE = 8  # onnxruntime wants head sizes in multiples of 8
+
+
+def _gqa_inputs(dtype: Any, seq: int, lengths: list[int], cached: int, heads: int = 4,
+                kv_heads: int = 2) -> list[tuple[str, np.ndarray | None]]:
+    """A batch of len(lengths) rows of `seq` new tokens, row b then holding lengths[b]
+    tokens, after a cache buffer of `cached` entries (0: none)."""
+    batch = len(lengths)
+    cache = [("past_key", rand(batch, kv_heads, cached, GQA_SIZE, dtype=dtype)),
+             ("past_value", rand(batch, kv_heads, cached, GQA_SIZE, dtype=dtype))]
+    return [("query", rand(batch, seq, heads * GQA_SIZE, dtype=dtype)),
+            ("key", rand(batch, seq, kv_heads * GQA_SIZE, dtype=dtype)),
+            ("value", rand(batch, seq, kv_heads * GQA_SIZE, dtype=dtype)),
+            *(cache if cached else [("past_key", None), ("past_value", None)]),
+            ("seqlens_k", np.array(lengths, np.int32) - 1),
+            ("total_sequence_length", np.array(max(lengths), np.int32))]
+
+
+def _gqa_outputs(dtype: Any, seq: int, batch: int, length: int, heads: int = 4,
+                 kv_heads: int = 2) -> list[Output]:
+    cache = (dtype, (batch, kv_heads, length, GQA_SIZE))
+    return [(dtype, (batch, seq, heads * GQA_SIZE)), cache, cache]
+
+
+GQA_CASES = [  # new tokens, row lengths, cache buffer
+    (5, [5, 5], 0),  # first prompt
+    (5, [5, 5], 8),  # first prompt into a larger buffer
+    (1, [4, 7], 8),  # one decoding step, rows of different lengths
+    (1, [7, 7], 6),  # a buffer that grows
+    (3, [6], 8),  # a prompt after a cache (a batch of one)
+]
+
+
+@pytest.mark.parametrize("attrs", [{}, {"local_window_size": 2}, {"softcap": 2.0},
+                                   {"scale": 0.3}, {"num_heads": 2}])
+@pytest.mark.parametrize("seq,lengths,cached", GQA_CASES)
+def test_group_query_attention(seq: int, lengths: list[int], cached: int,
+                               attrs: dict[str, Any]) -> None:
+    heads = attrs.get("num_heads", 4)
+    inputs = _gqa_inputs(np.float32, seq, lengths, cached, heads)
+    outputs = _gqa_outputs(np.float32, seq, len(lengths), max(cached, max(lengths)), heads)
+    check("GroupQueryAttention", inputs, outputs, {"num_heads": 4, "kv_num_heads": 2, **attrs})
+
+
+@pytest.mark.parametrize("seq,lengths,cached", GQA_CASES[::2])
+def test_group_query_attention_float16(seq: int, lengths: list[int], cached: int) -> None:
+    inputs = _gqa_inputs(np.float16, seq, lengths, cached)
+    outputs = _gqa_outputs(np.float16, seq, len(lengths), max(cached, max(lengths)))
+    check("GroupQueryAttention", inputs, outputs, {"num_heads": 4, "kv_num_heads": 2},
+          tol=F16)
+
+
+def test_group_query_attention_padded_prompt_is_a_typed_error() -> None:
+    inputs = _gqa_inputs(np.float32, 5, [5, 3], 0)
+    model = ms_model("GroupQueryAttention", inputs, _gqa_outputs(np.float32, 5, 2, 5),
+                     {"num_heads": 4, "kv_num_heads": 2})
+    model.graph.node[0].name = "gqa"
+    with pytest.raises(OnnxUnsupportedError, match=r"gqa.*padded first prompt"):
+        pgx.load(model).run(None, feeds_of(inputs))
+
+
+@pytest.mark.parametrize("attrs,extra,outputs,match", [
+    ({"do_rotary": 1}, [], 3, "do_rotary"),
+    ({"smooth_softmax": 1}, [], 3, "smooth_softmax"),
+    ({"causal": 0}, [], 3, "causal"),
+    ({"k_quant_type": "PER_TENSOR"}, [], 3, "quantized"),
+    ({}, [("cos_cache", rand(8, 2)), ("sin_cache", rand(8, 2))], 3, "cos_cache"),
+    ({}, [], 4, r"output\(s\) \[3\]"),
+])
+def test_group_query_attention_rejected(attrs: dict[str, Any],
+                                        extra: list[tuple[str, np.ndarray]], outputs: int,
+                                        match: str) -> None:
+    inputs = [*_gqa_inputs(np.float32, 1, [4, 7], 8), *extra]
+    outs = [*_gqa_outputs(np.float32, 1, 2, 8), (np.float32, (2, 4, 1, 8))]
+    rejected("GroupQueryAttention", inputs, outs[:outputs],
+             {"num_heads": 4, "kv_num_heads": 2, **attrs}, match)
