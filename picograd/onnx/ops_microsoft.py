@@ -583,6 +583,9 @@ def _group_query_attention(ctx: NodeContext, query: Value, key: Value, value: Va
     pasts = _gqa_pasts(ctx, seqlens_k, total, seq, batch)
     cached = 0 if past_key is None else ctx.t(past_key).shape[2]
     length = max(cached, total)
+    if max(pasts) + seq > length:
+        raise ctx.unsupported(f"row lengths {[p + seq for p in pasts]} past "
+                              f"total_sequence_length {total} and the cache's {cached}")
     present_k = _gqa_present(ctx, past_key, k, pasts, length)
     present_v = _gqa_present(ctx, past_value, v, pasts, length)
     group = heads // kv_heads

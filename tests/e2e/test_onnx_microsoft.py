@@ -624,6 +624,16 @@ def test_group_query_attention_padded_prompt_is_a_typed_error() -> None:
         pgx.load(model).run(None, feeds_of(inputs))
 
 
+def test_group_query_attention_row_past_the_cache_is_a_typed_error() -> None:
+    inputs = _gqa_inputs(np.float32, 1, [4, 7], 6)
+    inputs[-1] = ("total_sequence_length", np.array(5, np.int32))  # row 1 holds 7
+    model = ms_model("GroupQueryAttention", inputs, _gqa_outputs(np.float32, 1, 2, 6),
+                     {"num_heads": 4, "kv_num_heads": 2})
+    model.graph.node[0].name = "gqa"
+    with pytest.raises(OnnxUnsupportedError, match=r"gqa.*row lengths \[4, 7\]"):
+        pgx.load(model).run(None, feeds_of(inputs))
+
+
 @pytest.mark.parametrize("attrs,extra,outputs,match", [
     ({"do_rotary": 1}, [], 3, "do_rotary"),
     ({"smooth_softmax": 1}, [], 3, "smooth_softmax"),
