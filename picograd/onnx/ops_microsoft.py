@@ -333,10 +333,19 @@ def _multi_head_attention(ctx: NodeContext, query: Value, key: Value, value: Val
     being the cached keys and values followed by the new ones."""
     dtype = ctx.t(query).dtype
     heads = int(ctx.attr("num_heads"))
-    widths = [ctx.t(query).shape[-1], ctx.t(key).shape[-1], ctx.t(value).shape[-1]]
+    shapes = [tuple(ctx.t(t).shape) for t in (query, key, value)]
+    if any(len(shape) != 3 for shape in shapes):
+        raise ctx.unsupported(f"query, key, value of shapes {shapes} (supported: (batch, "
+                              "seq, hidden) each; not the (batch, heads, seq, size) or "
+                              "packed layouts)")
+    widths = [shape[-1] for shape in shapes]
     parts: list[Tensor | None] = [None, None, None]
     if bias is not None:
-        parts = list(_work(ctx, bias).split(widths, dim=-1))
+        b = _work(ctx, bias)
+        if tuple(b.shape) != (sum(widths),):
+            raise ctx.unsupported(f"a bias of shape {tuple(b.shape)} for q, k, v widths "
+                                  f"{widths}")
+        parts = list(b.split(widths, dim=-1))
     q = _mha_heads(ctx, query, parts[0], heads, "query")
     k = _mha_heads(ctx, key, parts[1], heads, "key")
     v = _mha_heads(ctx, value, parts[2], heads, "value")

@@ -445,6 +445,18 @@ def test_multi_head_attention_float16(past: int) -> None:
           {"num_heads": HEADS, "unidirectional": 1}, tol=F16)
 
 
+def test_multi_head_attention_head_layout_key_is_a_typed_error() -> None:
+    """A (batch, heads, seq, size) key and value (no bias): not translated."""
+    inputs = [("query", rand(B, S, HID)), ("key", rand(B, HEADS, KV, HID // HEADS)),
+              ("value", rand(B, HEADS, KV, HID // HEADS))]
+    model = ms_model("MultiHeadAttention", inputs, [(np.float32, (B, S, HID))],
+                     {"num_heads": HEADS})
+    model.graph.node[0].name = "mha"
+    assert ort_run(model, feeds_of(inputs))[0].shape == (B, S, HID)
+    with pytest.raises(OnnxUnsupportedError, match=r"mha.*packed layouts"):
+        pgx.load(model).run(None, feeds_of(inputs))
+
+
 @pytest.mark.parametrize("change,match", [
     ("no_value", "packed"),
     ("no_past_value", "together"),
