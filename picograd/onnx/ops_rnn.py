@@ -200,6 +200,23 @@ class _Recurrence:
         """Step t's output: `h`, zeros for sequences already ended."""
         return h if self.mask is None else self.mask[t].where(h, h * 0)
 
+    def run_hidden(self, h0: Value | None,
+                   step_of: Callable[[_Direction], Callable[[Tensor, Tensor], Tensor]]
+                   ) -> tuple[Tensor, ...]:
+        """Y and the final hidden state of a recurrence whose only state is h (RNN, GRU):
+        `step_of(direction)(x_t @ W^T + Wb, h)` is the next h of that direction."""
+        ys, finals = [], []
+        for d, dr in enumerate(self.dirs):
+            step = step_of(dr)
+            h = self.initial(h0, d)
+            out = [h] * self.steps
+            for t in self.order(d):
+                h = self.keep(t, step(dr.xw[t], h), h)
+                out[t] = self.output(t, h)
+            ys.append(out)
+            finals.append((h,))
+        return self.results(ys, finals)
+
     def results(self, ys: Sequence[list[Tensor]], finals: Sequence[Sequence[Tensor]]
                 ) -> tuple[Tensor, ...]:
         """Y (T, D, B, H) and the final states (D, B, H), in the node's layout."""
@@ -223,16 +240,11 @@ _RNN_ATTRS = ("activation_alpha", "activation_beta", "activations", "clip", "dir
 def _rnn(ctx: NodeContext, x: Value, w: Value, r: Value, b: Value | None = None,
          lens: Value | None = None, h0: Value | None = None) -> tuple[Tensor, ...]:
     rec = _Recurrence(ctx, x, w, r, b, lens)
-    ys, finals = [], []
-    for d, dr in enumerate(rec.dirs):
-        h = rec.initial(h0, d)
-        out = [h] * rec.steps
-        for t in rec.order(d):
-            h = rec.keep(t, dr.acts[0](rec.pre(dr.xw[t] + h @ dr.r_t)), h)
-            out[t] = rec.output(t, h)
-        ys.append(out)
-        finals.append((h,))
-    return rec.results(ys, finals)
+
+    def step_of(dr: _Direction) -> Callable[[Tensor, Tensor], Tensor]:
+        return lambda xw, h: dr.acts[0](rec.pre(xw + h @ dr.r_t))
+
+    return rec.run_hidden(h0, step_of)
 
 
 @op("GRU", attrs=(*_RNN_ATTRS, "linear_before_reset"), min_opset=7, check=_check)
@@ -241,14 +253,13 @@ def _gru(ctx: NodeContext, x: Value, w: Value, r: Value, b: Value | None = None,
     rec = _Recurrence(ctx, x, w, r, b, lens)
     size = rec.hidden
     before_reset = bool(ctx.attr("linear_before_reset", 0))
-    ys, finals = [], []
-    for d, dr in enumerate(rec.dirs):
+
+    def step_of(dr: _Direction) -> Callable[[Tensor, Tensor], Tensor]:
         f, g = dr.acts
-        h = rec.initial(h0, d)
         r_zr, r_h = dr.r_t[:, :2 * size], dr.r_t[:, 2 * size:]
-        out = [h] * rec.steps
-        for t in rec.order(d):
-            xz, xr, xh = _split(dr.xw[t], 3, size)
+
+        def step(xw: Tensor, h: Tensor) -> Tensor:
+            xz, xr, xh = _split(xw, 3, size)
             if before_reset:  # one matmul for all three gates; r scales H @ Rh^T + Rbh
                 hz, hr, hh = _split(h @ dr.r_t, 3, size)
                 if dr.rb_h is not None:
@@ -260,11 +271,11 @@ def _gru(ctx: NodeContext, x: Value, w: Value, r: Value, b: Value | None = None,
                 z, reset = f(rec.pre(xz + hz)), f(rec.pre(xr + hr))
                 recurrent = (reset * h) @ r_h
             cand = g(rec.pre(xh + recurrent))
-            h = rec.keep(t, (1.0 - z) * cand + z * h, h)
-            out[t] = rec.output(t, h)
-        ys.append(out)
-        finals.append((h,))
-    return rec.results(ys, finals)
+            return (1.0 - z) * cand + z * h
+
+        return step
+
+    return rec.run_hidden(h0, step_of)
 
 
 @op("LSTM", attrs=(*_RNN_ATTRS, "input_forget"), min_opset=7, check=_check)
