@@ -143,24 +143,26 @@ def _standardize(w: Tensor, dims: tuple[int, ...], eps: float, eps_outside: bool
     return centered / (var.sqrt() + eps if eps_outside else (var + eps).sqrt())
 
 
-@op("GroupNormalization", attrs=("epsilon", "num_groups", "stash_type"), min_opset=18)
+# opset 18's GroupNormalization (scale and bias per group) is deprecated: onnx's checker
+# rejects a model of opset 18-20 that uses it, so only opset 21's form is translated
+@op("GroupNormalization", attrs=("epsilon", "num_groups", "stash_type"), min_opset=21)
 def _group_normalization(ctx: NodeContext, x: Value, scale: Value, bias: Value) -> Tensor:
     """Each group of C / num_groups channels standardized over its channels and spatial
-    dims; scale and bias are per channel (opset 21) or per group (opset 18)."""
+    dims (in float32 at least, stash_type 1), then scaled and shifted per channel."""
     t = ctx.t(x)
     groups = int(ctx.attr("num_groups"))
     if t.ndim < 2 or groups <= 0 or t.shape[1] % groups:
         raise ctx.unsupported(f"an input of shape {t.shape} with num_groups={groups}: "
                               f"C must be a multiple of num_groups")
     n, c = t.shape[:2]
+    if scale.shape != (c,) or bias.shape != (c,):
+        raise ctx.unsupported(f"scale {tuple(scale.shape)} and bias {tuple(bias.shape)}: "
+                              f"opset 21 takes one of each per channel ({c})")
     stash = ctx.attr("stash_type", 1)
     w = _wide(t) if stash == 1 else t
     g = _standardize(w.reshape(n, groups, -1), (2,), float(ctx.attr("epsilon", 1e-5)), False)
     y = g.reshape(t.shape)
     s, b = ctx.t(scale).cast(y.dtype), ctx.t(bias).cast(y.dtype)
-    if ctx.opset < 21:  # per group: each repeated for the group's channels
-        s = s.reshape(groups, 1).expand(groups, c // groups).reshape(c)
-        b = b.reshape(groups, 1).expand(groups, c // groups).reshape(c)
     per_channel = [1, c] + [1] * (t.ndim - 2)
     return (y * s.reshape(per_channel) + b.reshape(per_channel)).cast(t.dtype)
 
