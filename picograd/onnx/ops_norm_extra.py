@@ -1,6 +1,6 @@
 """Less common normalizations, pools and index ops: LpPool, LpNormalization,
 GroupNormalization, MeanVarianceNormalization, CumProd, EyeLike, GatherND, ReverseSequence,
-ReduceLogSum, MaxUnpool.
+ReduceLogSum, MaxUnpool, Det.
 
 Index ops (GatherND, ReverseSequence) turn what they read into one `gather` whose index is
 out of range wherever an ONNX index is, so a bad index raises picograd's IndexRangeError
@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 
 from picograd.frontend import where
+from picograd.frontend.ops_shape import cat
 from picograd.frontend.ops_shape import pad as pad_tensor
 from picograd.frontend.tensor import Tensor
 from picograd.nn import conv_nd
@@ -287,3 +288,50 @@ def _reverse_sequence(ctx: NodeContext, x: Value, sequence_lens: Value) -> Tenso
     idx = where(pos < lens, lens - 1 - pos, pos)
     idx = where(lens < 0, idx * 0 + steps, idx)
     return t.gather(time, idx.expand(t.shape))
+
+
+# ── Det ──────────────────────────────────────────────────────────────────────
+
+def _swap_rows(ctx: NodeContext, a: Tensor, k: int, r: Tensor) -> Tensor:
+    """`a` (..., M, M) with its rows k and r[...] (per matrix, r >= k) exchanged."""
+    m = a.shape[-1]
+    rows = ctx.t(np.arange(m, dtype=np.int64).reshape(m, 1))
+    r = r.reshape(*r.shape, 1, 1)
+    order = where(rows == k, r, where(rows == r, rows * 0 + k, rows))
+    return a.gather(a.ndim - 2, order.expand(a.shape))
+
+
+def _det(ctx: NodeContext, a: Tensor) -> Tensor:
+    """The determinants of the matrices (..., M, M) by Gaussian elimination with partial
+    pivoting (the product of the pivots, negated once per row exchange), M steps of
+    Tensor ops. A zero pivot (a singular matrix) makes the product 0 and eliminates
+    nothing, so no 0/0 reaches the result."""
+    m = a.shape[-1]
+    lead = (slice(None),) * (a.ndim - 2)
+    det = (a[(*lead, 0, 0)] * 0 + 1) if m else a.sum((-2, -1)) * 0 + 1
+    for k in range(m):
+        below = a[(*lead, slice(k, m), k)].abs()
+        r = below.argmax(-1).cast("int64") + k
+        a = _swap_rows(ctx, a, k, r)
+        det = where(r == k, det, -det)
+        pivot = a[(*lead, k, k)]
+        det = det * pivot
+        if k + 1 == m:
+            break
+        safe = where(pivot == 0, pivot * 0 + 1, pivot).reshape(*pivot.shape, 1, 1)
+        factor = a[(*lead, slice(k + 1, m), slice(k, k + 1))] / safe
+        factor = where(pivot.reshape(*pivot.shape, 1, 1) == 0, factor * 0, factor)
+        rest = a[(*lead, slice(k + 1, m), slice(None))] - factor * a[
+            (*lead, slice(k, k + 1), slice(None))]
+        a = cat([a[(*lead, slice(0, k + 1), slice(None))], rest], dim=-2)
+    return det
+
+
+@op("Det", min_opset=11)
+def _det_op(ctx: NodeContext, x: Value) -> Tensor:
+    t = ctx.t(x)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ctx.unsupported(f"an input of shape {t.shape}: Det takes (..., M, M)")
+    if not t.dtype.is_float:
+        raise ctx.unsupported(f"Det of {t.dtype}")
+    return _det(ctx, _wide(t)).cast(t.dtype)

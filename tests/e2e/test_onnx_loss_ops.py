@@ -23,7 +23,7 @@ def _randn(*shape: int, dtype: type = np.float32) -> np.ndarray:
 
 def _matches_reference(model, feeds, rtol=1e-5, atol=1e-6) -> None:
     """picograd.onnx's outputs equal onnx's ReferenceEvaluator's: dtypes, shapes, values."""
-    expected = ReferenceEvaluator(model).run(None, feeds)
+    expected = [np.asarray(e) for e in ReferenceEvaluator(model).run(None, feeds)]
     got = pgx.load(model).run(None, feeds)
     assert len(got) == len(expected)
     for ours, theirs in zip(got, expected, strict=True):
@@ -278,3 +278,26 @@ def test_reverse_sequence_too_long_raises():
     model = node_model("ReverseSequence", {"x": x, "l": lens}, opset=13)
     with pytest.raises(IndexRangeError):
         pgx.load(model).run(None, {"x": x, "l": lens})
+
+
+# ── Det ──────────────────────────────────────────────────────────────────────
+
+@pytest.mark.parametrize("shape,dtype", [((3, 3), np.float32), ((2, 5, 5), np.float64),
+                                         ((2, 0, 0), np.float32), ((1, 1), np.float32)])
+def test_det(shape, dtype):
+    x = _randn(*shape, dtype=dtype)
+    model = node_model("Det", {"x": x}, opset=11)
+    if dtype == np.float64:  # onnxruntime's Det is float32 only
+        _matches_reference(model, {"x": x}, rtol=1e-10, atol=1e-12)
+    else:
+        assert_matches_ort(model, {"x": x}, rtol=1e-4, atol=1e-5)
+
+
+def test_det_zero_pivots_and_singular_matrices():
+    """A zero leading entry needs a row exchange (the sign flips); an all-zero column
+    gives 0, not the NaN of dividing by the zero pivot."""
+    x = np.array([[[0, 1], [1, 0]], [[0, 1], [0, 2]], [[0, 0], [0, 0]],
+                  [[1, 2], [2, 4]]], np.float32)
+    got = pgx.load(node_model("Det", {"x": x}, opset=11)).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, np.array([-1, 0, 0, 0], np.float32))
+    assert_matches_ort(node_model("Det", {"x": x}, opset=11), {"x": x})
