@@ -124,7 +124,8 @@ def _check_lp_norm(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> s
 
 @op("LpNormalization", attrs=("axis", "p"), check=_check_lp_norm)
 def _lp_normalization(ctx: NodeContext, x: Value) -> Tensor:
-    """x divided by its L1 or L2 norm along `axis`."""
+    """x divided by its L1 or L2 norm along `axis`; 0 where the norm is 0 (onnxruntime's
+    and onnx's reference, not 0/0)."""
     t = ctx.t(x)
     axis = _axis(ctx.attr("axis", -1), t.ndim)
     w = _wide(t)
@@ -132,7 +133,8 @@ def _lp_normalization(ctx: NodeContext, x: Value) -> Tensor:
         norm = w.abs().sum(axis, keepdim=True)
     else:
         norm = (w * w).sum(axis, keepdim=True).sqrt()
-    return (w / norm).cast(t.dtype)
+    zero = norm == 0
+    return where(zero, w * 0, w / where(zero, norm + 1, norm)).cast(t.dtype)
 
 
 def _standardize(w: Tensor, dims: tuple[int, ...], eps: float, eps_outside: bool) -> Tensor:
@@ -262,7 +264,11 @@ def _gather_nd(ctx: NodeContext, data: Value, indices: Value) -> Tensor:
     d = ctx.t(data)
     b = int(ctx.attr("batch_dims", 0))
     idx = ctx.t(indices).cast("int64")
-    k = idx.shape[-1]
+    k = idx.shape[-1] if idx.ndim else 0
+    if idx.ndim < b + 1 or k > d.ndim - b or tuple(idx.shape[:b]) != tuple(d.shape[:b]):
+        raise ctx.unsupported(f"indices of shape {idx.shape} for data of shape {d.shape} "
+                              f"with batch_dims={b}: they need the data's batch dims and "
+                              f"at most {d.ndim - b} index components")
     batch, inner, rest = d.shape[:b], list(d.shape[b:b + k]), list(d.shape[b + k:])
     middle = list(idx.shape[b:-1])
     nb, nm = math.prod(batch), math.prod(middle)
@@ -280,9 +286,12 @@ def _reverse_sequence(ctx: NodeContext, x: Value, sequence_lens: Value) -> Tenso
     t = ctx.t(x)
     time, batch = int(ctx.attr("time_axis", 0)), int(ctx.attr("batch_axis", 1))
     steps = t.shape[time]
-    if {time, batch} != {0, 1}:
-        raise ctx.unsupported(f"time_axis={time}, batch_axis={batch}: one must be 0, "
-                              f"the other 1")
+    if {time, batch} != {0, 1} or t.ndim < 2:
+        raise ctx.unsupported(f"time_axis={time}, batch_axis={batch} of shape {t.shape}: "
+                              f"one must be 0, the other 1")
+    if tuple(sequence_lens.shape) != (t.shape[batch],):
+        raise ctx.unsupported(f"sequence_lens of shape {tuple(sequence_lens.shape)}: it "
+                              f"needs one length per batch entry ({t.shape[batch]})")
     lens = ctx.t(_along(ctx.t(sequence_lens).cast("int64"), batch, t.ndim))
     pos = ctx.t(_along(np.arange(steps, dtype=np.int64), time, t.ndim))
     idx = where(pos < lens, lens - 1 - pos, pos)

@@ -150,6 +150,13 @@ def test_lp_normalization(attrs):
     assert_matches_ort(node_model("LpNormalization", {"x": x}, attrs, opset=13), {"x": x})
 
 
+def test_lp_normalization_zero_norm_gives_zero():
+    x = np.array([[0, 0, 0], [3, -4, 0]], np.float32)
+    for p in (1, 2):
+        assert_matches_ort(node_model("LpNormalization", {"x": x}, {"p": p}, opset=13),
+                           {"x": x})
+
+
 def test_lp_normalization_p3_refused():
     model = node_model("LpNormalization", {"x": _randn(3, 4)}, {"p": 1}, opset=13)
     model.graph.node[0].attribute[0].i = 3
