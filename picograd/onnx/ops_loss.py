@@ -51,6 +51,12 @@ def nll_loss(ctx: NodeContext, x: Tensor, target: Value, weight: Value | None) -
     """ONNX's NegativeLogLikelihoodLoss of log-probabilities `x` (N, C, d1, ...)."""
     if x.ndim < 2:
         raise ctx.unsupported(f"an input of shape {x.shape}: it needs (N, C, ...)")
+    if tuple(target.shape) != (x.shape[0], *x.shape[2:]):
+        raise ctx.unsupported(f"targets of shape {tuple(target.shape)} for an input of "
+                              f"shape {x.shape}: they need shape (N, d1, ...)")
+    if weight is not None and tuple(weight.shape) != (x.shape[1],):
+        raise ctx.unsupported(f"weights of shape {tuple(weight.shape)}: they need one per "
+                              f"class ({x.shape[1]})")
     tgt = ctx.t(target).cast("int64")
     ignore = ctx.attr("ignore_index")
     ignored = None if ignore is None else tgt == int(ignore)

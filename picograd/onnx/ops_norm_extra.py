@@ -101,6 +101,9 @@ def _max_unpool(ctx: NodeContext, x: Value, indices: Value, output_shape: Value 
     pads = list(ctx.attr("pads", [0] * (2 * n)))
     shape = [*t.shape[:2]] + [(i - 1) * s + k - pads[d] - pads[d + n] for d, (i, s, k) in
                               enumerate(zip(t.shape[2:], strides, kernel, strict=True))]
+    if tuple(indices.shape) != tuple(t.shape):
+        raise ctx.unsupported(f"indices of shape {tuple(indices.shape)} for values of shape "
+                              f"{t.shape}: they need the same shape")
     flat = Tensor.zeros(math.prod(shape), dtype=t.dtype, device=t.device)
     idx = ctx.t(indices).cast("int64").reshape(-1)
     y = flat.scatter(0, idx, t.reshape(-1)).reshape(shape)
@@ -146,9 +149,15 @@ def _standardize(w: Tensor, dims: tuple[int, ...], eps: float, eps_outside: bool
     return centered / (var.sqrt() + eps if eps_outside else (var + eps).sqrt())
 
 
+def _check_stash(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    stash = attrs.get("stash_type", 1)
+    return None if stash == 1 else f"stash_type={stash} (only 1, float32, is translated)"
+
+
 # opset 18's GroupNormalization (scale and bias per group) is deprecated: onnx's checker
 # rejects a model of opset 18-20 that uses it, so only opset 21's form is translated
-@op("GroupNormalization", attrs=("epsilon", "num_groups", "stash_type"), min_opset=21)
+@op("GroupNormalization", attrs=("epsilon", "num_groups", "stash_type"), min_opset=21,
+    check=_check_stash)
 def _group_normalization(ctx: NodeContext, x: Value, scale: Value, bias: Value) -> Tensor:
     """Each group of C / num_groups channels standardized over its channels and spatial
     dims (in float32 at least, stash_type 1), then scaled and shifted per channel."""
@@ -161,9 +170,7 @@ def _group_normalization(ctx: NodeContext, x: Value, scale: Value, bias: Value) 
     if scale.shape != (c,) or bias.shape != (c,):
         raise ctx.unsupported(f"scale {tuple(scale.shape)} and bias {tuple(bias.shape)}: "
                               f"opset 21 takes one of each per channel ({c})")
-    stash = ctx.attr("stash_type", 1)
-    w = _wide(t) if stash == 1 else t
-    g = _standardize(w.reshape(n, groups, -1), (2,), float(ctx.attr("epsilon", 1e-5)), False)
+    g = _standardize(_wide(t).reshape(n, groups, -1), (2,), float(ctx.attr("epsilon", 1e-5)), False)
     y = g.reshape(t.shape)
     s, b = ctx.t(scale).cast(y.dtype), ctx.t(bias).cast(y.dtype)
     per_channel = [1, c] + [1] * (t.ndim - 2)
@@ -285,10 +292,10 @@ def _reverse_sequence(ctx: NodeContext, x: Value, sequence_lens: Value) -> Tenso
     an out-of-range index, which raises when read."""
     t = ctx.t(x)
     time, batch = int(ctx.attr("time_axis", 0)), int(ctx.attr("batch_axis", 1))
-    steps = t.shape[time]
     if {time, batch} != {0, 1} or t.ndim < 2:
         raise ctx.unsupported(f"time_axis={time}, batch_axis={batch} of shape {t.shape}: "
                               f"one must be 0, the other 1")
+    steps = t.shape[time]
     if tuple(sequence_lens.shape) != (t.shape[batch],):
         raise ctx.unsupported(f"sequence_lens of shape {tuple(sequence_lens.shape)}: it "
                               f"needs one length per batch entry ({t.shape[batch]})")
