@@ -76,6 +76,13 @@ def test_nll_out_of_range_target_raises_not_a_wrong_number():
         pgx.load(model).run(None, {"x": x, "t": t})
 
 
+def test_nll_int32_targets_and_positive_ignore_index_sum():
+    x, t = _randn(6, 4), np.array([0, 3, 3, 1, 2, 3], np.int32)
+    model = node_model("NegativeLogLikelihoodLoss", {"x": x, "t": t},
+                       {"reduction": "sum", "ignore_index": 3}, opset=13)
+    assert_matches_ort(model, {"x": x, "t": t})
+
+
 def test_nll_unknown_reduction_is_refused_at_load():
     x, t = _randn(2, 3), np.array([1, 2], np.int64)
     model = node_model("NegativeLogLikelihoodLoss", {"x": x, "t": t}, opset=13)
@@ -198,6 +205,17 @@ def test_cumprod(attrs, axis):
     x = RNG.uniform(0.5, 1.5, (3, 4)).astype(np.float32)
     model = node_model("CumProd", {"x": x}, attrs, opset=26,
                        constants={"axis": np.array(axis, np.int64)})
+    _matches_reference(model, {"x": x})
+
+
+def test_cumprod_empty_axis_and_int64():
+    empty = np.zeros((2, 0), np.float32)
+    model = node_model("CumProd", {"x": empty}, {"exclusive": 1}, opset=26,
+                       constants={"axis": np.array(1, np.int64)})
+    _matches_reference(model, {"x": empty})
+    x = np.array([[3, -1], [2, 5], [-4, 2]], np.int64)
+    model = node_model("CumProd", {"x": x}, {"reverse": 1}, opset=26,
+                       constants={"axis": np.array(0, np.int32)})
     _matches_reference(model, {"x": x})
 
 
