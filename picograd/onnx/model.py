@@ -37,9 +37,11 @@ from picograd.onnx import (
     ops_control,
     ops_elementwise,
     ops_index,
+    ops_loss,
     ops_microsoft,
     ops_misc,
     ops_nn,
+    ops_norm_extra,
     ops_quant,
     ops_reduce,
     ops_resize,
@@ -54,8 +56,9 @@ from picograd.onnx.registry import DOMAINS, domain_opsets
 from picograd.onnx.replay import ShapeReplays
 
 # the op families register their translations on import
-_FAMILIES = (ops_control, ops_elementwise, ops_index, ops_microsoft, ops_misc, ops_nn,
-             ops_quant, ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape)
+_FAMILIES = (ops_control, ops_elementwise, ops_index, ops_loss, ops_microsoft, ops_misc,
+             ops_nn, ops_norm_extra, ops_quant, ops_reduce, ops_resize, ops_rnn, ops_scatter,
+             ops_sequence, ops_shape)
 
 
 def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
