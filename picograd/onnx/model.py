@@ -46,6 +46,7 @@ from picograd.onnx import (
     ops_scatter,
     ops_sequence,
     ops_shape,
+    ops_signal,
 )
 from picograd.onnx.errors import OnnxInputError, OnnxModelError, OnnxUnsupportedError
 from picograd.onnx.graph import GraphRunner, ValueType, declared
@@ -54,7 +55,8 @@ from picograd.onnx.replay import ShapeReplays
 
 # the op families register their translations on import
 _FAMILIES = (ops_control, ops_elementwise, ops_index, ops_microsoft, ops_misc, ops_nn,
-             ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape)
+             ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape,
+             ops_signal)
 
 
 def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
