@@ -10,15 +10,20 @@ handle them fails instead of computing on a wrong type). Cast / CastLike to and 
 run on the host (`cast_host`: onnx's reference conversions). A translation that computes
 on them (DequantizeLinear, QuantizeLinear) goes through their *storage*: `to_storage`
 gives the exact values as int8 (INT4, INT2), uint8 (UINT4, UINT2) or float32 (the float
-kinds), which make a device Tensor; `from_storage` turns values computed on the device
-and read back into the host-only type, refusing any value the type cannot hold exactly.
+kinds), `storage_tensor` their device Tensor (made once per array); `from_storage` turns
+values computed on the device and read back into the host-only type, refusing any value
+the type cannot hold exactly.
 Other types (strings, complex) are not supported."""
 
 from __future__ import annotations
 
+import weakref
+
 import ml_dtypes
 import numpy as np
 from onnx import TensorProto, numpy_helper
+
+from picograd.frontend.tensor import Tensor
 
 ONNX_TO_NUMPY: dict[int, np.dtype] = {
     TensorProto.FLOAT: np.dtype(np.float32),
@@ -56,6 +61,8 @@ _STORAGE = {np.dtype(ml_dtypes.int4): np.dtype(np.int8),
             np.dtype(ml_dtypes.int2): np.dtype(np.int8),
             np.dtype(ml_dtypes.uint4): np.dtype(np.uint8),
             np.dtype(ml_dtypes.uint2): np.dtype(np.uint8)}
+# storage_tensor's uploads: (id, device) -> (a weak reference to the array, its Tensor)
+_STORAGE_TENSORS: dict[tuple[int, str], tuple[weakref.ref, Tensor]] = {}
 _FLOAT8_SATURATING = {TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ,
                       TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ}
 
@@ -96,6 +103,20 @@ def to_storage(array: np.ndarray) -> np.ndarray:
     return np.asarray(array).astype(storage_dtype(array.dtype))
 
 
+def storage_tensor(array: np.ndarray, device: str) -> Tensor:
+    """The device Tensor of a host-only array's storage values (`to_storage`), made once
+    per array and device while the array lives: a model's INT4 weights are converted and
+    uploaded on their first use, not on every run."""
+    key = (id(array), device)
+    cached = _STORAGE_TENSORS.get(key)
+    if cached is not None and cached[0]() is array:
+        return cached[1]
+    tensor = Tensor(to_storage(array), device=device)
+    _STORAGE_TENSORS[key] = (weakref.ref(array), tensor)
+    weakref.finalize(array, _STORAGE_TENSORS.pop, key, None)
+    return tensor
+
+
 def from_storage(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """`values` (computed in the storage dtype, e.g. read back from the device) as the
     host-only `dtype`; ValueError unless every value is one `dtype` holds exactly (NaN
@@ -121,8 +142,9 @@ def cast_host(x: np.ndarray, to: int, saturate: bool = True, round_mode: str = "
     if dtype is None:
         raise ValueError(f"no cast to element type {onnx_type_name(to)}")
     x = np.asarray(x)
-    if to in _FLOAT8_SATURATING and saturate:
-        return numpy_helper.saturate_cast(x, dtype)
-    if to == TensorProto.FLOAT8E8M0:
-        return numpy_helper.to_float8e8m0(x, saturate, round_mode).astype(dtype)
-    return x.astype(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN to an integer type is defined
+        if to in _FLOAT8_SATURATING and saturate:
+            return numpy_helper.saturate_cast(x, dtype)
+        if to == TensorProto.FLOAT8E8M0:
+            return numpy_helper.to_float8e8m0(x, saturate, round_mode).astype(dtype)
+        return x.astype(dtype)

@@ -173,8 +173,9 @@ class GraphRunner:
         if is_host_only(array.dtype):  # no picograd dtype: the translation must handle it
             raise OnnxUnsupportedError(
                 f"a value of element type {array.dtype} reached an op that computes on the "
-                f"device; picograd keeps {array.dtype} values on the host (Cast, CastLike "
-                f"and Identity take them)")
+                f"device; picograd keeps {array.dtype} values on the host, where Cast, "
+                f"CastLike, Identity and the shape ops (Reshape, Transpose, Squeeze, "
+                f"Unsqueeze, Flatten, Shape, Size) take them")
         kept = self._uploads.get(id(array))
         if kept is not None and kept[0] is array:
             return kept[1]
