@@ -163,3 +163,19 @@ def test_storage_round_trip() -> None:
         from_storage(np.array([8], np.int8), np.dtype(ml_dtypes.int4))
     with pytest.raises(ValueError, match="not float4_e2m1fn"):
         from_storage(np.array([0.7], np.float32), np.dtype(ml_dtypes.float4_e2m1fn))
+
+
+@pytest.mark.parametrize("op", ["Cast", "CastLike"])
+def test_e4m3fn_without_saturation_is_nan_past_the_range(op: str) -> None:
+    """picograd's e4m3fn kernels saturate: saturate=0 (NaN past +-448) runs on the host,
+    for Cast and for CastLike, whose target type is known only from its input."""
+    if op == "Cast":
+        node = helper.make_node("Cast", ["x"], ["y"], to=T.FLOAT8E4M3FN, saturate=0)
+        inits = []
+    else:
+        node = helper.make_node("CastLike", ["x", "like"], ["y"], saturate=0)
+        inits = [numpy_helper.from_array(np.zeros(1, ml_dtypes.float8_e4m3fn), "like")]
+    model = _model([node], [("x", T.FLOAT, None)], [("y", T.FLOAT8E4M3FN, None)], inits)
+    _assert_reference(model, {"x": _FLOATS})
+    got = pgx.load(model).run(None, {"x": np.array([1e5, 448.0], np.float32)})[0]
+    assert np.isnan(got.astype(np.float32)[0]) and got.astype(np.float32)[1] == 448.0
