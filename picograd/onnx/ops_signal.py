@@ -153,6 +153,8 @@ def _stft(ctx: NodeContext, signal: Value, frame_step: Value, window: Value | No
     else:
         fl = w.shape[0] if w is not None else x.shape[-2]
     size = w.shape[0] if w is not None else fl
+    if size != fl:  # onnx's reference frames by one and counts frames by the other
+        raise ctx.unsupported(f"a window of {size} samples with frame_length {fl}")
     if step <= 0 or size <= 0 or size > x.shape[1]:
         raise ctx.unsupported(f"frame_step {step} and window {size} do not fit a signal "
                               f"of shape {tuple(x.shape)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import picograd.onnx as pgx
@@ -110,3 +110,18 @@ def test_mel_edges_out_of_range_refused() -> None:
     model = node_model("MelWeightMatrix", feeds, out_types=[TensorProto.FLOAT])
     with pytest.raises(pgx.OnnxUnsupportedError, match="mel edges"):
         pgx.load(model).run(None, feeds)
+
+
+def test_stft_window_and_frame_length_must_agree() -> None:
+    """(onnx's shape inference rejects such a model too; onnx's checker does not)"""
+    x = _signal(1, 40, 1)
+    graph = helper.make_graph(
+        [helper.make_node("STFT", ["x", "step", "window", "length"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "f", "b", 2])],
+        [numpy_helper.from_array(np.array(4, np.int64), "step"),
+         numpy_helper.from_array(np.ones(8, np.float32), "window"),
+         numpy_helper.from_array(np.array(16, np.int64), "length")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(pgx.OnnxUnsupportedError, match="frame_length 16"):
+        pgx.load(model).run(None, {"x": x})
