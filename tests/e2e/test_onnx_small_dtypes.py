@@ -179,3 +179,14 @@ def test_e4m3fn_without_saturation_is_nan_past_the_range(op: str) -> None:
     _assert_reference(model, {"x": _FLOATS})
     got = pgx.load(model).run(None, {"x": np.array([1e5, 448.0], np.float32)})[0]
     assert np.isnan(got.astype(np.float32)[0]) and got.astype(np.float32)[1] == 448.0
+
+
+def test_repeated_runs_read_each_device_value_back() -> None:
+    """A cast of a device value to INT4 reads it back, so the run is never replayed from
+    a capture holding an earlier run's host values."""
+    nodes = [helper.make_node("Cast", ["x"], ["q"], to=T.INT4),
+             helper.make_node("Cast", ["q"], ["y"], to=T.FLOAT)]
+    model = pgx.load(_model(nodes, [("x", T.FLOAT, (3,))], [("y", T.FLOAT, (3,))]))
+    for i in range(5):
+        x = np.array([i, -i, i + 0.5], np.float32)
+        np.testing.assert_array_equal(model(x)["y"], x.astype(ml_dtypes.int4).astype(np.float32))
