@@ -24,7 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from picograd.frontend.tensor import Tensor
-from picograd.onnx.dtypes import numpy_dtype, onnx_type_name
+from picograd.onnx.dtypes import is_host_only, numpy_dtype, onnx_type_name
 from picograd.onnx.errors import OnnxModelError, OnnxUnsupportedError
 from picograd.onnx.fuse_attention import fuse_attention, reads_of_subgraphs
 from picograd.onnx.registry import (
@@ -151,8 +151,10 @@ class GraphRunner:
     # ── values known at load ───────────────────────────────────────────────
 
     def keep(self, array: np.ndarray) -> np.ndarray:
-        """Register a model-owned host array so its device copy is made only once."""
-        self._uploads[id(array)] = (array, Tensor(array, device=self.device))
+        """Register a model-owned host array so its device copy is made only once (a
+        host-only type's array stays on the host: dtypes.py)."""
+        if not is_host_only(array.dtype):
+            self._uploads[id(array)] = (array, Tensor(array, device=self.device))
         return array
 
     def initializer(self, init: onnx.TensorProto) -> Any:
@@ -163,11 +165,17 @@ class GraphRunner:
         array = np.asarray(array, dtype=numpy_dtype(init.data_type))
         small = array.size <= _HOST_LIMIT or (array.dtype.kind in "iub"
                                               and array.size <= _HOST_INT_LIMIT)
-        if small:
+        if small or is_host_only(array.dtype):
             return self.keep(array)
         return Tensor(array, device=self.device)
 
     def to_tensor(self, array: np.ndarray) -> Tensor:
+        if is_host_only(array.dtype):  # no picograd dtype: the translation must handle it
+            raise OnnxUnsupportedError(
+                f"a value of element type {array.dtype} reached an op that computes on the "
+                f"device; picograd keeps {array.dtype} values on the host, where Cast, "
+                f"CastLike, Identity and the shape ops (Reshape, Transpose, Squeeze, "
+                f"Unsqueeze, Flatten, Shape, Size) take them")
         kept = self._uploads.get(id(array))
         if kept is not None and kept[0] is array:
             return kept[1]

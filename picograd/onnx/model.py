@@ -49,7 +49,9 @@ from picograd.onnx import (
     ops_scatter,
     ops_sequence,
     ops_shape,
+    ops_signal,
 )
+from picograd.onnx.dtypes import is_host_only
 from picograd.onnx.errors import OnnxInputError, OnnxModelError, OnnxUnsupportedError
 from picograd.onnx.graph import GraphRunner, ValueType, declared
 from picograd.onnx.registry import DOMAINS, domain_opsets
@@ -58,7 +60,7 @@ from picograd.onnx.replay import ShapeReplays
 # the op families register their translations on import
 _FAMILIES = (ops_control, ops_elementwise, ops_index, ops_loss, ops_microsoft, ops_misc,
              ops_nn, ops_norm_extra, ops_quant, ops_reduce, ops_resize, ops_rnn, ops_scatter,
-             ops_sequence, ops_shape)
+             ops_sequence, ops_shape, ops_signal)
 
 
 def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
@@ -141,7 +143,7 @@ class OnnxModel:
         return self._check_feed(name, value, vtype.dtype, vtype.dims)
 
     def _check_feed(self, name: str, value: Any, dtype: np.dtype | None,
-                    dims: tuple | None) -> Tensor:
+                    dims: tuple | None) -> Tensor | np.ndarray:
         if isinstance(value, Tensor):
             got_dtype, shape = np.dtype(value.dtype.np), tuple(value.shape)
         else:
@@ -160,6 +162,8 @@ class OnnxModel:
                                          f"declares {_dims_text(dims)}")
         if isinstance(value, Tensor):
             return value if value.device == self.device else value.to(self.device)
+        if is_host_only(got_dtype):  # INT4, FLOAT4E2M1, ...: host values (dtypes.py)
+            return np.array(value, order="C")
         return Tensor(np.asarray(value, order="C"), device=self.device)
 
     def _execute(self, feeds: dict[str, Any], names: Sequence[str]) -> Mapping[str, Any]:

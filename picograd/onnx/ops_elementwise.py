@@ -18,7 +18,7 @@ import onnx
 
 from picograd.frontend import maximum, minimum, where
 from picograd.frontend.tensor import Tensor
-from picograd.onnx.dtypes import ONNX_TO_NUMPY
+from picograd.onnx.dtypes import cast_host, is_host_only, numpy_dtype, onnx_type
 from picograd.onnx.registry import NodeContext, Value, is_host, op
 
 
@@ -276,21 +276,46 @@ def _where(ctx: NodeContext, cond: Value, x: Value, y: Value) -> Value:
 # ── casts and identities ───────────────────────────────────────────────────
 
 def _check_cast(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
-    if node.op_type == "Cast" and attrs.get("to") not in ONNX_TO_NUMPY:
+    if node.op_type == "Cast" and numpy_dtype(attrs.get("to", 0)) is None:
         return f"a cast to element type {attrs.get('to')} is not supported"
-    if attrs.get("saturate", 1) == 0 and attrs.get("to") == onnx.TensorProto.FLOAT8E4M3FN:
-        # picograd's e4m3fn encoding saturates; ONNX's saturate=0 wants NaN there
-        return "saturate=0 for FLOAT8E4M3FN is not supported"
+    if _text(attrs.get("round_mode", b"up")) not in ("up", "down", "nearest"):
+        return f"round_mode={attrs['round_mode']!r} is not supported"
     return None
 
 
-_FLOAT8 = {np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)}
+_E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
+_FLOAT8 = {_E4M3FN, np.dtype(ml_dtypes.float8_e5m2)}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _source_dtype(x: Value) -> np.dtype:
+    return np.dtype(x.dtype.np) if isinstance(x, Tensor) else np.asarray(x).dtype
+
+
+def _cast_host_only(ctx: NodeContext, x: Value, dtype: np.dtype) -> np.ndarray:
+    """A cast to or from a host-only type (INT4, FLOAT4E2M1, the fnuz float8 kinds, ...:
+    dtypes.py), or one picograd's kernels cannot do exactly, on the host as onnx's
+    reference; a device value is read back."""
+    to = onnx_type(dtype)
+    assert to is not None  # check_cast / CastLike's input: a type numpy_dtype knows
+    return cast_host(ctx.host(x), to, bool(ctx.attr("saturate", 1)),
+                     _text(ctx.attr("round_mode", b"up")))
 
 
 def cast_value(ctx: NodeContext, x: Value, dtype: np.dtype) -> Value:
     """`x` as `dtype`: on the host for a host value, else a Tensor cast. Casts to float8
     saturate by default as ONNX's (out-of-range values and infinities become the largest
-    finite value, NaN stays NaN); `saturate=0` keeps e5m2's infinities."""
+    finite value, NaN stays NaN); `saturate=0` keeps e5m2's infinities. A cast to or from
+    a host-only type runs on the host (`_cast_host_only`)."""
+    if is_host_only(dtype) or is_host_only(_source_dtype(x)):
+        return _cast_host_only(ctx, x, dtype)
+    if dtype == _E4M3FN and not ctx.attr("saturate", 1):
+        # picograd's e4m3fn encoding saturates; ONNX's saturate=0 wants NaN past the
+        # range: converted on the host as onnx's reference (a device value is read back)
+        return _cast_host_only(ctx, x, dtype)
     if dtype in _FLOAT8:
         t = ctx.t(x)
         if ctx.attr("saturate", 1) and t.dtype.is_float:
@@ -302,15 +327,16 @@ def cast_value(ctx: NodeContext, x: Value, dtype: np.dtype) -> Value:
     return ctx.t(x).cast(dtype)
 
 
-@op("Cast", attrs=("to", "saturate"), check=_check_cast)
+@op("Cast", attrs=("to", "saturate", "round_mode"), check=_check_cast)
 def _cast(ctx: NodeContext, x: Value) -> Value:
-    return cast_value(ctx, x, ONNX_TO_NUMPY[ctx.attr("to")])
-
-
-@op("CastLike", attrs=("saturate",), check=_check_cast)
-def _cast_like(ctx: NodeContext, x: Value, like: Value) -> Value:
-    dtype = np.dtype(like.dtype.np) if isinstance(like, Tensor) else np.asarray(like).dtype
+    dtype = numpy_dtype(ctx.attr("to"))
+    assert dtype is not None  # _check_cast
     return cast_value(ctx, x, dtype)
+
+
+@op("CastLike", attrs=("saturate", "round_mode"), check=_check_cast)
+def _cast_like(ctx: NodeContext, x: Value, like: Value) -> Value:
+    return cast_value(ctx, x, _source_dtype(like))
 
 
 @op("Identity")
