@@ -31,12 +31,15 @@ def _model(node: onnx.NodeProto, opset: int = 17, dims: list | None = None) -> o
 
 
 def test_unsupported_op_fails_at_load_naming_the_node():
-    model = _model(helper.make_node("Det", ["x"], ["y"], name="the_det"), opset=13,
-                   dims=[3, 3])
+    # TfIdfVectorizer (n-gram counts, a text-processing op) has no translation
+    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="the_tfidf", mode="TF",
+                            min_gram_length=1, max_gram_length=1, max_skip_count=0,
+                            ngram_counts=[0], ngram_indexes=[0], pool_int64s=[2])
+    model = _model(node, opset=13, dims=[3, 3])
     with pytest.raises(OnnxUnsupportedError) as info:
         pgx.load(model)
     message = str(info.value)
-    for part in ("the_det", "Det", "ai.onnx", "opset 13"):
+    for part in ("the_tfidf", "TfIdfVectorizer", "ai.onnx", "opset 13"):
         assert part in message
     assert isinstance(info.value, NotImplementedError | PicogradError)
 
