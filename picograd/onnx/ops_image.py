@@ -1,0 +1,169 @@
+"""Image ONNX ops: GridSample, AffineGrid, Col2Im, CenterCropPad, NonMaxSuppression.
+
+GridSample is a sum over its interpolation taps (1, 2 or 4 per spatial dim): each tap's
+integer position is made valid by the padding mode, gathered from the flattened image and
+weighted. The coordinate rules (denormalization, reflection, half-to-even rounding for
+nearest, Keys' cubic with a = -0.75) are ONNX's reference's (torch's grid_sample).
+NonMaxSuppression's output size depends on the scores, so it syncs: boxes and scores are
+read back and the greedy selection runs on the host, as NonZero does (ops_scatter.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import onnx
+
+from picograd.frontend import where
+from picograd.frontend.tensor import Tensor
+from picograd.onnx.registry import NodeContext, Value, op
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+# ── GridSample ─────────────────────────────────────────────────────────────
+
+# opset 16's names -> opset 20's
+_MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic",
+          "nearest": "nearest"}
+_PADDINGS = ("zeros", "border", "reflection")
+_CUBIC_A = -0.75
+
+
+def _check_grid_sample(node: onnx.NodeProto, attrs: dict[str, Any], opset: int
+                       ) -> str | None:
+    mode = _text(attrs.get("mode", "bilinear" if opset < 20 else "linear"))
+    if mode not in _MODES:
+        return f"mode {mode!r}"
+    padding = _text(attrs.get("padding_mode", "zeros"))
+    if padding not in _PADDINGS:
+        return f"padding_mode {padding!r}"
+    return None
+
+
+def _denormalize(n: Tensor, size: int, align: bool) -> Tensor:
+    """A [-1, 1] coordinate as a pixel position: -1 and 1 are the corner pixels' centers
+    (align_corners) or their outer edges."""
+    if align:
+        return (n + 1) / 2 * (size - 1)
+    return ((n + 1) * size - 1) / 2
+
+
+def _reflect(x: Tensor, lo: float, hi: float) -> Tensor:
+    """x reflected by the near border until it lies in [lo, hi] (the reference's loop in
+    closed form: n whole spans, then the remainder from the border the parity gives)."""
+    span = hi - lo
+    if span <= 0:
+        return x * 0 + lo
+    below, above = x < lo, x > hi
+    dx = where(below, lo - x, where(above, x - hi, x * 0))
+    n = (dx / span).trunc()
+    r = dx - n * span
+    even = (n.remainder(2) == 0)
+    from_below = where(even, lo + r, hi - r)
+    from_above = where(even, hi - r, lo + r)
+    return where(below, from_below, where(above, from_above, x))
+
+
+def _bounds(size: int, align: bool) -> tuple[float, float]:
+    return (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+
+
+def _position(n: Tensor, size: int, align: bool, mode: str, padding: str) -> Tensor:
+    """The sampled position along one axis, out-of-range ones moved by the padding mode
+    (border: clamped into the image; reflection: reflected into the bounds)."""
+    x = _denormalize(n, size, align)
+    if mode == "nearest":
+        x = x.round()  # half to even, as the reference (torch's) nearest
+    lo, hi = _bounds(size, align)
+    if padding == "border":
+        x = x.clamp(0, size - 1)
+    elif padding == "reflection":
+        x = _reflect(x, lo, hi)
+    else:
+        # far outside, every tap is padding: clamped so the index casts stay in range
+        x = x.clamp(-8.0, size + 8.0)
+    return x
+
+
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """Keys' cubic convolution weights of the taps at -1, 0, 1, 2 for a fraction t."""
+    a = _CUBIC_A
+
+    def far(d: Tensor) -> Tensor:  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    def near(d: Tensor) -> Tensor:  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(x: Tensor, mode: str) -> list[tuple[Tensor, Tensor | None]]:
+    """(integer position as a float tensor, weight) of each tap along one axis; nearest's
+    single tap has no weight."""
+    if mode == "nearest":
+        return [(x, None)]
+    x0 = x.floor()
+    t = x - x0
+    if mode == "linear":
+        return [(x0, 1 - t), (x0 + 1, t)]
+    return [(x0 + k, w) for k, w in zip((-1, 0, 1, 2), _cubic_weights(t), strict=True)]
+
+
+def _pixel(i: Tensor, size: int, align: bool, padding: str) -> tuple[Tensor, Tensor | None]:
+    """A tap's index into the axis (int64) and, for zeros padding, whether it is inside."""
+    if padding == "reflection":
+        lo, hi = _bounds(size, align)
+        i = _reflect(i, lo, hi).trunc()
+    inside = ((i >= 0) & (i <= size - 1)) if padding == "zeros" else None
+    return i.clamp(0, size - 1).cast("int64"), inside
+
+
+def _grid_sample_nd(x: Tensor, grid: Tensor, mode: str, padding: str, align: bool
+                    ) -> Tensor:
+    n, c, *dims = x.shape
+    out = tuple(grid.shape[1:-1])
+    p = int(np.prod(out, dtype=np.int64))
+    k = len(dims)
+    acc_dtype = "float64" if x.dtype.name == "float64" else "float32"
+    coords = grid.cast(acc_dtype).reshape(n, 1, p, k)
+    strides = [int(np.prod(dims[j + 1:], dtype=np.int64)) for j in range(k)]
+    per_axis = []
+    for j, size in enumerate(dims):
+        # the grid's last dim lists the coordinates innermost axis first (x, y, z)
+        pos = _position(coords[:, :, :, k - 1 - j], size, align, mode, padding)
+        per_axis.append([(*_pixel(i, size, align, padding), w) for i, w in _taps(pos, mode)])
+    flat = x.cast(acc_dtype).reshape(n, c, -1)
+    total: Tensor | None = None
+    for combo in itertools.product(*per_axis):
+        index: Tensor | None = None
+        weight: Tensor | None = None
+        for (idx, inside, w), stride in zip(combo, strides, strict=True):
+            index = idx * stride if index is None else index + idx * stride
+            for factor in (w, None if inside is None else inside.cast(acc_dtype)):
+                if factor is not None:
+                    weight = factor if weight is None else weight * factor
+        assert index is not None
+        value = flat.gather(2, index.expand(n, c, p))
+        term = value if weight is None else value * weight
+        total = term if total is None else total + term
+    assert total is not None
+    return total.reshape(n, c, *out).cast(x.dtype)
+
+
+@op("GridSample", attrs=("mode", "padding_mode", "align_corners"), min_opset=16,
+    check=_check_grid_sample)
+def _grid_sample(ctx: NodeContext, x: Value, grid: Value) -> Tensor:
+    """X (N, C, *spatial) sampled at grid (N, *out, rank) of [-1, 1] coordinates."""
+    t, g = ctx.t(x), ctx.t(grid)
+    mode = _MODES[_text(ctx.attr("mode", "bilinear" if ctx.opset < 20 else "linear"))]
+    if t.ndim < 3 or g.ndim != t.ndim or g.shape[-1] != t.ndim - 2:
+        raise ctx.unsupported(f"X of shape {tuple(t.shape)} with grid {tuple(g.shape)}")
+    if int(np.prod(t.shape)) == 0 or int(np.prod(g.shape)) == 0:
+        raise ctx.unsupported("GridSample of an empty X or grid")
+    return _grid_sample_nd(t, g, mode, _text(ctx.attr("padding_mode", "zeros")),
+                           bool(ctx.attr("align_corners", 0)))
