@@ -132,6 +132,11 @@ def _grid_sample_nd(x: Tensor, grid: Tensor, mode: str, padding: str, align: boo
     acc_dtype = "float64" if x.dtype.name == "float64" else "float32"
     coords = grid.cast(acc_dtype).reshape(n, 1, p, k)
     strides = [int(np.prod(dims[j + 1:], dtype=np.int64)) for j in range(k)]
+    # a NaN or infinite coordinate has no pixel (onnxruntime reads an arbitrary one): it
+    # samples as a finite 0 would, and its output is NaN
+    finite = coords.isfinite()
+    poison = where(finite, 0.0, float("nan")).cast(acc_dtype).sum(-1)  # (n, 1, p)
+    coords = where(finite, coords, 0.0).cast(acc_dtype)
     per_axis = []
     for j, size in enumerate(dims):
         # the grid's last dim lists the coordinates innermost axis first (x, y, z)
@@ -152,7 +157,7 @@ def _grid_sample_nd(x: Tensor, grid: Tensor, mode: str, padding: str, align: boo
         term = value if weight is None else value * weight
         total = term if total is None else total + term
     assert total is not None
-    return total.reshape(n, c, *out).cast(x.dtype)
+    return (total + poison).reshape(n, c, *out).cast(x.dtype)
 
 
 @op("GridSample", attrs=("mode", "padding_mode", "align_corners"), min_opset=16,
@@ -167,3 +172,76 @@ def _grid_sample(ctx: NodeContext, x: Value, grid: Value) -> Tensor:
         raise ctx.unsupported("GridSample of an empty X or grid")
     return _grid_sample_nd(t, g, mode, _text(ctx.attr("padding_mode", "zeros")),
                            bool(ctx.attr("align_corners", 0)))
+
+
+# ── NonMaxSuppression ──────────────────────────────────────────────────────
+
+def _corners(boxes: np.ndarray, center: bool) -> tuple[np.ndarray, ...]:
+    """(x_min, x_max, y_min, y_max) of (n, 4) boxes: [y1, x1, y2, x2] with the corners in
+    either order, or with center_point_box [x_center, y_center, width, height]."""
+    if center:
+        xc, yc, w, h = (boxes[:, i] for i in range(4))
+        return xc - w / 2, xc + w / 2, yc - h / 2, yc + h / 2
+    y1, x1, y2, x2 = (boxes[:, i] for i in range(4))
+    return (np.minimum(x1, x2), np.maximum(x1, x2), np.minimum(y1, y2), np.maximum(y1, y2))
+
+
+def _suppresses(boxes: np.ndarray, center: bool, iou_threshold: np.generic) -> np.ndarray:
+    """(n, n) bool: box j suppresses box i (IoU above the threshold), in the boxes' dtype as
+    the reference computes it; boxes that do not overlap or have no area never do."""
+    x0, x1, y0, y1 = _corners(boxes, center)
+    ix = np.minimum(x1[:, None], x1[None]) - np.maximum(x0[:, None], x0[None])
+    iy = np.minimum(y1[:, None], y1[None]) - np.maximum(y0[:, None], y0[None])
+    inter = ix * iy
+    area = (x1 - x0) * (y1 - y0)
+    union = area[:, None] + area[None] - inter
+    overlap = (ix > 0) & (iy > 0) & (inter > 0)
+    valid = (area[:, None] > 0) & (area[None] > 0) & (union > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = inter / np.where(union > 0, union, 1)
+    return overlap & valid & (iou > iou_threshold)
+
+
+def _select(scores: np.ndarray, suppress: np.ndarray, limit: int,
+            score_threshold: np.generic | None) -> list[int]:
+    """Greedy selection of one class: highest score first (ties: lower index first),
+    skipping a box an already selected one suppresses, at most `limit` boxes."""
+    order = np.lexsort((np.arange(scores.size), -scores))
+    chosen: list[int] = []
+    for i in order:
+        if len(chosen) >= limit:
+            break
+        if score_threshold is not None and not scores[i] > score_threshold:
+            continue
+        if not any(suppress[i, j] for j in chosen):
+            chosen.append(int(i))
+    return chosen
+
+
+def _scalar(ctx: NodeContext, v: Value | None, dtype: np.dtype) -> np.generic | None:
+    if v is None:
+        return None
+    values = ctx.host(v).reshape(-1)
+    return None if values.size == 0 else dtype.type(values[0])
+
+
+@op("NonMaxSuppression", attrs=("center_point_box",), min_opset=10)
+def _nms(ctx: NodeContext, boxes: Value, scores: Value, max_output: Value | None = None,
+         iou_threshold: Value | None = None, score_threshold: Value | None = None
+         ) -> np.ndarray:
+    """The (batch, class, box) triples kept, (k, 3) int64, batch- then class-major. Syncs:
+    boxes and scores are read on the host (the output's size depends on them)."""
+    b, s = ctx.host(boxes), ctx.host(scores)
+    if np.isnan(b).any() or np.isnan(s).any():
+        raise ctx.unsupported("NonMaxSuppression of NaN boxes or scores (no order)")
+    limit = _scalar(ctx, max_output, np.dtype(np.int64))
+    iou = _scalar(ctx, iou_threshold, b.dtype)
+    center = bool(ctx.attr("center_point_box", 0))
+    rows = []
+    for batch in range(b.shape[0]):
+        suppress = _suppresses(b[batch], center, b.dtype.type(0) if iou is None else iou)
+        for cls in range(s.shape[1]):
+            kept = _select(s[batch, cls], suppress, max(int(limit or 0), 0),
+                           _scalar(ctx, score_threshold, s.dtype))
+            rows.extend((batch, cls, i) for i in kept)
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
