@@ -245,3 +245,79 @@ def _nms(ctx: NodeContext, boxes: Value, scores: Value, max_output: Value | None
                            _scalar(ctx, score_threshold, s.dtype))
             rows.extend((batch, cls, i) for i in kept)
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+# ── Col2Im ─────────────────────────────────────────────────────────────────
+
+def _block_positions(padded: list[int], block: list[int], dilations: list[int],
+                     strides: list[int]) -> tuple[np.ndarray, int]:
+    """The flat padded-image position of every (kernel offset, block) pair, (K * L,) in
+    the input's (K, L) order, and L, the number of blocks."""
+    counts = [(p - (d * (k - 1) + 1)) // s + 1
+              for p, k, d, s in zip(padded, block, dilations, strides, strict=True)]
+    if any(c < 1 for c in counts):
+        raise ValueError(f"no sliding blocks fit (block grid {counts})")
+    flat = np.zeros((1, 1), dtype=np.int64)
+    for size, k, d, s, c in zip(padded, block, dilations, strides, counts, strict=True):
+        # along this axis: offset o of the kernel and block b sit at b * s + o * d
+        pos = np.arange(k)[:, None] * d + np.arange(c)[None] * s  # (k, c)
+        flat = (flat[:, None, :, None] * size + pos[None, :, None, :]).reshape(
+            flat.shape[0] * k, flat.shape[1] * c)
+    return flat.reshape(-1), int(np.prod(counts, dtype=np.int64))
+
+
+@op("Col2Im", attrs=("dilations", "pads", "strides"), min_opset=18)
+def _col2im(ctx: NodeContext, x: Value, image_shape: Value, block_shape: Value) -> Tensor:
+    """(N, C * prod(block), L) columns summed back into (N, C, *image_shape): each column
+    added at its block's place in the padded image, whose padding is then cut away."""
+    t = ctx.t(x)
+    image, block = ctx.ints(image_shape), ctx.ints(block_shape)
+    rank = len(image)
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    strides = list(ctx.attr("strides", [1] * rank))
+    pads = list(ctx.attr("pads", [0] * (2 * rank)))
+    padded = [s + pads[i] + pads[i + rank] for i, s in enumerate(image)]
+    try:
+        positions, blocks = _block_positions(padded, block, dilations, strides)
+    except ValueError as e:
+        raise ctx.unsupported(str(e)) from e
+    k = int(np.prod(block, dtype=np.int64))
+    n, ck, length = t.shape
+    if ck % k or length != blocks:
+        raise ctx.unsupported(f"input of shape {tuple(t.shape)} does not hold blocks "
+                              f"{block} over {blocks} places")
+    c = ck // k
+    src = t.reshape(n, c, k * length)
+    index = ctx.t(positions).reshape(1, 1, -1).expand(n, c, k * length)
+    zeros = ctx.t(np.zeros((n, c, int(np.prod(padded, dtype=np.int64))), t.dtype.np))
+    out = zeros.scatter_add(2, index, src).reshape(n, c, *padded)
+    crop = tuple(slice(pads[i], pads[i] + s) for i, s in enumerate(image))
+    return out[(slice(None), slice(None), *crop)]
+
+
+# ── CenterCropPad ──────────────────────────────────────────────────────────
+
+@op("CenterCropPad", attrs=("axes",), min_opset=18)
+def _center_crop_pad(ctx: NodeContext, x: Value, shape: Value) -> Tensor:
+    """x cropped or zero-padded to `shape` along `axes` (default all), centered: an odd
+    difference puts the extra element at the end (cropped from it, padded after)."""
+    t = ctx.t(x)
+    sizes = ctx.ints(shape)
+    axes = [a + t.ndim if a < 0 else a for a in ctx.attr("axes", range(t.ndim))]
+    if len(axes) != len(sizes) or sorted(set(axes)) != sorted(axes) or not all(
+            0 <= a < t.ndim for a in axes):
+        raise ctx.unsupported(f"shape {sizes} for axes {axes} of a rank-{t.ndim} input")
+    crop = [slice(None)] * t.ndim
+    pads = [(0, 0)] * t.ndim
+    for a, want in zip(axes, sizes, strict=True):
+        have = int(t.shape[a])
+        if want < 0:
+            raise ctx.unsupported(f"negative size {want}")
+        if want < have:
+            start = (have - want) // 2
+            crop[a] = slice(start, start + want)
+        elif want > have:
+            before = (want - have) // 2
+            pads[a] = (before, want - have - before)
+    out = t[tuple(crop)]
+    return out.pad(pads, 0) if any(p != (0, 0) for p in pads) else out
