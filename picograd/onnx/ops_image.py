@@ -321,3 +321,36 @@ def _center_crop_pad(ctx: NodeContext, x: Value, shape: Value) -> Tensor:
             pads[a] = (before, want - have - before)
     out = t[tuple(crop)]
     return out.pad(pads, 0) if any(p != (0, 0) for p in pads) else out
+
+
+# ── AffineGrid ─────────────────────────────────────────────────────────────
+
+def _base_grid(sizes: list[int], align: bool) -> np.ndarray:
+    """The identity grid, (prod(sizes), rank + 1): each pixel's [x, (y, (z,)) 1], the
+    coordinates innermost axis first, pixel centers (or corners with align_corners) in
+    [-1, 1]."""
+    axes = []
+    for size in sizes:
+        i = np.arange(size, dtype=np.float64)
+        axes.append(2 * i / (size - 1) - 1 if align else (2 * i + 1) / size - 1)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    coords = [m.reshape(-1) for m in reversed(mesh)]
+    return np.stack([*coords, np.ones_like(coords[0])], axis=-1)
+
+
+@op("AffineGrid", attrs=("align_corners",), min_opset=20)
+def _affine_grid(ctx: NodeContext, theta: Value, size: Value) -> Tensor:
+    """The sampling grid (N, *spatial, rank) of the affine maps theta (N, rank, rank + 1)
+    for an output of size (N, C, *spatial), as GridSample takes it."""
+    t = ctx.t(theta)
+    n, _, *spatial = ctx.ints(size)
+    rank = len(spatial)
+    align = bool(ctx.attr("align_corners", 0))
+    if rank not in (2, 3) or tuple(t.shape) != (n, rank, rank + 1):
+        raise ctx.unsupported(f"theta of shape {tuple(t.shape)} for size {[n, *spatial]}")
+    if align and 1 in spatial:
+        # a one-pixel axis has no corners to align: onnxruntime and the reference differ
+        raise ctx.unsupported("align_corners=1 with a spatial size of 1")
+    base = ctx.t(_base_grid(spatial, align).astype(t.dtype.np))  # (P, rank + 1)
+    grid = base.reshape(1, -1, rank + 1) @ t.transpose(1, 2)  # (N, P, rank)
+    return grid.reshape(n, *spatial, rank)
