@@ -354,3 +354,102 @@ def _affine_grid(ctx: NodeContext, theta: Value, size: Value) -> Tensor:
     base = ctx.t(_base_grid(spatial, align).astype(t.dtype.np))  # (P, rank + 1)
     grid = base.reshape(1, -1, rank + 1) @ t.transpose(1, 2)  # (N, P, rank)
     return grid.reshape(n, *spatial, rank)
+
+
+# ── RoiAlign ───────────────────────────────────────────────────────────────
+
+def _check_roi_align(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    mode = _text(attrs.get("mode", "avg"))
+    if mode not in ("avg", "max"):
+        return f"mode {mode!r}"
+    transform = _text(attrs.get("coordinate_transformation_mode", "half_pixel"))
+    if transform not in ("half_pixel", "output_half_pixel"):
+        return f"coordinate_transformation_mode {transform!r}"
+    return None
+
+
+def _axis_samples(start: float, length: float, bins: int, grid: int, size: int
+                  ) -> tuple[np.ndarray, ...]:
+    """Along one axis, for each (bin, sample): the low and high pixel, the high pixel's
+    weight and whether the sample is inside [-1, size], as the reference's pre_calc."""
+    b = np.arange(bins)[:, None]
+    s = np.arange(grid)[None]
+    pos = start + b * (length / bins) + (s + 0.5) * (length / bins) / grid  # (bins, grid)
+    inside = (pos >= -1.0) & (pos <= size)
+    pos = np.maximum(pos, 0)
+    low = pos.astype(np.int64)
+    last = low >= size - 1
+    low = np.where(last, size - 1, low)
+    high = np.where(last, size - 1, low + 1)
+    frac = np.where(last, 0.0, pos - low)
+    return low, high, frac, inside
+
+
+def _roi_samples(roi: np.ndarray, shape: tuple[int, int], out: tuple[int, int],
+                 ratio: int, scale: float, half_pixel: bool
+                 ) -> tuple[np.ndarray, np.ndarray, int]:
+    """One ROI's bilinear samples: flat positions and weights, (PH, PW, gh * gw, 4) each
+    (the four corners), and the sample count of a bin."""
+    offset = 0.5 if half_pixel else 0.0
+    x0, y0, x1, y1 = (float(v) * scale - offset for v in roi)
+    width, height = x1 - x0, y1 - y0
+    if not half_pixel:
+        width, height = max(width, 1.0), max(height, 1.0)
+    gh = ratio if ratio > 0 else int(np.ceil(height / out[0]))
+    gw = ratio if ratio > 0 else int(np.ceil(width / out[1]))
+    yl, yh, ly, yin = _axis_samples(y0, height, out[0], gh, shape[0])
+    xl, xh, lx, xin = _axis_samples(x0, width, out[1], gw, shape[1])
+
+    def outer(a: np.ndarray, b: np.ndarray, fn: Any = np.multiply) -> np.ndarray:
+        # (PH, gh) with (PW, gw) -> (PH, PW, gh * gw), the samples in the reference's order
+        return fn(a[:, None, :, None], b[None, :, None, :]).reshape(out[0], out[1], -1)
+    w = shape[1]
+    pos = np.stack([outer(yl * w, xl, np.add), outer(yl * w, xh, np.add),
+                    outer(yh * w, xl, np.add), outer(yh * w, xh, np.add)], axis=-1)
+    inside = outer(yin, xin)
+    weights = np.stack([outer(1 - ly, 1 - lx), outer(1 - ly, lx), outer(ly, 1 - lx),
+                        outer(ly, lx)], axis=-1) * inside[..., None]
+    return np.where(inside[..., None], pos, 0), weights, max(gh * gw, 1)
+
+
+def _padded(arrays: list[np.ndarray], width: int) -> np.ndarray:
+    """(R, PH, PW, width, 4): each ROI's samples padded with zeros to `width` samples."""
+    return np.stack([np.pad(a, ((0, 0), (0, 0), (0, width - a.shape[2]), (0, 0)))
+                     for a in arrays])
+
+
+@op("RoiAlign", attrs=("coordinate_transformation_mode", "mode", "output_height",
+                       "output_width", "sampling_ratio", "spatial_scale"),
+    min_opset=10, check=_check_roi_align)
+def _roi_align(ctx: NodeContext, x: Value, rois: Value, batch_indices: Value) -> Tensor:
+    """(R, C, PH, PW): each ROI's bins averaged (or maxed) over bilinear samples of X.
+    Syncs: the ROIs are read on the host (a bin's sample count depends on its size)."""
+    t = ctx.t(x)
+    n, c, h, w = t.shape
+    boxes = ctx.host(rois).astype(np.float64)
+    index = ctx.host(batch_indices).astype(np.int64).reshape(-1)
+    if index.size and (index.min() < 0 or index.max() >= n):
+        raise ctx.unsupported(f"batch indices {index.tolist()} outside [0, {n})")
+    out = (int(ctx.attr("output_height", 1)), int(ctx.attr("output_width", 1)))
+    default = "half_pixel" if ctx.opset >= 16 else "output_half_pixel"
+    half = _text(ctx.attr("coordinate_transformation_mode", default)) == "half_pixel"
+    samples = [_roi_samples(r, (h, w), out, int(ctx.attr("sampling_ratio", 0)),
+                            float(ctx.attr("spatial_scale", 1.0)), half) for r in boxes]
+    if not samples:
+        raise ctx.unsupported("RoiAlign of no ROIs")
+    # at least one sample (zeros, weight 0): an empty ROI's bins are 0, as the reference's
+    width = max(max(s[0].shape[2] for s in samples), 1)
+    pos = _padded([s[0] for s in samples], width)
+    weights = _padded([s[1] for s in samples], width).astype(t.dtype.np)
+    r = len(samples)
+    flat = t.reshape(n, c, h * w).index_select(0, ctx.t(index))  # (R, C, H*W)
+    gathered = flat.gather(2, ctx.t(pos.reshape(r, 1, -1)).expand(r, c, pos[0].size))
+    values = gathered.reshape(r, c, *pos.shape[1:]) * ctx.t(weights).unsqueeze(1)
+    if _text(ctx.attr("mode", "avg")) == "avg":
+        counts = np.array([s[2] for s in samples], dtype=t.dtype.np).reshape(r, 1, 1, 1)
+        return values.sum((-2, -1)) / ctx.t(counts)
+    # the padding samples are not candidates; an ROI with no samples at all gives 0
+    real = np.stack([np.arange(width) < max(s[0].shape[2], 1) for s in samples])
+    corner_max = values.max(-1)  # (R, C, PH, PW, width)
+    mask = ctx.t(real.reshape(r, 1, 1, 1, width))
+    return where(mask, corner_max, float("-inf")).cast(t.dtype).max(-1)
