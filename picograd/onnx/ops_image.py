@@ -42,6 +42,10 @@ def _check_grid_sample(node: onnx.NodeProto, attrs: dict[str, Any], opset: int
     padding = _text(attrs.get("padding_mode", "zeros"))
     if padding not in _PADDINGS:
         return f"padding_mode {padding!r}"
+    if _MODES[mode] == "cubic" and padding == "border":
+        # the reference clamps the position, then each tap; onnxruntime (torch) clamps only
+        # the taps: the two differ near the border
+        return "cubic mode with border padding (onnxruntime and the ONNX reference differ)"
     return None
 
 
@@ -81,7 +85,8 @@ def _position(n: Tensor, size: int, align: bool, mode: str, padding: str) -> Ten
         x = x.round()  # half to even, as the reference (torch's) nearest
     lo, hi = _bounds(size, align)
     if padding == "border":
-        x = x.clamp(0, size - 1)
+        # only positions outside the bounds move (for align_corners=0, [-0.5, 0) stays)
+        x = where((x < lo) | (x > hi), x.clamp(0, size - 1), x)
     elif padding == "reflection":
         x = _reflect(x, lo, hi)
     else:
@@ -130,13 +135,15 @@ def _grid_sample_nd(x: Tensor, grid: Tensor, mode: str, padding: str, align: boo
     p = int(np.prod(out, dtype=np.int64))
     k = len(dims)
     acc_dtype = "float64" if x.dtype.name == "float64" else "float32"
-    coords = grid.cast(acc_dtype).reshape(n, 1, p, k)
+    # positions and weights in float32, as the reference computes them (float64 X still
+    # sums in float64)
+    coords = grid.cast("float32").reshape(n, 1, p, k)
     strides = [int(np.prod(dims[j + 1:], dtype=np.int64)) for j in range(k)]
     # a NaN or infinite coordinate has no pixel (onnxruntime reads an arbitrary one): it
     # samples as a finite 0 would, and its output is NaN
     finite = coords.isfinite()
     poison = where(finite, 0.0, float("nan")).cast(acc_dtype).sum(-1)  # (n, 1, p)
-    coords = where(finite, coords, 0.0).cast(acc_dtype)
+    coords = where(finite, coords, 0.0).cast("float32")
     per_axis = []
     for j, size in enumerate(dims):
         # the grid's last dim lists the coordinates innermost axis first (x, y, z)
@@ -149,8 +156,9 @@ def _grid_sample_nd(x: Tensor, grid: Tensor, mode: str, padding: str, align: boo
         weight: Tensor | None = None
         for (idx, inside, w), stride in zip(combo, strides, strict=True):
             index = idx * stride if index is None else index + idx * stride
-            for factor in (w, None if inside is None else inside.cast(acc_dtype)):
+            for factor in (w, inside):
                 if factor is not None:
+                    factor = factor.cast(acc_dtype)
                     weight = factor if weight is None else weight * factor
         assert index is not None
         value = flat.gather(2, index.expand(n, c, p))
@@ -186,7 +194,7 @@ def _corners(boxes: np.ndarray, center: bool) -> tuple[np.ndarray, ...]:
     return (np.minimum(x1, x2), np.maximum(x1, x2), np.minimum(y1, y2), np.maximum(y1, y2))
 
 
-def _suppresses(boxes: np.ndarray, center: bool, iou_threshold: np.generic) -> np.ndarray:
+def _suppresses(boxes: np.ndarray, center: bool, iou_threshold: Any) -> np.ndarray:
     """(n, n) bool: box j suppresses box i (IoU above the threshold), in the boxes' dtype as
     the reference computes it; boxes that do not overlap or have no area never do."""
     x0, x1, y0, y1 = _corners(boxes, center)
@@ -236,13 +244,13 @@ def _nms(ctx: NodeContext, boxes: Value, scores: Value, max_output: Value | None
         raise ctx.unsupported("NonMaxSuppression of NaN boxes or scores (no order)")
     limit = _scalar(ctx, max_output, np.dtype(np.int64))
     iou = _scalar(ctx, iou_threshold, b.dtype)
+    floor = _scalar(ctx, score_threshold, s.dtype)
     center = bool(ctx.attr("center_point_box", 0))
     rows = []
     for batch in range(b.shape[0]):
         suppress = _suppresses(b[batch], center, b.dtype.type(0) if iou is None else iou)
         for cls in range(s.shape[1]):
-            kept = _select(s[batch, cls], suppress, max(int(limit or 0), 0),
-                           _scalar(ctx, score_threshold, s.dtype))
+            kept = _select(s[batch, cls], suppress, max(int(limit or 0), 0), floor)
             rows.extend((batch, cls, i) for i in kept)
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
@@ -368,12 +376,13 @@ def _check_roi_align(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) ->
     return None
 
 
-def _axis_samples(start: float, length: float, bins: int, grid: int, size: int
+def _axis_samples(start: np.floating, length: np.floating, bins: int, grid: int, size: int
                   ) -> tuple[np.ndarray, ...]:
     """Along one axis, for each (bin, sample): the low and high pixel, the high pixel's
     weight and whether the sample is inside [-1, size], as the reference's pre_calc."""
-    b = np.arange(bins)[:, None]
-    s = np.arange(grid)[None]
+    dt = np.asarray(start).dtype
+    b = np.arange(bins, dtype=dt)[:, None]
+    s = np.arange(grid, dtype=dt)[None]
     pos = start + b * (length / bins) + (s + 0.5) * (length / bins) / grid  # (bins, grid)
     inside = (pos >= -1.0) & (pos <= size)
     pos = np.maximum(pos, 0)
@@ -389,12 +398,14 @@ def _roi_samples(roi: np.ndarray, shape: tuple[int, int], out: tuple[int, int],
                  ratio: int, scale: float, half_pixel: bool
                  ) -> tuple[np.ndarray, np.ndarray, int]:
     """One ROI's bilinear samples: flat positions and weights, (PH, PW, gh * gw, 4) each
-    (the four corners), and the sample count of a bin."""
-    offset = 0.5 if half_pixel else 0.0
-    x0, y0, x1, y1 = (float(v) * scale - offset for v in roi)
+    (the four corners), and the sample count of a bin. Computed in the ROIs' dtype, as the
+    reference does: a sample on the -1 edge is inside or not by float32's rounding."""
+    one = roi.dtype.type(1)
+    offset = one / 2 if half_pixel else one * 0
+    x0, y0, x1, y1 = (v * roi.dtype.type(scale) - offset for v in roi)
     width, height = x1 - x0, y1 - y0
     if not half_pixel:
-        width, height = max(width, 1.0), max(height, 1.0)
+        width, height = max(width, one), max(height, one)
     gh = ratio if ratio > 0 else int(np.ceil(height / out[0]))
     gw = ratio if ratio > 0 else int(np.ceil(width / out[1]))
     yl, yh, ly, yin = _axis_samples(y0, height, out[0], gh, shape[0])
@@ -426,7 +437,9 @@ def _roi_align(ctx: NodeContext, x: Value, rois: Value, batch_indices: Value) ->
     Syncs: the ROIs are read on the host (a bin's sample count depends on its size)."""
     t = ctx.t(x)
     n, c, h, w = t.shape
-    boxes = ctx.host(rois).astype(np.float64)
+    boxes = ctx.host(rois)
+    if boxes.dtype.kind != "f" or boxes.dtype.itemsize < 4:
+        boxes = boxes.astype(np.float32)
     index = ctx.host(batch_indices).astype(np.int64).reshape(-1)
     if index.size and (index.min() < 0 or index.max() >= n):
         raise ctx.unsupported(f"batch indices {index.tolist()} outside [0, {n})")
