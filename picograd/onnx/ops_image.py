@@ -178,6 +178,9 @@ def _grid_sample(ctx: NodeContext, x: Value, grid: Value) -> Tensor:
         raise ctx.unsupported(f"X of shape {tuple(t.shape)} with grid {tuple(g.shape)}")
     if int(np.prod(t.shape)) == 0 or int(np.prod(g.shape)) == 0:
         raise ctx.unsupported("GridSample of an empty X or grid")
+    if not (t.dtype.is_float and g.dtype.is_float):
+        raise ctx.unsupported(f"GridSample of {t.dtype.name} X with a {g.dtype.name} grid "
+                              "(float only)")
     return _grid_sample_nd(t, g, mode, _text(ctx.attr("padding_mode", "zeros")),
                            bool(ctx.attr("align_corners", 0)))
 
@@ -284,6 +287,12 @@ def _col2im(ctx: NodeContext, x: Value, image_shape: Value, block_shape: Value) 
     dilations = list(ctx.attr("dilations", [1] * rank))
     strides = list(ctx.attr("strides", [1] * rank))
     pads = list(ctx.attr("pads", [0] * (2 * rank)))
+    if (min(pads, default=0) < 0 or min(strides + dilations, default=1) < 1
+            or min(block + image, default=1) < 1
+            or len(pads) != 2 * rank or len(strides) != rank or len(dilations) != rank
+            or len(block) != rank):
+        raise ctx.unsupported(f"image {image}, block {block}, pads {pads}, strides "
+                              f"{strides}, dilations {dilations}")
     padded = [s + pads[i] + pads[i + rank] for i, s in enumerate(image)]
     try:
         positions, blocks = _block_positions(padded, block, dilations, strides)
@@ -438,6 +447,8 @@ def _roi_align(ctx: NodeContext, x: Value, rois: Value, batch_indices: Value) ->
     t = ctx.t(x)
     n, c, h, w = t.shape
     boxes = ctx.host(rois)
+    if not np.isfinite(boxes).all():
+        raise ctx.unsupported("RoiAlign of NaN or infinite ROIs")
     if boxes.dtype.kind != "f" or boxes.dtype.itemsize < 4:
         boxes = boxes.astype(np.float32)
     index = ctx.host(batch_indices).astype(np.int64).reshape(-1)

@@ -359,3 +359,30 @@ def test_nms_nan_score_is_refused() -> None:
     model = nms_model(boxes, scores, 5, 0.5, None)
     with pytest.raises(OnnxUnsupportedError, match=r"NonMaxSuppression.*NaN"):
         pgx.load(model, device="CPU").run(None, {"boxes": boxes, "scores": scores})
+
+
+def test_roi_align_nan_roi_is_refused() -> None:
+    """A NaN ROI has no sample grid (the reference's ceil(NaN) raises)."""
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    rois = ROIS.copy()
+    rois[1, 2] = np.nan
+    batch = np.zeros(4, np.int64)
+    model = node_model("RoiAlign", {"x": x, "rois": rois, "batch": batch}, opset=16)
+    with pytest.raises(OnnxUnsupportedError, match=r"RoiAlign.*NaN"):
+        pgx.load(model, device="CPU").run(None, {"x": x, "rois": rois, "batch": batch})
+
+
+def test_col2im_negative_pads_are_refused() -> None:
+    x = np.zeros((1, 4, 9), np.float32)
+    model = node_model("Col2Im", {"x": x}, {"pads": [-1, 0, 0, 0]}, opset=18, constants={
+        "image": np.array([4, 4], np.int64), "block": np.array([2, 2], np.int64)})
+    with pytest.raises(OnnxUnsupportedError, match=r"Col2Im.*pads"):
+        pgx.load(model, device="CPU").run(None, {"x": x})
+
+
+def test_gridsample_integer_image_is_refused() -> None:
+    """opset 20 lets X be an integer tensor; how its samples round is not defined."""
+    x = np.arange(20, dtype=np.int32).reshape(1, 1, 4, 5)
+    model = node_model("GridSample", {"x": x, "grid": GRID[:1]}, opset=20)
+    with pytest.raises(OnnxUnsupportedError, match=r"GridSample.*float only"):
+        pgx.load(model, device="CPU").run(None, {"x": x, "grid": GRID[:1]})
