@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError
 from picograd.frontend.realize import realize
 from picograd.frontend.tensor import Tensor
 from picograd.onnx import (
+    ops_attention,
     ops_control,
     ops_elementwise,
     ops_index,
@@ -53,8 +54,8 @@ from picograd.onnx.registry import DOMAINS, domain_opsets
 from picograd.onnx.replay import ShapeReplays
 
 # the op families register their translations on import
-_FAMILIES = (ops_control, ops_elementwise, ops_index, ops_microsoft, ops_misc, ops_nn,
-             ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape)
+_FAMILIES = (ops_attention, ops_control, ops_elementwise, ops_index, ops_microsoft, ops_misc,
+             ops_nn, ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape)
 
 
 def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:

@@ -1,0 +1,331 @@
+"""The default domain's (ai.onnx) transformer ops: Attention (opsets 23-25), RMSNormalization,
+RotaryEmbedding, Swish, SwiGLU and TensorScatter (the KV-cache update).
+
+Attention is composed from Tensor ops exactly as onnx's reference (onnx/reference/ops/
+op_attention.py) computes it, not with picograd's fused SDPA: ONNX scales q and k by
+sqrt(scale) each (in the input dtype), applies the softcap before the additive bias,
+aligns the causal mask bottom-right (offset by the past length, or per batch by
+nonpad_kv_seqlen), pads a short mask with -inf / False, and zeroes a row whose *bias* is
+entirely -inf (where SDPA's rows differ in rounding and NaN handling).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from picograd.frontend import where
+from picograd.frontend.ops_shape import cat
+from picograd.frontend.tensor import Tensor
+from picograd.onnx.registry import NodeContext, Value, op
+
+_ATTENTION_ATTRS = ("scale", "is_causal", "q_num_heads", "kv_num_heads", "softmax_precision",
+                    "softcap", "qk_matmul_output_mode", "left_window_size",
+                    "right_window_size")
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+# ── Attention ───────────────────────────────────────────────────────────────
+
+def _check_attention(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    mode = attrs.get("qk_matmul_output_mode", 0)
+    if mode not in (0, 1, 2, 3):
+        return f"qk_matmul_output_mode={mode}"
+    precision = attrs.get("softmax_precision")
+    if precision is not None and helper.tensor_dtype_to_np_dtype(precision).name not in _FLOATS:
+        return f"softmax_precision={precision} (a float type is expected)"
+    for side in ("left_window_size", "right_window_size"):
+        if attrs.get(side, -1) < -1:
+            return f"{side}={attrs[side]} (-1 or a size is expected)"
+    inputs = list(node.input) + [""] * (7 - len(node.input))
+    if bool(inputs[4]) != bool(inputs[5]):
+        return "past_key and past_value must be given together"
+    if inputs[6] and inputs[4]:
+        return "nonpad_kv_seqlen cannot be combined with past_key / past_value"
+    return None
+
+
+def _to_heads(ctx: NodeContext, x: Tensor, heads_attr: str) -> Tensor:
+    """A 3-D (batch, seq, heads * size) input as (batch, heads, seq, size); 4-D as it is."""
+    if x.ndim == 4:
+        return x
+    heads = ctx.attr(heads_attr)
+    if x.ndim != 3 or heads is None or x.shape[2] % int(heads):
+        raise ctx.unsupported(f"a 3-D input needs {heads_attr} dividing its hidden size; got "
+                              f"shape {tuple(x.shape)} and {heads_attr}={heads}")
+    b, s, hidden = x.shape
+    return x.reshape(b, s, int(heads), hidden // int(heads)).permute(0, 2, 1, 3)
+
+
+def _neg_inf_where_not(allowed: Tensor, dtype: str, ctx: NodeContext) -> Tensor:
+    """0 where `allowed`, -inf elsewhere, in `dtype` (the reference's Where(allowed, 0, -inf))."""
+    zero = ctx.t(np.zeros((), dtype=np.float32)).cast(dtype)
+    neg_inf = ctx.t(np.full((), -np.inf, dtype=np.float32)).cast(dtype)
+    return where(allowed, zero, neg_inf)
+
+
+def _mask_bias(ctx: NodeContext, mask: Value, kv_len: int, dtype: str) -> Tensor:
+    """attn_mask as an additive bias of `dtype`: a bool mask is 0 (attend) / -inf, a float
+    mask is added as it is; a mask shorter than the keys is padded with -inf / False."""
+    m = ctx.t(mask)
+    short = kv_len - m.shape[-1]
+    if m.dtype.name == "bool":
+        bias = _neg_inf_where_not(m, dtype, ctx)
+    else:
+        bias = m
+    if short > 0:
+        fill = _neg_inf_where_not(ctx.t(np.zeros((*m.shape[:-1], short), dtype=bool)),
+                                  dtype, ctx)
+        bias = cat([bias, fill.cast(bias.dtype)], dim=-1)
+    elif short < 0:
+        raise ctx.unsupported(f"attn_mask's last dim {m.shape[-1]} is longer than the "
+                              f"{kv_len} keys")
+    return bias
+
+
+def _frontier(ctx: NodeContext, q_len: int, kv_len: int, offset: int | Tensor
+              ) -> tuple[Tensor, bool]:
+    """(i + offset - j) for query i, key j: (q, kv), or (batch, 1, q, kv) for a per-batch
+    offset tensor; and whether it is per batch."""
+    i = np.arange(q_len, dtype=np.int64).reshape(q_len, 1)
+    j = np.arange(kv_len, dtype=np.int64).reshape(1, kv_len)
+    if isinstance(offset, int):
+        return ctx.t(i + offset - j), False
+    diff = ctx.t(i - j).reshape(1, q_len, kv_len) + offset.reshape(-1, 1, 1)
+    return diff.reshape(diff.shape[0], 1, q_len, kv_len), True
+
+
+def _offset(ctx: NodeContext, past: Tensor | None, nonpad: Tensor | None, q_len: int
+            ) -> int | Tensor:
+    """The count of valid keys before the query block: the past length, per batch
+    nonpad_kv_seqlen - q_len (an external cache), else 0."""
+    if past is not None:
+        return past.shape[2]
+    if nonpad is not None:
+        return nonpad.cast("int64") - q_len
+    return 0
+
+
+def _attention_bias(ctx: NodeContext, mask: Value | None, past: Tensor | None,
+                    nonpad: Tensor | None, q_len: int, kv_len: int, dtype: str) -> Tensor:
+    """The additive bias: the mask, the causal and sliding-window limits and the
+    nonpad_kv_seqlen padding, each 0 or -inf (adding them equals the reference's order)."""
+    bias = ctx.t(np.zeros((q_len, kv_len), dtype=np.float32)).cast(dtype)
+    if mask is not None:
+        bias = bias + _mask_bias(ctx, mask, kv_len, dtype)
+    left, right = ctx.attr("left_window_size", -1), ctx.attr("right_window_size", -1)
+    if ctx.attr("is_causal", 0) or left >= 0 or right >= 0:
+        diff, _ = _frontier(ctx, q_len, kv_len, _offset(ctx, past, nonpad, q_len))
+        if ctx.attr("is_causal", 0):
+            bias = bias + _neg_inf_where_not(diff >= 0, dtype, ctx)
+        if left >= 0:
+            bias = bias + _neg_inf_where_not(diff <= left, dtype, ctx)
+        if right >= 0:
+            bias = bias + _neg_inf_where_not(-diff <= right, dtype, ctx)
+    if nonpad is not None:
+        keys = ctx.t(np.arange(kv_len, dtype=np.int64).reshape(1, kv_len))
+        valid = keys < nonpad.cast("int64").reshape(-1, 1)
+        bias = bias + _neg_inf_where_not(valid, dtype, ctx).reshape(-1, 1, 1, kv_len)
+    return bias
+
+
+def _repeat_kv(ctx: NodeContext, q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    """k and v with each head repeated for its group of q's heads (GQA / MQA)."""
+    qh, kh = q.shape[1], k.shape[1]
+    if qh == kh and v.shape[1] == kh:
+        return k, v
+    if qh % kh or v.shape[1] != kh:
+        raise ctx.unsupported(f"{qh} query heads with {kh} key and {v.shape[1]} value heads "
+                              "(the query heads must be a multiple of equal kv heads)")
+    rep = qh // kh
+    return k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+
+
+def _safe_softmax(x: Tensor, ctx: NodeContext) -> Tensor:
+    """The reference's softmax: a row whose max is -inf is shifted by 0, a zero sum is 1."""
+    top = x.amax(-1, keepdim=True)
+    zero = ctx.t(np.zeros((), dtype=np.float32)).cast(x.dtype.name)
+    one = ctx.t(np.ones((), dtype=np.float32)).cast(x.dtype.name)
+    e = (x - where(top.isneginf(), zero, top)).exp()
+    s = e.sum(-1, keepdim=True)
+    return e / where(s == 0, one, s)
+
+
+def _scores(ctx: NodeContext, q: Tensor, k: Tensor) -> Tensor:
+    """(q * sqrt(scale)) @ (k * sqrt(scale))^T, softcapped; sqrt(scale) in q's dtype."""
+    scale = ctx.attr("scale")
+    scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
+    root = ctx.t(np.asarray(math.sqrt(scale), dtype=np.float64)).cast(q.dtype.name)
+    scores = (q * root) @ (k * root).transpose(-1, -2)
+    cap = float(ctx.attr("softcap", 0.0))
+    if cap > 0:
+        scores = (scores / cap).tanh() * cap
+    return scores
+
+
+@op("Attention", attrs=_ATTENTION_ATTRS, min_opset=23, check=_check_attention)
+def _attention(ctx: NodeContext, q_in: Value, k_in: Value, v_in: Value,
+               attn_mask: Value | None = None, past_key: Value | None = None,
+               past_value: Value | None = None, nonpad_kv_seqlen: Value | None = None
+               ) -> tuple[Tensor, ...]:
+    """softmax(q k^T * scale (softcapped) + bias) @ v; outputs (Y, present_key,
+    present_value, qk_matmul_output)."""
+    q0 = ctx.t(q_in)
+    q = _to_heads(ctx, q0, "q_num_heads")
+    k = _to_heads(ctx, ctx.t(k_in), "kv_num_heads")
+    v = _to_heads(ctx, ctx.t(v_in), "kv_num_heads")
+    past = None if past_key is None else ctx.t(past_key)
+    if past is not None and past_value is not None:
+        k = cat([past, k], dim=2)
+        v = cat([ctx.t(past_value), v], dim=2)
+    present_k, present_v = k, v
+    nonpad = None if nonpad_kv_seqlen is None else ctx.t(nonpad_kv_seqlen)
+    dtype = q.dtype.name
+    bias = _attention_bias(ctx, attn_mask, past, nonpad, q.shape[2], k.shape[2], dtype)
+    k, v = _repeat_kv(ctx, q, k, v)
+    scores = _scores(ctx, q, k)
+    with_bias = scores + bias
+    mode = ctx.attr("qk_matmul_output_mode", 0)
+    precision = ctx.attr("softmax_precision")
+    work = with_bias if precision is None else with_bias.cast(
+        helper.tensor_dtype_to_np_dtype(precision).name)
+    probs = _safe_softmax(work, ctx)
+    # a row with no attendable key (decided on the bias, not on possibly-NaN scores) is 0
+    masked = bias.amax(-1, keepdim=True).isneginf()
+    probs = where(masked, ctx.t(np.zeros((), dtype=np.float32)).cast(probs.dtype.name), probs)
+    qk_out = {0: scores, 1: scores, 2: with_bias, 3: probs}[mode].cast(dtype)
+    y = probs.cast(dtype) @ v
+    if q0.ndim == 3:
+        y = y.permute(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+    return y, present_k, present_v, qk_out
+
+
+# ── normalization, rotary embedding, activations ─────────────────────────────
+
+@op("RMSNormalization", attrs=("axis", "epsilon", "stash_type"), min_opset=23)
+def _rms_norm(ctx: NodeContext, x: Value, scale: Value) -> Tensor:
+    """X / sqrt(mean(X^2 over axis..) + epsilon) * scale, computed in float32 when
+    stash_type is 1 (the default) and cast back to X's type before the scale."""
+    t = ctx.t(x)
+    axis = int(ctx.attr("axis", -1))
+    axis = axis + t.ndim if axis < 0 else axis
+    if not 0 <= axis < t.ndim:
+        raise ctx.unsupported(f"axis {ctx.attr('axis')} of a {t.ndim}-D input")
+    stash = int(ctx.attr("stash_type", 1))
+    if stash not in (1, 0) and helper.tensor_dtype_to_np_dtype(stash).name not in _FLOATS:
+        raise ctx.unsupported(f"stash_type={stash}")
+    work = t.cast("float32") if stash == 1 else t
+    dims = tuple(range(axis, t.ndim))
+    rms = ((work * work).mean(dims, keepdim=True) + float(ctx.attr("epsilon", 1e-5))).sqrt()
+    return (work / rms).cast(t.dtype.name) * ctx.t(scale)
+
+
+def _check_rotary(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    dim = attrs.get("rotary_embedding_dim", 0)
+    if dim < 0 or dim % 2:
+        return f"rotary_embedding_dim={dim} (an even size is expected)"
+    return None
+
+
+@op("RotaryEmbedding", attrs=("interleaved", "num_heads", "rotary_embedding_dim"),
+    min_opset=23, check=_check_rotary)
+def _rotary(ctx: NodeContext, x: Value, cos_cache: Value, sin_cache: Value,
+            position_ids: Value | None = None) -> Tensor:
+    """Rotate the first rotary_embedding_dim features of each head by the cached angles
+    (halves, or even / odd pairs when interleaved) of each token's position."""
+    t = ctx.t(x)
+    shape = tuple(t.shape)
+    if t.ndim == 4:  # (batch, heads, seq, size) -> (batch, seq, heads, size)
+        t = t.permute(0, 2, 1, 3)
+    else:
+        heads = int(ctx.attr("num_heads", 0))
+        if t.ndim != 3 or not heads or shape[2] % heads:
+            raise ctx.unsupported(f"a 3-D input needs num_heads dividing its hidden size; "
+                                  f"got shape {shape}, num_heads={heads}")
+        t = t.reshape(shape[0], shape[1], heads, shape[2] // heads)
+    size = t.shape[3]
+    dim = int(ctx.attr("rotary_embedding_dim", 0)) or size
+    cos, sin = ctx.t(cos_cache), ctx.t(sin_cache)
+    if position_ids is not None:
+        pos = ctx.t(position_ids).cast("int64")
+        cos, sin = cos[pos], sin[pos]
+    if cos.shape[-1] != dim // 2 or sin.shape[-1] != dim // 2:
+        raise ctx.unsupported(f"caches of last dim {cos.shape[-1]} / {sin.shape[-1]} for a "
+                              f"rotary dim of {dim}")
+    cos, sin = cos.unsqueeze(2), sin.unsqueeze(2)
+    rot, rest = t[..., :dim], t[..., dim:]
+    if ctx.attr("interleaved", 0):
+        x1, x2 = rot[..., 0::2], rot[..., 1::2]
+    else:
+        x1, x2 = rot[..., :dim // 2], rot[..., dim // 2:]
+    real = cos * x1 - sin * x2
+    imag = sin * x1 + cos * x2
+    if ctx.attr("interleaved", 0):
+        rot = cat([real.unsqueeze(-1), imag.unsqueeze(-1)], dim=-1).reshape(rot.shape)
+    else:
+        rot = cat([real, imag], dim=-1)
+    out = cat([rot, rest], dim=-1) if dim < size else rot
+    return out.reshape(shape) if len(shape) == 3 else out.permute(0, 2, 1, 3)
+
+
+def _swish(ctx: NodeContext, t: Tensor) -> Tensor:
+    alpha = float(ctx.attr("alpha", 1.0))
+    return t * (t * alpha).sigmoid() if alpha != 1.0 else t * t.sigmoid()
+
+
+@op("Swish", attrs=("alpha",), min_opset=24)
+def _swish_op(ctx: NodeContext, x: Value) -> Tensor:
+    """x * sigmoid(alpha * x)."""
+    return _swish(ctx, ctx.t(x))
+
+
+@op("SwiGLU", attrs=("alpha",), min_opset=28)
+def _swiglu(ctx: NodeContext, a: Value, b: Value) -> Tensor:
+    """Swish_alpha(A) * B (same shapes, no broadcasting)."""
+    ta, tb = ctx.t(a), ctx.t(b)
+    if tuple(ta.shape) != tuple(tb.shape):
+        raise ctx.unsupported(f"A {tuple(ta.shape)} and B {tuple(tb.shape)} differ in shape")
+    return _swish(ctx, ta) * tb
+
+
+# ── TensorScatter ───────────────────────────────────────────────────────────
+
+def _check_scatter(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+    mode = attrs.get("mode", b"linear")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    return None if mode in ("linear", "circular") else f"mode={mode!r}"
+
+
+@op("TensorScatter", attrs=("axis", "mode"), min_opset=24, check=_check_scatter)
+def _tensor_scatter(ctx: NodeContext, past: Value, update: Value,
+                    write_indices: Value | None = None) -> Tensor:
+    """The cache with update's rows written along `axis` from each batch's write index
+    (modulo the cache length in circular mode): each cache row p of batch b takes update
+    row p - write_indices[b] when that is one of update's rows."""
+    cache, upd = ctx.t(past), ctx.t(update)
+    axis = int(ctx.attr("axis", -2))
+    axis = axis + cache.ndim if axis < 0 else axis
+    if not 0 < axis < cache.ndim or upd.ndim != cache.ndim or any(
+            a != b for i, (a, b) in enumerate(zip(cache.shape, upd.shape, strict=True))
+            if i != axis) or upd.shape[axis] > cache.shape[axis]:
+        raise ctx.unsupported(f"an update of shape {tuple(upd.shape)} for a cache of shape "
+                              f"{tuple(cache.shape)} along axis {ctx.attr('axis', -2)}")
+    batch, length, seq = cache.shape[0], cache.shape[axis], upd.shape[axis]
+    starts = (ctx.t(np.zeros(batch, dtype=np.int64)) if write_indices is None
+              else ctx.t(write_indices).cast("int64"))
+    rows = ctx.t(np.arange(length, dtype=np.int64).reshape(1, length)) - starts.reshape(-1, 1)
+    mode = ctx.attr("mode", b"linear")
+    if (mode.decode() if isinstance(mode, bytes) else mode) == "circular":
+        rows = rows % length
+    valid = (rows >= 0) & (rows < seq)  # (batch, length)
+    # index and mask shaped (batch, 1.., length, 1..) to broadcast over the other dims
+    view = [batch] + [1] * (cache.ndim - 1)
+    view[axis] = length
+    index = where(valid, rows, 0).reshape(view).expand(
+        *[length if i == axis else s for i, s in enumerate(cache.shape)])
+    taken = upd.gather(axis, index)
+    return where(valid.reshape(view), taken, cache)
