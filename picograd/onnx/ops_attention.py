@@ -21,6 +21,7 @@ from onnx import helper
 from picograd.frontend import where
 from picograd.frontend.ops_shape import cat
 from picograd.frontend.tensor import Tensor
+from picograd.nn import conv_nd
 from picograd.onnx.registry import NodeContext, Value, op
 
 _ATTENTION_ATTRS = ("scale", "is_causal", "q_num_heads", "kv_num_heads", "softmax_precision",
@@ -329,3 +330,149 @@ def _tensor_scatter(ctx: NodeContext, past: Value, update: Value,
         *[length if i == axis else s for i, s in enumerate(cache.shape)])
     taken = upd.gather(axis, index)
     return where(valid.reshape(view), taken, cache)
+
+
+# ── recurrent ops (opset 27): LinearAttention, CausalConvWithState ──────────
+
+_UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _check_linear_attention(node: onnx.NodeProto, attrs: dict[str, Any], opset: int
+                            ) -> str | None:
+    rule = _text(attrs.get("update_rule", "gated_delta"))
+    if rule not in _UPDATE_RULES:
+        return f"update_rule={rule!r}"
+    qh, kvh = attrs.get("q_num_heads"), attrs.get("kv_num_heads")
+    if qh is None or kvh is None or qh <= 0 or kvh <= 0 or qh % kvh:
+        return (f"q_num_heads={qh} and kv_num_heads={kvh} (both required, q a positive "
+                "multiple of kv)")
+    inputs = list(node.input) + [""] * (6 - len(node.input))
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    if gating != bool(inputs[4]):
+        return f"update_rule {rule!r} {'needs' if gating else 'forbids'} the decay input"
+    if delta != bool(inputs[5]):
+        return f"update_rule {rule!r} {'needs' if delta else 'forbids'} the beta input"
+    return None
+
+
+def _per_head(ctx: NodeContext, x: Tensor, heads: int, size: int, name: str) -> Tensor:
+    """decay / beta (B, T, heads * size or heads or 1) as float32 (B, heads or 1, T, size
+    or 1), the layout the state update broadcasts against."""
+    b, t, last = x.shape
+    if last == heads * size:
+        return x.reshape(b, t, heads, size).permute(0, 2, 1, 3).cast("float32")
+    if last in (heads, 1):
+        return x.reshape(b, t, last, 1).permute(0, 2, 1, 3).cast("float32")
+    raise ctx.unsupported(f"{name} of shape {tuple(x.shape)} for {heads} kv heads of key "
+                          f"size {size}")
+
+
+def _linear_inputs(ctx: NodeContext, query: Value, key: Value, value: Value
+                   ) -> tuple[Tensor, Tensor, Tensor]:
+    """q, k, v (B, T, H * D) as float32 (B, H, T, D)."""
+    qh, kvh = int(ctx.attr("q_num_heads")), int(ctx.attr("kv_num_heads"))
+    out = []
+    for name, x, heads in (("query", query, qh), ("key", key, kvh), ("value", value, kvh)):
+        t = ctx.t(x)
+        if t.ndim != 3 or t.shape[2] % heads:
+            raise ctx.unsupported(f"{name} of shape {tuple(t.shape)} (rank 3 with a last "
+                                  f"dim divisible by {heads} heads is expected)")
+        b, s, hidden = t.shape
+        out.append(t.reshape(b, s, heads, hidden // heads).permute(0, 2, 1, 3)
+                   .cast("float32"))
+    return out[0], out[1], out[2]
+
+
+@op("LinearAttention", attrs=("chunk_size", "kv_num_heads", "q_num_heads", "scale",
+                              "update_rule"), min_opset=27, check=_check_linear_attention)
+def _linear_attention(ctx: NodeContext, query: Value, key: Value, value: Value,
+                      past_state: Value | None = None, decay: Value | None = None,
+                      beta: Value | None = None) -> tuple[Tensor, Tensor]:
+    """The recurrence S_t = exp(g_t) S_{t-1} + k_t (x) (beta_t (v_t - exp(g_t) S_{t-1}^T k_t))
+    (the gate and the delta term per update_rule), o_t = scale q_t^T S_t, token by token in
+    float32 as onnx's reference; outputs (output (B, T, Hq * Dv), present_state)."""
+    q, k, v = _linear_inputs(ctx, query, key, value)
+    b, qh, steps, d_k = q.shape
+    kvh, d_v = k.shape[1], v.shape[3]
+    if k.shape[3] != d_k or k.shape[2] != steps or v.shape[2] != steps:
+        raise ctx.unsupported(f"query {tuple(q.shape)}, key {tuple(k.shape)} and value "
+                              f"{tuple(v.shape)} (as (B, H, T, D)) do not match")
+    g = None if decay is None else _per_head(ctx, ctx.t(decay), kvh, d_k, "decay")
+    rate = None if beta is None else _per_head(ctx, ctx.t(beta), kvh, 1, "beta")
+    if past_state is None:
+        state = ctx.t(np.zeros((b, kvh, d_k, d_v), dtype=np.float32))
+        state_dtype = ctx.t(query).dtype.name
+    else:
+        given = ctx.t(past_state)
+        if tuple(given.shape) != (b, kvh, d_k, d_v):
+            raise ctx.unsupported(f"past_state of shape {tuple(given.shape)}, expected "
+                                  f"{(b, kvh, d_k, d_v)}")
+        state, state_dtype = given.cast("float32"), given.dtype.name
+    scale = float(ctx.attr("scale", 0.0)) or 1.0 / math.sqrt(d_k)
+    outputs = []
+    for i in range(steps):
+        k_t, v_t = k[:, :, i, :], v[:, :, i, :]
+        if g is not None:
+            state = state * g[:, :, i, :].exp().unsqueeze(-1)
+        if rate is not None:
+            retrieved = (state * k_t.unsqueeze(-1)).sum(-2)
+            v_t = rate[:, :, i, :] * (v_t - retrieved)
+        state = state + k_t.unsqueeze(-1) * v_t.unsqueeze(-2)
+        read = state if qh == kvh else state.repeat_interleave(qh // kvh, dim=1)
+        outputs.append((q[:, :, i, :].unsqueeze(-1) * read).sum(-2) * scale)
+    out = cat([o.unsqueeze(2) for o in outputs], dim=2)  # (B, Hq, T, Dv)
+    out = out.permute(0, 2, 1, 3).reshape(b, steps, qh * d_v)
+    return out.cast(ctx.t(query).dtype.name), state.cast(state_dtype)
+
+
+def _check_causal_conv(node: onnx.NodeProto, attrs: dict[str, Any], opset: int
+                       ) -> str | None:
+    activation = _text(attrs.get("activation", "none"))
+    return None if activation in ("none", "silu", "swish") else f"activation={activation!r}"
+
+
+def _half_depthwise(padded: Tensor, w: Tensor, bias: Tensor | None) -> Tensor:
+    """The valid depthwise conv1d of a float16 / bfloat16 input as onnx's reference (numpy's
+    half matmul) rounds it: the taps summed in float32, rounded once to the half type, then
+    the bias added in the half type."""
+    taps = w.shape[2]
+    length = padded.shape[2] - taps + 1
+    wide, kernel = padded.cast("float32"), w.cast("float32").reshape(1, -1, taps)
+    acc = wide[:, :, 0:length] * kernel[:, :, 0:1]
+    for j in range(1, taps):
+        acc = acc + wide[:, :, j:j + length] * kernel[:, :, j:j + 1]
+    out = acc.cast(padded.dtype.name)
+    return out if bias is None else out + bias.reshape(1, -1, 1)
+
+
+@op("CausalConvWithState", attrs=("activation",), min_opset=27, check=_check_causal_conv)
+def _causal_conv(ctx: NodeContext, x: Value, weight: Value, bias: Value | None = None,
+                 past_state: Value | None = None) -> tuple[Tensor, Tensor]:
+    """A depthwise causal conv1d over [past_state (zeros if omitted), input] with the
+    optional SiLU (in float32); outputs (output, the last k - 1 positions as the state)."""
+    t, w = ctx.t(x), ctx.t(weight)
+    if t.ndim != 3 or w.ndim != 3 or w.shape[0] != t.shape[1] or w.shape[1] != 1:
+        raise ctx.unsupported(f"input {tuple(t.shape)} with weight {tuple(w.shape)} "
+                              "(expected (B, C, L) and (C, 1, k))")
+    batch, channels, _ = t.shape
+    keep = w.shape[2] - 1
+    if past_state is not None:
+        padded = cat([ctx.t(past_state), t], dim=2)
+    elif keep:
+        padded = cat([ctx.t(np.zeros((batch, channels, keep), dtype=np.float32))
+                      .cast(t.dtype.name), t], dim=2)
+    else:
+        padded = t
+    if t.dtype.name in ("float16", "bfloat16"):
+        out = _half_depthwise(padded, w, None if bias is None else ctx.t(bias))
+    else:
+        out = conv_nd.conv1d(padded, w, None if bias is None else ctx.t(bias), 1, 0, 1,
+                             channels)
+    if _text(ctx.attr("activation", "none")) in ("silu", "swish"):
+        wide = out.cast("float32")
+        out = (wide * wide.sigmoid()).cast(t.dtype.name)
+    return out, padded[:, :, padded.shape[2] - keep:]
