@@ -36,9 +36,9 @@ def _check_attention(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) ->
     mode = attrs.get("qk_matmul_output_mode", 0)
     if mode not in (0, 1, 2, 3):
         return f"qk_matmul_output_mode={mode}"
-    precision = attrs.get("softmax_precision")
-    if precision is not None and helper.tensor_dtype_to_np_dtype(precision).name not in _FLOATS:
-        return f"softmax_precision={precision} (a float type is expected)"
+    precision = _check_float_attr("softmax_precision", None)(node, attrs, opset)
+    if precision is not None:
+        return precision
     for side in ("left_window_size", "right_window_size"):
         if attrs.get(side, -1) < -1:
             return f"{side}={attrs[side]} (-1 or a size is expected)"
@@ -74,10 +74,7 @@ def _mask_bias(ctx: NodeContext, mask: Value, kv_len: int, dtype: str) -> Tensor
     mask is added as it is; a mask shorter than the keys is padded with -inf / False."""
     m = ctx.t(mask)
     short = kv_len - m.shape[-1]
-    if m.dtype.name == "bool":
-        bias = _neg_inf_where_not(m, dtype, ctx)
-    else:
-        bias = m
+    bias = _neg_inf_where_not(m, dtype, ctx) if m.dtype.name == "bool" else m
     if short > 0:
         fill = _neg_inf_where_not(ctx.t(np.zeros((*m.shape[:-1], short), dtype=bool)),
                                   dtype, ctx)
@@ -160,7 +157,9 @@ def _scores(ctx: NodeContext, q: Tensor, k: Tensor) -> Tensor:
     """(q * sqrt(scale)) @ (k * sqrt(scale))^T, softcapped; sqrt(scale) in q's dtype."""
     scale = ctx.attr("scale")
     scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
-    root = ctx.t(np.asarray(math.sqrt(scale), dtype=np.float64)).cast(q.dtype.name)
+    # rounded on the host straight to q's dtype, as numpy's Q.dtype.type(sqrt(scale))
+    host = np.float32 if q.dtype.name == "bfloat16" else np.dtype(q.dtype.name)
+    root = ctx.t(np.asarray(math.sqrt(scale), dtype=host)).cast(q.dtype.name)
     scores = (q * root) @ (k * root).transpose(-1, -2)
     cap = float(ctx.attr("softcap", 0.0))
     if cap > 0:
@@ -192,8 +191,7 @@ def _attention(ctx: NodeContext, q_in: Value, k_in: Value, v_in: Value,
     with_bias = scores + bias
     mode = ctx.attr("qk_matmul_output_mode", 0)
     precision = ctx.attr("softmax_precision")
-    work = with_bias if precision is None else with_bias.cast(
-        helper.tensor_dtype_to_np_dtype(precision).name)
+    work = with_bias if precision is None else with_bias.cast(_float_name(int(precision)))
     probs = _safe_softmax(work, ctx)
     # a row with no attendable key (decided on the bias, not on possibly-NaN scores) is 0
     masked = bias.amax(-1, keepdim=True).isneginf()
@@ -207,7 +205,29 @@ def _attention(ctx: NodeContext, q_in: Value, k_in: Value, v_in: Value,
 
 # ── normalization, rotary embedding, activations ─────────────────────────────
 
-@op("RMSNormalization", attrs=("axis", "epsilon", "stash_type"), min_opset=23)
+def _float_name(elem_type: int) -> str:
+    """The picograd dtype name of an ONNX float element type (bfloat16 has no numpy type)."""
+    if elem_type == onnx.TensorProto.BFLOAT16:
+        return "bfloat16"
+    return helper.tensor_dtype_to_np_dtype(elem_type).name
+
+
+def _check_float_attr(name: str, default: int | None) -> Any:
+    """A load-time check: the element-type attribute `name` names a float type."""
+    def check(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
+        value = attrs.get(name, default)
+        if value is None:
+            return None
+        try:
+            ok = _float_name(int(value)) in _FLOATS
+        except (KeyError, ValueError, TypeError):
+            ok = False
+        return None if ok else f"{name}={value} (a float element type is expected)"
+    return check
+
+
+@op("RMSNormalization", attrs=("axis", "epsilon", "stash_type"), min_opset=23,
+    check=_check_float_attr("stash_type", 1))
 def _rms_norm(ctx: NodeContext, x: Value, scale: Value) -> Tensor:
     """X / sqrt(mean(X^2 over axis..) + epsilon) * scale, computed in float32 when
     stash_type is 1 (the default) and cast back to X's type before the scale."""
@@ -216,10 +236,7 @@ def _rms_norm(ctx: NodeContext, x: Value, scale: Value) -> Tensor:
     axis = axis + t.ndim if axis < 0 else axis
     if not 0 <= axis < t.ndim:
         raise ctx.unsupported(f"axis {ctx.attr('axis')} of a {t.ndim}-D input")
-    stash = int(ctx.attr("stash_type", 1))
-    if stash not in (1, 0) and helper.tensor_dtype_to_np_dtype(stash).name not in _FLOATS:
-        raise ctx.unsupported(f"stash_type={stash}")
-    work = t.cast("float32") if stash == 1 else t
+    work = t.cast(_float_name(int(ctx.attr("stash_type", 1))))
     dims = tuple(range(axis, t.ndim))
     rms = ((work * work).mean(dims, keepdim=True) + float(ctx.attr("epsilon", 1e-5))).sqrt()
     return (work / rms).cast(t.dtype.name) * ctx.t(scale)
