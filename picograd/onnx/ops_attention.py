@@ -1,13 +1,15 @@
 """The default domain's (ai.onnx) transformer ops: Attention (opsets 23-25), RMSNormalization,
-RotaryEmbedding, Swish, SwiGLU and TensorScatter (the KV-cache update).
+RotaryEmbedding, Swish, SwiGLU, TensorScatter (the KV-cache update), and opset 27's
+LinearAttention and CausalConvWithState.
 
-Attention is composed from Tensor ops exactly as onnx's reference (onnx/reference/ops/
-op_attention.py) computes it, not with picograd's fused SDPA: ONNX scales q and k by
-sqrt(scale) each (in the input dtype), applies the softcap before the additive bias,
+Attention follows onnx's reference (onnx/reference/ops/op_attention.py): ONNX scales q and k
+by sqrt(scale) each (in the input dtype), applies the softcap before the additive bias,
 aligns the causal mask bottom-right (offset by the past length, or per batch by
 nonpad_kv_seqlen), pads a short mask with -inf / False, and zeroes a row whose *bias* is
-entirely -inf (where SDPA's rows differ in rounding and NaN handling).
-"""
+entirely -inf (also where its scores are NaN). Y of a float32 node without softcap or
+qk_matmul_output comes from picograd's SDPA (its fused CPU kernel), which differs from that
+only in rounding once those rows are zeroed; every other case is composed from Tensor ops
+step by step as the reference computes it."""
 
 from __future__ import annotations
 
@@ -22,12 +24,18 @@ from picograd.frontend import where
 from picograd.frontend.ops_shape import cat
 from picograd.frontend.tensor import Tensor
 from picograd.nn import conv_nd
-from picograd.onnx.registry import NodeContext, Value, op
+from picograd.nn.attention import scaled_dot_product_attention
+from picograd.onnx.registry import NodeContext, Value, is_host, op
 
 _ATTENTION_ATTRS = ("scale", "is_causal", "q_num_heads", "kv_num_heads", "softmax_precision",
                     "softcap", "qk_matmul_output_mode", "left_window_size",
                     "right_window_size")
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+def _text(value: Any) -> str:
+    """A string attribute as str (onnx gives bytes)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 # ── Attention ───────────────────────────────────────────────────────────────
@@ -153,10 +161,15 @@ def _safe_softmax(x: Tensor, ctx: NodeContext) -> Tensor:
     return e / where(s == 0, one, s)
 
 
+def _scale(ctx: NodeContext, q: Tensor) -> float:
+    """The `scale` attribute, by default 1 / sqrt(head size)."""
+    scale = ctx.attr("scale")
+    return 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
+
+
 def _scores(ctx: NodeContext, q: Tensor, k: Tensor) -> Tensor:
     """(q * sqrt(scale)) @ (k * sqrt(scale))^T, softcapped; sqrt(scale) in q's dtype."""
-    scale = ctx.attr("scale")
-    scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
+    scale = _scale(ctx, q)
     # rounded on the host straight to q's dtype, as numpy's Q.dtype.type(sqrt(scale))
     host = np.float32 if q.dtype.name == "bfloat16" else np.dtype(q.dtype.name)
     root = ctx.t(np.asarray(math.sqrt(scale), dtype=host)).cast(q.dtype.name)
@@ -187,20 +200,39 @@ def _attention(ctx: NodeContext, q_in: Value, k_in: Value, v_in: Value,
     dtype = q.dtype.name
     bias = _attention_bias(ctx, attn_mask, past, nonpad, q.shape[2], k.shape[2], dtype)
     k, v = _repeat_kv(ctx, q, k, v)
+    # a row with no attendable key (decided on the bias, not on possibly-NaN scores) is 0
+    masked = bias.amax(-1, keepdim=True).isneginf()
+    if _fusable(ctx, q):
+        y = scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=_scale(ctx, q))
+        y = where(masked, ctx.t(np.zeros((), dtype=np.float32)), y)
+        return _merge_heads(y, q0), present_k, present_v
     scores = _scores(ctx, q, k)
     with_bias = scores + bias
     mode = ctx.attr("qk_matmul_output_mode", 0)
     precision = ctx.attr("softmax_precision")
     work = with_bias if precision is None else with_bias.cast(_float_name(int(precision)))
     probs = _safe_softmax(work, ctx)
-    # a row with no attendable key (decided on the bias, not on possibly-NaN scores) is 0
-    masked = bias.amax(-1, keepdim=True).isneginf()
     probs = where(masked, ctx.t(np.zeros((), dtype=np.float32)).cast(probs.dtype.name), probs)
     qk_out = {0: scores, 1: scores, 2: with_bias, 3: probs}[mode].cast(dtype)
-    y = probs.cast(dtype) @ v
-    if q0.ndim == 3:
-        y = y.permute(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
-    return y, present_k, present_v, qk_out
+    return _merge_heads(probs.cast(dtype) @ v, q0), present_k, present_v, qk_out
+
+
+def _merge_heads(y: Tensor, q_in: Tensor) -> Tensor:
+    """Y (batch, heads, seq, size) back in the query's layout: 3-D as (batch, seq, hidden)."""
+    if q_in.ndim == 3:
+        return y.permute(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+    return y
+
+
+def _fusable(ctx: NodeContext, q: Tensor) -> bool:
+    """Whether Y alone may come from picograd's SDPA (its fused float32 CPU kernel): no
+    softcap, no qk_matmul_output, the softmax in float32. It then differs from the
+    reference's q * sqrt(scale) @ (k * sqrt(scale))^T only in rounding; its rows of an
+    all -inf bias (zeros, NaN for NaN scores) are zeroed by the caller as the reference."""
+    precision = ctx.attr("softmax_precision")
+    wants_qk = len(ctx.node.output) > 3 and bool(ctx.node.output[3])
+    return (q.dtype.name == "float32" and float(ctx.attr("softcap", 0.0)) <= 0
+            and not wants_qk and precision in (None, onnx.TensorProto.FLOAT))
 
 
 # ── normalization, rotary embedding, activations ─────────────────────────────
@@ -313,8 +345,7 @@ def _swiglu(ctx: NodeContext, a: Value, b: Value) -> Tensor:
 # ── TensorScatter ───────────────────────────────────────────────────────────
 
 def _check_scatter(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
-    mode = attrs.get("mode", b"linear")
-    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    mode = _text(attrs.get("mode", "linear"))
     return None if mode in ("linear", "circular") else f"mode={mode!r}"
 
 
@@ -333,11 +364,19 @@ def _tensor_scatter(ctx: NodeContext, past: Value, update: Value,
         raise ctx.unsupported(f"an update of shape {tuple(upd.shape)} for a cache of shape "
                               f"{tuple(cache.shape)} along axis {ctx.attr('axis', -2)}")
     batch, length, seq = cache.shape[0], cache.shape[axis], upd.shape[axis]
-    starts = (ctx.t(np.zeros(batch, dtype=np.int64)) if write_indices is None
-              else ctx.t(write_indices).cast("int64"))
+    circular = _text(ctx.attr("mode", "linear")) == "circular"
+    if write_indices is None:
+        write_indices = np.zeros(batch, dtype=np.int64)
+    if is_host(write_indices) and not circular:
+        # a linear write past the cache's end (onnx's reference: an IndexError) would
+        # silently drop the rows; refused where the indices are known on the host
+        ends = np.asarray(write_indices).astype(np.int64).reshape(-1) + seq
+        if ends.size and (ends.max() > length or np.asarray(write_indices).min() < 0):
+            raise ctx.unsupported(f"write_indices {np.asarray(write_indices).tolist()} write "
+                                  f"{seq} rows outside a cache of length {length}")
+    starts = ctx.t(write_indices).cast("int64")
     rows = ctx.t(np.arange(length, dtype=np.int64).reshape(1, length)) - starts.reshape(-1, 1)
-    mode = ctx.attr("mode", b"linear")
-    if (mode.decode() if isinstance(mode, bytes) else mode) == "circular":
+    if circular:
         rows = rows % length
     valid = (rows >= 0) & (rows < seq)  # (batch, length)
     # index and mask shaped (batch, 1.., length, 1..) to broadcast over the other dims
@@ -352,10 +391,6 @@ def _tensor_scatter(ctx: NodeContext, past: Value, update: Value,
 # ── recurrent ops (opset 27): LinearAttention, CausalConvWithState ──────────
 
 _UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _check_linear_attention(node: onnx.NodeProto, attrs: dict[str, Any], opset: int

@@ -107,6 +107,19 @@ def test_attention_fully_masked_row_is_zero_not_nan() -> None:
     assert (got[1][:, :, 1] == 0).all()
 
 
+def test_attention_y_only_fully_masked_row_with_nan_query_is_zero() -> None:
+    """Y alone of a float32 node (picograd's SDPA path): a fully masked row is 0 even when
+    its query holds NaN (the reference decides on the bias), a NaN elsewhere stays NaN."""
+    mask = np.ones((SQ, SKV), dtype=bool)
+    mask[1] = False
+    q = rand(1, 2, SQ, D)
+    q[0, 0, 1, 0] = np.nan  # in the masked row
+    q[0, 1, 2, 0] = np.nan  # in an attended row
+    got = check("Attention", [("q", q), ("k", rand(1, 2, SKV, D)), ("v", rand(1, 2, SKV, D)),
+                              ("mask", mask)], opset=23)
+    assert (got[0][:, :, 1] == 0).all() and np.isnan(got[0][0, 1, 2]).all()
+
+
 def test_attention_float16_softmax_precision() -> None:
     """float16 inputs with the softmax in float32 (softmax_precision=1): outputs float16."""
     check("Attention", [("q", rand(1, 2, SQ, D, dtype=np.float16)),
@@ -202,6 +215,20 @@ def test_tensor_scatter_kv_cache(mode: str, starts: list[int]) -> None:
     circular write past the end wraps to the start."""
     check("TensorScatter", [("past", rand(2, 3, 5, 4)), ("update", rand(2, 3, 2, 4)),
                             ("idx", np.array(starts, dtype=np.int64))], {"mode": mode})
+
+
+def test_tensor_scatter_linear_write_past_the_end_refused() -> None:
+    """Known write indices whose rows run past a linear cache's end are an error naming
+    the node (the reference raises), not silently dropped rows."""
+    node = helper.make_node("TensorScatter", ["past", "update", "idx"], ["y"])
+    graph = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("past", onnx.TensorProto.FLOAT, [2, 5, 3]),
+        helper.make_tensor_value_info("update", onnx.TensorProto.FLOAT, [2, 2, 3])], [
+        helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 5, 3])],
+        [onnx.numpy_helper.from_array(np.array([0, 4], dtype=np.int64), "idx")])
+    model = pgx.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)]))
+    with pytest.raises(OnnxUnsupportedError, match="outside a cache of length 5"):
+        model(rand(2, 5, 3), rand(2, 2, 3))
 
 
 def test_tensor_scatter_axis1_no_indices() -> None:
