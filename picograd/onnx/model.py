@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError
 from picograd.frontend.realize import realize
 from picograd.frontend.tensor import Tensor
 from picograd.onnx import (
+    ops_attention,
     ops_bits,
     ops_control,
     ops_elementwise,
@@ -60,9 +61,10 @@ from picograd.onnx.registry import DOMAINS, domain_opsets
 from picograd.onnx.replay import ShapeReplays
 
 # the op families register their translations on import
-_FAMILIES = (ops_bits, ops_control, ops_elementwise, ops_image, ops_index, ops_loss,
-             ops_microsoft, ops_misc, ops_nn, ops_norm_extra, ops_quant, ops_reduce,
-             ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape, ops_signal)
+_FAMILIES = (ops_attention, ops_bits, ops_control, ops_elementwise, ops_image, ops_index,
+             ops_loss, ops_microsoft, ops_misc, ops_nn, ops_norm_extra, ops_quant,
+             ops_reduce, ops_resize, ops_rnn, ops_scatter, ops_sequence, ops_shape,
+             ops_signal)
 
 
 def _read(source: str | os.PathLike | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
