@@ -69,8 +69,10 @@ from picograd.frontend.dtype import (
     bool_,
     dtype_of_scalar,
     float32,
+    int8,
     int16,
     int32,
+    int64,
     result_type,
     to_dtype,
     uint8,
@@ -80,6 +82,9 @@ from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.ops_elementwise import Operand
 from picograd.frontend.ops_reduce import ReduceOps
 from picograd.frontend.variable import SymbolicInt
+
+# the signed integer of each float width: its sign is the float's sign bit
+_SIGNED_OF_SIZE = {1: int8, 2: int16, 4: int32, 8: int64}
 
 _INEXACT = 2.0 ** 23  # float32 values at least this large are integers
 
@@ -127,7 +132,7 @@ class MathOps(ReduceOps):
     def _signbit(self) -> Self:
         """Whether each float's sign bit is set (true for -0.0, unlike `x < 0`); no gradient."""
         x = self._detached()
-        return x.bitcast(int16 if x.dtype.itemsize == 2 else int32) < 0
+        return x.bitcast(_SIGNED_OF_SIZE[x.dtype.itemsize]) < 0
 
     def _signed_zero(self) -> Self:
         """0.0 with each element's sign (C's copysign(0, x)); no gradient."""

@@ -348,3 +348,15 @@ def test_functional_activations_are_torchs(name: str, args: tuple) -> None:
         got = F.gelu(pg.Tensor(x), approximate="tanh").numpy()
         want = TF.gelu(torch.from_numpy(x), approximate="tanh").numpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc", "round"])
+def test_float64_rounding_keeps_values_and_signed_zeros(name: str) -> None:
+    """The sign bit of a float64 is read through int64 (it was a 4-byte bitcast: an error)."""
+    x = np.array([-2.5, -0.5, -0.0, 0.0, 0.4, 1.5, 2.5, -1e300, 4503599627370497.0, np.nan,
+                  -np.inf], np.float64)
+    got = getattr(pg.Tensor(x, device="CPU"), name)().numpy()
+    want = getattr(np, name)(x)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
