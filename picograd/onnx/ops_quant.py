@@ -39,8 +39,9 @@ from onnx import TensorProto
 from picograd.frontend.ops_shape import pad as pad_tensor
 from picograd.frontend.tensor import Tensor
 from picograd.nn import conv_nd
+from picograd.onnx.dtypes import from_storage, is_host_only, storage_dtype, storage_tensor
 from picograd.onnx.ops_nn import resolve_pads
-from picograd.onnx.registry import NodeContext, Value, op
+from picograd.onnx.registry import NodeContext, Value, is_host, op
 
 _E4M3, _E5M2 = np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)
 # the quantized element types picograd has: ONNX type -> numpy dtype
@@ -48,6 +49,10 @@ _QUANT_TYPES = {TensorProto.UINT8: np.dtype(np.uint8), TensorProto.INT8: np.dtyp
                 TensorProto.UINT16: np.dtype(np.uint16), TensorProto.INT16: np.dtype(np.int16),
                 TensorProto.FLOAT8E4M3FN: _E4M3, TensorProto.FLOAT8E5M2: _E5M2}
 _INTEGER_TYPES = frozenset(t for t in _QUANT_TYPES.values() if t.kind in "iu")
+# the 2- and 4-bit integers: host values (picograd has no such dtype) held in int8 / uint8
+_SUB_BYTE = {TensorProto.INT4: np.dtype(ml_dtypes.int4), TensorProto.UINT4:
+             np.dtype(ml_dtypes.uint4), TensorProto.INT2: np.dtype(ml_dtypes.int2),
+             TensorProto.UINT2: np.dtype(ml_dtypes.uint2)}
 _8BIT = frozenset({np.dtype(np.uint8), np.dtype(np.int8)})
 # e4m3fn with saturate=0: a value whose nearest even e4m3fn code is past 448 (above 464,
 # halfway to the next step, 480, which is NaN's code) becomes NaN
@@ -66,7 +71,7 @@ def dtype_of(v: Value) -> np.dtype:
 
 def _check_quantize(node: onnx.NodeProto, attrs: dict[str, Any], opset: int) -> str | None:
     out = attrs.get("output_dtype", 0)
-    if out and out not in _QUANT_TYPES:
+    if out and out not in _QUANT_TYPES and out not in _SUB_BYTE:
         return (f"output_dtype {onnx.TensorProto.DataType.Name(out)} is not supported "
                 f"(picograd has no such dtype)")
     return None
@@ -78,7 +83,7 @@ def _along(ctx: NodeContext, param: Value, x: Tensor, what: str) -> Tensor:
     """A scale or zero point shaped to broadcast against `x`: a scalar (per tensor), a 1-D
     tensor laid along `axis` (per axis) or, with block_size, x's rank with each element
     repeated block_size times along `axis` (the last block may be short)."""
-    t = ctx.t(param)
+    t = _values(ctx, param)
     block = ctx.attr("block_size", 0)
     if t.ndim == 0 or (t.ndim == 1 and t.shape[0] == 1 and not block):
         return t.reshape(())
@@ -98,12 +103,24 @@ def _along(ctx: NodeContext, param: Value, x: Tensor, what: str) -> Tensor:
     return t.index_select(axis, ctx.t(np.arange(n, dtype=np.int64) // block))
 
 
+def _values(ctx: NodeContext, v: Value) -> Tensor:
+    """`v` as a device Tensor; a 2- or 4-bit integer host value as its exact int8 / uint8
+    storage (dtypes.storage_tensor). Other host-only types (float4, fnuz float8, e8m0) are
+    refused: their arithmetic here is not checked against a reference."""
+    if is_host(v) and is_host_only(np.asarray(v).dtype):
+        dtype = np.asarray(v).dtype
+        if dtype not in _SUB_BYTE.values():
+            raise ctx.unsupported(f"{dtype} values (2- and 4-bit integers are supported)")
+        return storage_tensor(np.asarray(v), ctx.device)
+    return ctx.t(v)
+
+
 def _quant_dtype(ctx: NodeContext, zero_point: Value | None) -> np.dtype:
     out = ctx.attr("output_dtype", 0)
     if out:
-        return _QUANT_TYPES[out]
+        return _QUANT_TYPES.get(out) or _SUB_BYTE[out]
     dtype = np.dtype(np.uint8) if zero_point is None else dtype_of(zero_point)
-    if dtype not in _QUANT_TYPES.values():
+    if dtype not in _QUANT_TYPES.values() and dtype not in _SUB_BYTE.values():
         raise ctx.unsupported(f"quantizing to {dtype} is not supported")
     return dtype
 
@@ -145,7 +162,7 @@ def _check_float8_zero_point(ctx: NodeContext, zero_point: Value | None) -> None
 @op("QuantizeLinear", attrs=("axis", "saturate", "block_size", "output_dtype"), min_opset=10,
     check=_check_quantize)
 def _quantize_linear(ctx: NodeContext, x: Value, scale: Value,
-                     zero_point: Value | None = None) -> Tensor:
+                     zero_point: Value | None = None) -> Value:
     """y = saturate(round(x / scale) + zero_point), in the zero point's dtype (uint8 without
     one, or output_dtype)."""
     tx = ctx.t(x)
@@ -157,14 +174,29 @@ def _quantize_linear(ctx: NodeContext, x: Value, scale: Value,
     _check_float8_zero_point(ctx, zero_point)
     q = tx.cast("float32") / _along(ctx, scale, tx, "scale").cast("float32")
     zp = None if zero_point is None else _along(ctx, zero_point, tx, "zero point")
+    if dtype in _SUB_BYTE.values():
+        return _quantize_sub_byte(ctx, q, dtype, zp)
     return quantize_values(q, dtype, zp, bool(ctx.attr("saturate", 1)))
+
+
+def _quantize_sub_byte(ctx: NodeContext, q: Tensor, dtype: np.dtype, zero_point: Tensor | None
+                       ) -> np.ndarray:
+    """round(q) + zero point, clamped to a 2- or 4-bit range, computed in the int8 / uint8
+    storage and read back as a host value of `dtype` (picograd has no such dtype: the
+    read-back makes the model translate on every call)."""
+    v = q.round()
+    if zero_point is not None:
+        v = v + zero_point.cast(q.dtype)
+    info = ml_dtypes.iinfo(dtype)
+    stored = v.clamp(float(info.min), float(info.max)).cast(storage_dtype(dtype))
+    return from_storage(ctx.host(stored), dtype)
 
 
 @op("DequantizeLinear", attrs=("axis", "block_size"), min_opset=10)
 def _dequantize_linear(ctx: NodeContext, x: Value, scale: Value,
                        zero_point: Value | None = None) -> Tensor:
     """y = (x - zero_point) * scale, in the scale's dtype."""
-    tx = ctx.t(x)
+    tx = _values(ctx, x)
     ts = _along(ctx, scale, tx, "scale")
     if tx.dtype.is_float:  # float8: its zero point is zero
         _check_float8_zero_point(ctx, zero_point)
