@@ -1,0 +1,191 @@
+"""`torch.compile(model, backend="picograd")` against torch eager: outputs, gradients
+through `loss.backward()`, an SGD training loop, the entry point, and the fallback of a
+graph with an op picograd lacks."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import torch
+import torch.nn as nn
+
+from picograd.torch_backend import backend, explain
+
+CALLS = 4  # calls 1-2 of a signature run eagerly, 3+ replay the captured programs
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo() -> Iterator[None]:
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _inputs(shape: tuple[int, ...], seed: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _grads(model: nn.Module, x: torch.Tensor) -> list[torch.Tensor | None]:
+    return [p.grad for p in model.parameters()] + [x.grad]
+
+
+def _check_layer(make: Callable[[], nn.Module], shape: tuple[int, ...],
+                 make_input: Callable[[int], torch.Tensor] | None = None,
+                 atol: float = 1e-5) -> None:
+    """The layer compiled by picograd gives eager's outputs on several calls (new inputs
+    each: the replays must read them) and eager's gradients of a weighted loss."""
+    torch.manual_seed(0)
+    eager = make()
+    compiled_model = copy.deepcopy(eager)
+    compiled = torch.compile(compiled_model, backend=backend)
+    new_input = make_input or (lambda seed: _inputs(shape, seed).requires_grad_())
+    for seed in range(CALLS):
+        x_eager = new_input(seed)
+        x_compiled = x_eager.detach().clone().requires_grad_(x_eager.requires_grad)
+        want, got = eager(x_eager), compiled(x_compiled)
+        torch.testing.assert_close(got, want, atol=atol, rtol=1e-5)
+        weights = _inputs(tuple(want.shape), 100 + seed)
+        if any(p.requires_grad for p in eager.parameters()) or x_eager.requires_grad:
+            eager.zero_grad()
+            compiled_model.zero_grad()
+            (want * weights).sum().backward()
+            (got * weights).sum().backward()
+            for g_got, g_want in zip(_grads(compiled_model, x_compiled),
+                                     _grads(eager, x_eager), strict=True):
+                assert (g_got is None) == (g_want is None)
+                if g_want is not None:
+                    torch.testing.assert_close(g_got, g_want, atol=atol, rtol=1e-5)
+
+
+def _ran_in_picograd(model: nn.Module, *inputs: Any) -> None:
+    report = explain(model, *inputs, backward=True, verbose=False)
+    assert report.graphs and not report.torch, str(report)
+
+
+def test_linear() -> None:
+    _check_layer(lambda: nn.Linear(6, 4), (3, 6))
+    _ran_in_picograd(nn.Linear(6, 4), _inputs((3, 6), 0).requires_grad_())
+
+
+def test_conv2d() -> None:
+    _check_layer(lambda: nn.Conv2d(3, 5, 3, stride=2, padding=1), (2, 3, 9, 9), atol=1e-4)
+    _ran_in_picograd(nn.Conv2d(3, 5, 3), _inputs((2, 3, 9, 9), 0).requires_grad_())
+
+
+def test_batchnorm2d_eval() -> None:
+    def make() -> nn.Module:
+        bn = nn.BatchNorm2d(4)
+        assert bn.running_mean is not None and bn.running_var is not None
+        with torch.no_grad():  # running statistics that are not the identity
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-1, 1)
+        return bn.eval()
+    _check_layer(make, (2, 4, 5, 5))
+    _ran_in_picograd(make(), _inputs((2, 4, 5, 5), 0).requires_grad_())
+
+
+def test_layer_norm() -> None:
+    def make() -> nn.Module:
+        ln = nn.LayerNorm(7)
+        with torch.no_grad():
+            ln.weight.uniform_(0.5, 1.5)
+            ln.bias.uniform_(-1, 1)
+        return ln
+    _check_layer(make, (2, 3, 7))
+    _ran_in_picograd(make(), _inputs((2, 3, 7), 0).requires_grad_())
+
+
+@pytest.mark.parametrize("make", [lambda: nn.MaxPool2d(2), lambda: nn.MaxPool2d(3, 2, 1),
+                                  lambda: nn.AvgPool2d(2), lambda: nn.AvgPool2d(3, 2, 1)],
+                         ids=["max2", "max3s2p1", "avg2", "avg3s2p1"])
+def test_pooling(make: Callable[[], nn.Module]) -> None:
+    _check_layer(make, (2, 3, 8, 8))
+    _ran_in_picograd(make(), _inputs((2, 3, 8, 8), 0).requires_grad_())
+
+
+def test_embedding() -> None:
+    def indices(seed: int) -> torch.Tensor:
+        # repeated indices: the weight's gradient accumulates them
+        return torch.randint(0, 10, (3, 5), generator=torch.Generator().manual_seed(seed))
+    _check_layer(lambda: nn.Embedding(10, 4), (), make_input=indices)
+    _ran_in_picograd(nn.Embedding(10, 4), indices(0))
+
+
+def _mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+
+def _train(model: nn.Module, step_loss: Callable[..., torch.Tensor]) -> list[float]:
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for step in range(3):
+        x = _inputs((6, 8), step)
+        y = torch.randint(0, 4, (6,), generator=torch.Generator().manual_seed(10 + step))
+        opt.zero_grad()
+        loss = step_loss(x, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_mlp_sgd_training_matches_eager() -> None:
+    torch.manual_seed(0)
+    eager, mine = _mlp(), _mlp()
+    mine.load_state_dict(eager.state_dict())
+
+    def eager_loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(eager(x), y)
+
+    def my_loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(mine(x), y)
+
+    want = _train(eager, eager_loss)
+    got = _train(mine, torch.compile(my_loss, backend=backend))
+    assert got == pytest.approx(want, abs=1e-4)
+    assert len(set(want)) == 3  # the steps changed the model
+    for p_got, p_want in zip(mine.parameters(), eager.parameters(), strict=True):
+        torch.testing.assert_close(p_got, p_want, atol=1e-5, rtol=1e-5)
+
+
+def test_entry_point_found_without_importing_picograd() -> None:
+    code = ("import sys, torch\n"
+            "assert 'picograd' in torch._dynamo.list_backends(), torch._dynamo.list_backends()\n"
+            "assert 'picograd' not in sys.modules\n"
+            "m = torch.nn.Linear(3, 2); x = torch.randn(4, 3)\n"
+            "out = torch.compile(m, backend='picograd')(x)\n"
+            "torch.testing.assert_close(out, m(x))\n"
+            "assert 'picograd.torch_backend' in sys.modules\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300, cwd="/")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_unsupported_op_falls_back_with_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    # picograd has no Bessel functions: the graph runs in torch and says so once
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.special.bessel_j0(x * 2) + 1
+
+    compiled = torch.compile(f, backend=backend)
+    with caplog.at_level(logging.WARNING, logger="picograd.torch_backend"):
+        for seed in range(3):
+            x = _inputs((5,), seed)
+            torch.testing.assert_close(compiled(x), f(x))
+        torch._dynamo.reset()
+        compiled = torch.compile(f, backend=backend)
+        torch.testing.assert_close(compiled(_inputs((5,), 9)), f(_inputs((5,), 9)))
+    lines = [r.getMessage() for r in caplog.records if r.name == "picograd.torch_backend"]
+    assert len(lines) == 1 and "aten.special_bessel_j0" in lines[0], lines
+    report = explain(f, _inputs((5,), 0), verbose=False)
+    assert "aten.special_bessel_j0.default" in report.torch
+    assert not report.picograd
