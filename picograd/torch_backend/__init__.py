@@ -10,7 +10,9 @@ per op family module: ops_elementwise, ops_shape, ops_reduce, ops_nn), replayed 
 `picograd.jit` per input signature. A graph with an ATen op picograd has no translation for
 runs in torch as it came (the whole graph: splitting it around the op is still to come),
 logged once per op on the `picograd.torch_backend` logger; `explain(model, *inputs)` lists
-what ran where. Shapes must be static: a graph dynamo made dynamic runs in torch.
+what ran where. A graph dynamo made dynamic (after a call with new sizes) runs in
+picograd too, compiled once per set of concrete sizes (logged at INFO); picograd's
+symbolic sizes (`pg.Variable`) are not used for them yet.
 `options={"device": "CPU"}` picks picograd's device (inputs and outputs are torch CPU
 tensors).
 """

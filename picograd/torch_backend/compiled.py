@@ -24,7 +24,7 @@ import torch.fx
 import picograd as pg
 from picograd.frontend.tensor import Tensor
 from picograd.jit_replay import Jit, JitError, jit, jit_running
-from picograd.torch_backend.convert import Binder, check_input, to_torch
+from picograd.torch_backend.convert import Binder, check_input, hint, to_torch
 from picograd.torch_backend.graph import translate, translated_ops, unsupported_ops
 from picograd.torch_backend.registry import TorchUnsupported, pg_dtype
 
@@ -62,14 +62,25 @@ def _reasons(gm: torch.fx.GraphModule, example_inputs: list[Any], device: str) -
     try:
         for value in example_inputs:
             check_input(value)
-        zeros = [Tensor.zeros(*v.shape, dtype=pg_dtype(v.dtype, "input"), device=device)
-                 for v in example_inputs]
-        translate(gm, zeros, Binder(device))
+        translate(gm, [_example(v, device) for v in example_inputs], Binder(device))
     except TorchUnsupported as e:
         return [str(e)]
     except pg.PicogradError as e:  # picograd refused the arguments: torch will run them
         return [f"{type(e).__name__}: {e}".splitlines()[0]]
     return []
+
+
+def _example(value: Any, device: str) -> Any:
+    """A stand-in for an example input: zeros of its (example) shape, or its size."""
+    if not isinstance(value, torch.Tensor):
+        return hint(value)
+    shape = tuple(hint(n) for n in value.shape)
+    return Tensor.zeros(*shape, dtype=pg_dtype(value.dtype, "input"), device=device)
+
+
+def _signature(values: list[Any]) -> tuple[Any, ...]:
+    return tuple((tuple(v.shape), v.dtype.name, v.device) if isinstance(v, Tensor) else v
+                 for v in values)
 
 
 class PicogradGraph:
@@ -90,22 +101,28 @@ class PicogradGraph:
                 self.plan.append(("none", 0))
             elif isinstance(value, torch.fx.Node) and value in inputs:
                 self.plan.append(("input", inputs[value]))
+            elif not isinstance(value, torch.fx.Node) or not isinstance(
+                    value.meta.get("val"), torch.Tensor):
+                raise TorchUnsupported("output", f"a {type(value).__name__} result")
             else:
                 self.plan.append(("pg", count))
                 count += 1
         self._replays: dict[tuple[Any, ...], Jit] = {}
         self._eager: set[tuple[Any, ...]] = set()  # signatures that realize nothing
 
-    def _computed(self, *tensors: Tensor) -> tuple[Tensor, ...]:
+    def _computed(self, *tensors: Any) -> tuple[Tensor, ...]:
         results = translate(self.gm, tensors, self.binder)
         return tuple(results[i] for i, (kind, _) in enumerate(self.plan) if kind == "pg")
 
-    def _run(self, tensors: list[Tensor]) -> tuple[Tensor, ...]:
-        key = tuple((tuple(t.shape), t.dtype.name, t.device) for t in tensors)
+    def _run(self, tensors: list[Any]) -> tuple[Tensor, ...]:
+        key = _signature(tensors)
         if key in self._eager or jit_running():
             return self._computed(*tensors)
         replay = self._replays.get(key)
         if replay is None:
+            if self._replays:  # a shape the graph has not seen: picograd compiles anew
+                LOG.info("a graph of %d ops compiles for new input sizes %s",
+                         len(translated_ops(self.gm)), _sizes(key))
             replay = self._replays[key] = jit(self._computed)
         try:
             return replay(*tensors)
@@ -124,6 +141,10 @@ class PicogradGraph:
             results.append(None if kind == "none" else values[i] if kind == "input"
                            else to_torch(computed[i]))
         return results
+
+
+def _sizes(key: tuple[Any, ...]) -> list[Any]:
+    return [k[0] if isinstance(k, tuple) else k for k in key]
 
 
 def _unboxed(args: tuple[Any, ...]) -> list[Any]:
@@ -145,13 +166,17 @@ def _torch_graph(gm: torch.fx.GraphModule) -> Callable[[list[Any]], Any]:
 
 
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], *, device: str,
-                  kind: str) -> Callable[[list[Any]], Any]:
+                  kind: str) -> Callable[..., Any]:
     """The callable for one of AOTAutograd's graphs: picograd's, or torch's (logged)."""
     reasons = _reasons(gm, example_inputs, device)
+    compiled: Callable[..., Any] | None = None
+    if not reasons:
+        try:
+            compiled = PicogradGraph(gm, device)
+        except TorchUnsupported as e:
+            reasons = [str(e)]
     for recorder in RECORDERS:
         recorder.append(GraphRecord(kind, translated_ops(gm), reasons))
-    if reasons:
-        for reason in reasons:
-            _log_once(reason)
-        return _torch_graph(gm)
-    return PicogradGraph(gm, device)
+    for reason in reasons:
+        _log_once(reason)
+    return compiled if compiled is not None else _torch_graph(gm)

@@ -13,20 +13,35 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from picograd.frontend.tensor import Tensor
 from picograd.torch_backend.registry import TorchUnsupported, pg_dtype
 
 
+def hint(size: Any) -> int:
+    """The example value of a size (an int, or a SymInt of a graph dynamo made dynamic)."""
+    if isinstance(size, int):
+        return size
+    if not isinstance(size, torch.SymInt):
+        raise TorchUnsupported("input", f"a {type(size).__name__} input")
+    value = optimization_hint(size, fallback=-1)
+    if value < 0:
+        raise TorchUnsupported("input", f"a size without an example value ({size})")
+    return value
+
+
 def check_input(value: Any) -> None:
-    """Raise TorchUnsupported for an input picograd cannot read: a SymInt (a dynamic
-    shape), a tensor off the CPU or of a dtype without a numpy view."""
+    """Raise TorchUnsupported for an input picograd cannot read: a tensor off the CPU or
+    of a dtype without a numpy view, a size with no example value. Sizes (SymInts) and
+    symbolic dims are fine: each call's concrete sizes pick a compiled signature."""
     if not isinstance(value, torch.Tensor):
-        raise TorchUnsupported("input", f"a {type(value).__name__} input (dynamic shapes)")
+        hint(value)
+        return
     if value.device.type != "cpu":
         raise TorchUnsupported("input", f"a tensor on {value.device}")
-    if any(not isinstance(n, int) for n in value.shape):
-        raise TorchUnsupported("input", "a symbolic shape (dynamic shapes)")
+    for size in value.shape:
+        hint(size)
     pg_dtype(value.dtype, "input")
 
 
@@ -45,9 +60,14 @@ class Binder:
         # id(parameter) -> (weak reference, version, picograd Tensor)
         self._bound: dict[int, tuple[weakref.ref[Any], int, Tensor]] = {}
 
-    def __call__(self, values: list[torch.Tensor]) -> list[Tensor]:
-        out, seen = [], set()
+    def __call__(self, values: list[Any]) -> list[Any]:
+        """Each input as picograd reads it: a tensor as a Tensor, a size as an int."""
+        out: list[Any] = []
+        seen: set[int] = set()
         for value in values:
+            if not isinstance(value, torch.Tensor):
+                out.append(int(value))
+                continue
             tensor = self._tensor(value) if id(value) not in seen else self._fresh(value)
             seen.add(id(value))  # a tied parameter passed twice gets two nodes (jit rule)
             out.append(tensor)

@@ -1,9 +1,11 @@
 """One FX graph (ATen ops, as AOTAutograd hands it) as a picograd function.
 
 `translate(gm, inputs)` walks the graph's nodes in order: placeholders take the inputs,
-`call_function` nodes run their ATen translation (`registry.ATEN`), `getitem` picks from a
-multi-output op, `get_attr` reads a constant of the module, `output` gives the results.
-Each node's result is checked against the shape and dtype FX recorded for it (`meta["val"]`),
+`call_function` nodes run their ATen translation (`registry.ATEN`) or, in a graph with
+dynamic shapes, their size arithmetic on the call's ints (`SIZE_OPS`), `getitem` picks from
+a multi-output op, `get_attr` reads a constant of the module, `output` gives the results.
+Each node's result is checked against the shape (its static dims: a dynamic dim is the
+call's own) and dtype FX recorded for it (`meta["val"]`),
 so a translation that disagrees with torch is an error at compile time, not a wrong number
 at run time; an integer result of another width (picograd's index dtype) is cast to torch's.
 """
@@ -23,13 +25,25 @@ from picograd.frontend.tensor import Tensor
 from picograd.torch_backend.convert import Binder
 from picograd.torch_backend.registry import ATEN, TorchUnsupported, op_name, pg_dtype
 
+# size arithmetic of graphs with dynamic shapes: run on the call's concrete ints
+SIZE_OPS: dict[Any, Any] = {
+    operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
+    operator.floordiv: operator.floordiv, operator.mod: operator.mod,
+    operator.neg: operator.neg, torch.sym_max: max, torch.sym_min: min,
+    torch.ops.aten.sym_size.int: lambda x, dim: x.shape[dim],
+    torch.ops.aten.sym_numel.default: lambda x: x.numel(),
+}
+
+
+def _is_table_op(target: Any) -> bool:
+    return target is operator.getitem or target in ATEN or target in SIZE_OPS
+
 
 def unsupported_ops(gm: torch.fx.GraphModule) -> list[str]:
     """The names of the graph's ops that have no translation, in graph order, once each."""
     names: list[str] = []
     for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is not operator.getitem and (
-                node.target not in ATEN):
+        if node.op == "call_function" and not _is_table_op(node.target):
             name = op_name(node.target)
             if name not in names:
                 names.append(name)
@@ -37,9 +51,10 @@ def unsupported_ops(gm: torch.fx.GraphModule) -> list[str]:
 
 
 def translated_ops(gm: torch.fx.GraphModule) -> list[str]:
-    """The names of the graph's ATen ops (every call_function but getitem), in order."""
-    return [op_name(n.target) for n in gm.graph.nodes
-            if n.op == "call_function" and n.target is not operator.getitem]
+    """The names of the graph's ATen ops (call_functions but getitem and size arithmetic),
+    in order."""
+    return [op_name(n.target) for n in gm.graph.nodes if n.op == "call_function"
+            and n.target is not operator.getitem and n.target not in SIZE_OPS]
 
 
 def _check(node: torch.fx.Node, value: Any, expected: Any) -> Any:
@@ -52,7 +67,9 @@ def _check(node: torch.fx.Node, value: Any, expected: Any) -> Any:
         return value
     if not isinstance(value, Tensor):
         raise TorchUnsupported(op_name(node.target), f"gave {type(value).__name__}")
-    if tuple(value.shape) != tuple(expected.shape):
+    if len(value.shape) != len(expected.shape) or any(
+            isinstance(e, int) and v != e for v, e in zip(value.shape, expected.shape,
+                                                          strict=True)):
         raise TorchUnsupported(op_name(node.target), f"shape {tuple(value.shape)}, torch "
                                f"gives {tuple(expected.shape)} (node {node.name})")
     want = pg_dtype(expected.dtype, op_name(node.target))
@@ -72,6 +89,9 @@ def _call(node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> Any:
     args, kwargs = _load(node.args, env), _load(node.kwargs, env)
     if node.target is operator.getitem:
         return args[0][args[1]]
+    size_op = SIZE_OPS.get(node.target)
+    if size_op is not None:
+        return size_op(*args, **kwargs)
     fn = ATEN.get(node.target)
     if fn is None:
         raise TorchUnsupported(op_name(node.target))

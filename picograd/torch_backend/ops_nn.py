@@ -106,6 +106,32 @@ def _batch_norm_eval(x: Tensor, weight: Tensor | None, bias: Tensor | None,
     return out, empty, empty
 
 
+@aten(A._native_batch_norm_legit_functional.default)
+def _batch_norm_train(x: Tensor, weight: Tensor | None, bias: Tensor | None,
+                      running_mean: Tensor, running_var: Tensor, training: bool,
+                      momentum: float, eps: float) -> tuple[Tensor, ...]:
+    """Training-mode batch norm with the running statistics' new values as results
+    (AOTAutograd writes them back into the module's buffers); the batch's mean and rstd
+    are results too, for the backward graph."""
+    if not training:
+        raise TorchUnsupported("aten._native_batch_norm_legit_functional", "training=False")
+    dims = (0, *range(2, x.ndim))
+    mean = x.mean(dims)
+    centred = x - _channel(mean, x.ndim)
+    var = (centred * centred).mean(dims)
+    rstd = (var + eps).rsqrt()
+    out = centred * _channel(rstd, x.ndim)
+    if weight is not None:
+        out = out * _channel(weight, x.ndim)
+    if bias is not None:
+        out = out + _channel(bias, x.ndim)
+    n = x.numel() // x.shape[1]
+    unbiased = var * (n / (n - 1)) if n > 1 else var  # torch's running var is unbiased
+    new_mean = running_mean * (1 - momentum) + mean * momentum
+    new_var = running_var * (1 - momentum) + unbiased * momentum
+    return out, mean, rstd, new_mean, new_var
+
+
 def _stride(stride: Sequence[int], kernel_size: Sequence[int]) -> tuple[int, ...]:
     return tuple(stride) if len(stride) else tuple(kernel_size)
 

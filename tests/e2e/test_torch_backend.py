@@ -189,3 +189,37 @@ def test_unsupported_op_falls_back_with_one_log_line(caplog: pytest.LogCaptureFi
     report = explain(f, _inputs((5,), 0), verbose=False)
     assert "aten.special_bessel_j0.default" in report.torch
     assert not report.picograd
+
+
+def test_batchnorm2d_training_updates_running_statistics() -> None:
+    torch.manual_seed(0)
+    eager = nn.BatchNorm2d(3)
+    mine = copy.deepcopy(eager)
+    _check_layer(lambda: eager, (4, 3, 5, 5))  # outputs and gradients; updates `eager`
+    compiled = torch.compile(mine, backend=backend)
+    reference = nn.BatchNorm2d(3)
+    for seed in range(CALLS):
+        x = _inputs((4, 3, 5, 5), seed)
+        torch.testing.assert_close(compiled(x), reference(x), atol=1e-5, rtol=1e-5)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        torch.testing.assert_close(getattr(mine, name), getattr(reference, name))
+    _ran_in_picograd(nn.BatchNorm2d(3), _inputs((4, 3, 5, 5), 0).requires_grad_())
+
+
+def test_new_sizes_compile_again_and_stay_in_picograd(
+        caplog: pytest.LogCaptureFixture) -> None:
+    torch.manual_seed(0)
+    eager = _mlp()
+    mine = copy.deepcopy(eager)
+    compiled = torch.compile(mine, backend=backend)
+    with caplog.at_level(logging.INFO, logger="picograd.torch_backend"):
+        for seed, batch in enumerate([3, 5, 7, 5, 5, 5, 3]):
+            x = _inputs((batch, 8), seed)
+            torch.testing.assert_close(compiled(x), eager(x), atol=1e-5, rtol=1e-5)
+            compiled(x).sum().backward()
+            eager(x).sum().backward()
+    for p_got, p_want in zip(mine.parameters(), eager.parameters(), strict=True):
+        torch.testing.assert_close(p_got.grad, p_want.grad, atol=1e-4, rtol=1e-5)
+    records = [r for r in caplog.records if r.name == "picograd.torch_backend"]
+    assert not [r for r in records if r.levelno >= logging.WARNING]  # nothing fell back
+    assert any("new input sizes" in r.getMessage() for r in records)
