@@ -223,3 +223,32 @@ def test_new_sizes_compile_again_and_stay_in_picograd(
     records = [r for r in caplog.records if r.name == "picograd.torch_backend"]
     assert not [r for r in records if r.levelno >= logging.WARNING]  # nothing fell back
     assert any("new input sizes" in r.getMessage() for r in records)
+
+
+def test_cnn_sgd_momentum_training_matches_eager() -> None:
+    torch.manual_seed(0)
+
+    def cnn() -> nn.Module:
+        return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Conv2d(4, 6, 3), nn.ReLU(), nn.AvgPool2d(2),
+                             nn.Flatten(), nn.Linear(6 * 2 * 2, 3))
+
+    eager = cnn()
+    mine = copy.deepcopy(eager)
+    compiled = torch.compile(mine, backend=backend)
+    losses: dict[str, list[float]] = {"eager": [], "picograd": []}
+    for name, model, run in (("eager", eager, eager), ("picograd", mine, compiled)):
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        for step in range(3):
+            x = _inputs((5, 1, 12, 12), step)
+            y = torch.randint(0, 3, (5,), generator=torch.Generator().manual_seed(step))
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(run(x), y)
+            loss.backward()
+            opt.step()
+            losses[name].append(loss.item())
+    assert losses["picograd"] == pytest.approx(losses["eager"], abs=1e-4)
+    assert len(set(losses["eager"])) == 3
+    for p_got, p_want in zip(mine.state_dict().values(), eager.state_dict().values(),
+                             strict=True):
+        torch.testing.assert_close(p_got, p_want, atol=1e-5, rtol=1e-4)
