@@ -252,3 +252,15 @@ def test_cnn_sgd_momentum_training_matches_eager() -> None:
     for p_got, p_want in zip(mine.state_dict().values(), eager.state_dict().values(),
                              strict=True):
         torch.testing.assert_close(p_got, p_want, atol=1e-5, rtol=1e-4)
+
+
+def test_an_error_inside_a_replayed_graph_reaches_the_user_as_torchs() -> None:
+    embedding = nn.Embedding(10, 4)
+    compiled = torch.compile(embedding, backend=backend)
+    for start in range(CALLS):  # past the capture: the replay checks the indices too
+        torch.testing.assert_close(compiled(torch.tensor([start, start + 1])),
+                                   embedding(torch.tensor([start, start + 1])))
+    with pytest.raises(IndexError):  # what torch raises
+        embedding(torch.tensor([1, 20]))
+    with pytest.raises(IndexError, match="embedding: index 20 is out of bounds"):
+        compiled(torch.tensor([1, 20]))
