@@ -130,3 +130,12 @@ def _full_like(x: Tensor, value: Any, *, dtype: Any = None, layout: Any = None,
     _check_placement("aten.full_like", layout, device, pin_memory)
     return Tensor.full(x.shape, value, dtype=pg_dtype(dtype, "aten.full_like", x.dtype),
                        device=x.device)
+
+
+@aten(A.arange.start_step, A.arange.start, A.arange.default)
+def _arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
+            layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    _check_placement("aten.arange", layout, device, pin_memory)
+    values = (start, end, step)
+    default = pg.float32 if any(isinstance(v, float) for v in values) else pg.int64
+    return Tensor.arange(start, end, step, dtype=pg_dtype(dtype, "aten.arange", default))

@@ -1,7 +1,7 @@
 """Layer ATen ops: convolution, normalisation, pooling, embedding, and the backward ops
 core ATen keeps whole (convolution_backward, the pooling backwards).
 
-A backward op is the vector-Jacobian product of picograd's own forward op (`_vjp`), except
+A backward op is the vector-Jacobian product of picograd's own forward op (`vjp`), except
 max pooling's, which scatters the gradient to the indices torch recorded, so that ties
 route exactly as in torch.
 """
@@ -23,7 +23,7 @@ from picograd.torch_backend.registry import TorchUnsupported, aten
 A = torch.ops.aten
 
 
-def _vjp(fn: Callable[..., Tensor], inputs: Sequence[Tensor], grad: Tensor) -> list[Any]:
+def vjp(fn: Callable[..., Tensor], inputs: Sequence[Tensor], grad: Tensor) -> list[Any]:
     """The gradients of `fn(*inputs)` (a picograd op) towards each input, for `grad`."""
     leaves = [x.detach().requires_grad_() for x in inputs]
     with pg.enable_grad():
@@ -67,7 +67,7 @@ def _convolution_backward(grad: Tensor, x: Tensor, weight: Tensor, bias_sizes: A
         return _conv(x, weight, None, stride, padding, dilation, transposed, output_padding,
                      groups)
 
-    grad_x, grad_w = _vjp(forward, [x, weight], grad)
+    grad_x, grad_w = vjp(forward, [x, weight], grad)
     grad_b = grad.sum(tuple(d for d in range(grad.ndim) if d != 1)) if output_mask[2] else None
     return (grad_x if output_mask[0] else None, grad_w if output_mask[1] else None, grad_b)
 
@@ -132,6 +132,22 @@ def _batch_norm_train(x: Tensor, weight: Tensor | None, bias: Tensor | None,
     return out, mean, rstd, new_mean, new_var
 
 
+@aten(A.native_group_norm.default)
+def _native_group_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, n: int, c: int,
+                       hxw: int, group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """Group norm with each group's mean and rstd, (N, group), as the backward reads them."""
+    grouped = x.reshape(n, group, -1)
+    mean = grouped.mean(2, keepdim=True)
+    centred = grouped - mean
+    rstd = ((centred * centred).mean(2, keepdim=True) + eps).rsqrt()
+    out = (centred * rstd).reshape(x.shape)
+    if weight is not None:
+        out = out * _channel(weight, x.ndim)
+    if bias is not None:
+        out = out + _channel(bias, x.ndim)
+    return out, mean.reshape(n, group), rstd.reshape(n, group)
+
+
 def _stride(stride: Sequence[int], kernel_size: Sequence[int]) -> tuple[int, ...]:
     return tuple(stride) if len(stride) else tuple(kernel_size)
 
@@ -178,7 +194,7 @@ def _avg_pool2d_backward(grad: Tensor, x: Tensor, kernel_size: Sequence[int],
                          count_include_pad: bool, divisor_override: int | None) -> Tensor:
     forward = _avg_pool2d_fn(kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override)
-    return _vjp(forward, [x], grad)[0]
+    return vjp(forward, [x], grad)[0]
 
 
 @aten(A.embedding.default)

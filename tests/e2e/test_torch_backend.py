@@ -264,3 +264,27 @@ def test_an_error_inside_a_replayed_graph_reaches_the_user_as_torchs() -> None:
         embedding(torch.tensor([1, 20]))
     with pytest.raises(IndexError, match="embedding: index 20 is out of bounds"):
         compiled(torch.tensor([1, 20]))
+
+
+class _SelfAttention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attention = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.attention(x, x, x)[0]
+
+
+@pytest.mark.parametrize(("make", "shape"), [
+    (lambda: nn.Conv1d(3, 4, 3, padding=1), (2, 3, 9)),
+    (lambda: nn.Conv3d(2, 3, 3, stride=2), (1, 2, 6, 6, 6)),
+    (lambda: nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1), (1, 3, 5, 5)),
+    (lambda: nn.GroupNorm(2, 4), (2, 4, 3, 3)),
+    (lambda: nn.GELU(), (3, 4)), (lambda: nn.GELU("tanh"), (3, 4)),
+    (lambda: nn.LeakyReLU(0.2), (3, 4)), (lambda: nn.Softmax(-1), (3, 4)),
+    (_SelfAttention, (2, 5, 8)),
+], ids=["conv1d", "conv3d", "conv_transpose2d", "group_norm", "gelu", "gelu_tanh",
+        "leaky_relu", "softmax", "multihead_attention"])
+def test_more_layers(make: Callable[[], nn.Module], shape: tuple[int, ...]) -> None:
+    _check_layer(make, shape, atol=1e-4)
+    _ran_in_picograd(make(), _inputs(shape, 0).requires_grad_())
