@@ -6,8 +6,8 @@
 Installing picograd registers `backend` under the `torch_dynamo_backends` entry point.
 AOTAutograd (with torch's core ATen decompositions) hands the forward and the backward of
 each captured region as ATen FX graphs; each becomes one picograd function (one translation
-per op family module: ops_elementwise, ops_activation, ops_shape, ops_reduce,
-ops_nn), replayed through
+per op family module: ops_elementwise, ops_activation, ops_attention, ops_shape,
+ops_reduce, ops_nn), replayed through
 `picograd.jit` per input signature. A graph with an ATen op picograd has no translation for
 runs in torch as it came (the whole graph: splitting it around the op is still to come),
 logged once per op on the `picograd.torch_backend` logger; `explain(model, *inputs)` lists
@@ -30,6 +30,7 @@ from torch._dynamo.backends.common import aot_autograd
 
 from picograd.torch_backend import (
     ops_activation,
+    ops_attention,
     ops_elementwise,
     ops_nn,
     ops_reduce,
@@ -41,7 +42,7 @@ from picograd.torch_backend.registry import ATEN, TorchUnsupported
 
 _OPTIONS = frozenset({"device"})
 # imported for the translations they register
-_FAMILIES = (ops_activation, ops_elementwise, ops_nn, ops_reduce, ops_shape)
+_FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_nn, ops_reduce, ops_shape)
 
 SUPPORTED_OPS = tuple(sorted(str(o) for o in ATEN))
 

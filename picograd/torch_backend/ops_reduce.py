@@ -72,4 +72,6 @@ def _addmm(bias: Tensor, x: Tensor, y: Tensor, *, beta: Any = 1, alpha: Any = 1)
     product = x.matmul(y)
     if alpha != 1:
         product = product * alpha
+    if beta == 0:  # torch ignores the bias then, NaNs included
+        return product
     return product + (bias if beta == 1 else bias * beta)

@@ -275,6 +275,26 @@ class _SelfAttention(nn.Module):
         return self.attention(x, x, x)[0]
 
 
+class _Attention(nn.Module):
+    """torch's scaled_dot_product_attention (its CPU flash op), causal or with a mask.
+    Keys and values are parameters: with k and v computed from q, AOTAutograd with the
+    core ATen decompositions gets the gradient wrong in torch 2.13 itself (its own
+    aot_eager is right), so such a model cannot be checked against eager."""
+
+    def __init__(self, causal: bool) -> None:
+        super().__init__()
+        self.causal = causal
+        self.k = nn.Parameter(torch.randn(2, 2, 5, 4))
+        self.v = nn.Parameter(torch.randn(2, 2, 5, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = x, self.k, self.v
+        mask = None if self.causal else torch.ones(x.shape[-2], x.shape[-2],
+                                                  dtype=torch.bool).triu()
+        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                          is_causal=self.causal)
+
+
 @pytest.mark.parametrize(("make", "shape"), [
     (lambda: nn.Conv1d(3, 4, 3, padding=1), (2, 3, 9)),
     (lambda: nn.Conv3d(2, 3, 3, stride=2), (1, 2, 6, 6, 6)),
@@ -283,8 +303,12 @@ class _SelfAttention(nn.Module):
     (lambda: nn.GELU(), (3, 4)), (lambda: nn.GELU("tanh"), (3, 4)),
     (lambda: nn.LeakyReLU(0.2), (3, 4)), (lambda: nn.Softmax(-1), (3, 4)),
     (_SelfAttention, (2, 5, 8)),
+    (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), (2, 5, 8)),
+    (lambda: _Attention(causal=True), (2, 2, 5, 4)),
+    (lambda: _Attention(causal=False), (2, 2, 5, 4)),
 ], ids=["conv1d", "conv3d", "conv_transpose2d", "group_norm", "gelu", "gelu_tanh",
-        "leaky_relu", "softmax", "multihead_attention"])
+        "leaky_relu", "softmax", "multihead_attention", "transformer_encoder_layer",
+        "sdpa_causal", "sdpa_mask"])
 def test_more_layers(make: Callable[[], nn.Module], shape: tuple[int, ...]) -> None:
     _check_layer(make, shape, atol=1e-4)
     _ran_in_picograd(make(), _inputs(shape, 0).requires_grad_())
