@@ -41,6 +41,8 @@ _BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     A.logical_or.default: operator.or_,
     A.maximum.default: pg.maximum, A.minimum.default: pg.minimum,
     A.pow.Tensor_Scalar: operator.pow, A.pow.Tensor_Tensor: operator.pow,
+    A.remainder.Tensor: Tensor.remainder, A.remainder.Scalar: Tensor.remainder,
+    A.fmod.Tensor: Tensor.fmod, A.fmod.Scalar: Tensor.fmod, A.atan2.default: Tensor.atan2,
 }
 for _overload, _fn in _BINARY.items():
     aten(_overload)(_binary(_fn))
@@ -52,6 +54,9 @@ _UNARY: dict[Any, Callable[[Any], Any]] = {
     A.tanh.default: Tensor.tanh, A.sin.default: Tensor.sin, A.cos.default: Tensor.cos,
     A.reciprocal.default: Tensor.reciprocal, A.bitwise_not.default: operator.invert,
     A.logical_not.default: Tensor.logical_not, A.erf.default: Tensor.erf,
+    A.log1p.default: Tensor.log1p, A.expm1.default: Tensor.expm1, A.log2.default: Tensor.log2,
+    A.sign.default: Tensor.sign, A.floor.default: Tensor.floor, A.ceil.default: Tensor.ceil,
+    A.trunc.default: Tensor.trunc,
 }
 for _overload, _fn in _UNARY.items():
     aten(_overload)(_fn)

@@ -52,6 +52,13 @@ def _amin(x: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return x.amin(tuple(dim), keepdim)
 
 
+@aten(A.cumsum.default)
+def _cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    if dtype is not None:  # torch sums in `dtype`: the input is cast first
+        x = x.cast(pg_dtype(dtype, "aten.cumsum"))
+    return x.cumsum(dim)
+
+
 @aten(A._log_softmax.default)
 def _log_softmax(x: Tensor, dim: int, half_to_float: bool = False) -> Tensor:
     return x.log_softmax(dim)

@@ -57,6 +57,21 @@ def _expand(x: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor
     return x.expand(shape)
 
 
+@aten(A.flip.default)
+def _flip(x: Tensor, dims: Sequence[int]) -> Tensor:
+    return x.flip(tuple(dims))
+
+
+@aten(A.tril.default)
+def _tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    return x.tril(diagonal)
+
+
+@aten(A.triu.default)
+def _triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    return x.triu(diagonal)
+
+
 @aten(A.cat.default)
 def _cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return pg.cat(list(tensors), dim=dim)

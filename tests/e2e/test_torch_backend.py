@@ -312,3 +312,19 @@ class _Attention(nn.Module):
 def test_more_layers(make: Callable[[], nn.Module], shape: tuple[int, ...]) -> None:
     _check_layer(make, shape, atol=1e-4)
     _ran_in_picograd(make(), _inputs(shape, 0).requires_grad_())
+
+
+def _elementwise(x: torch.Tensor) -> torch.Tensor:
+    y = torch.remainder(x * 3, 2) + torch.fmod(x * 3, -2) + torch.atan2(x, x.flip(0) + 0.1)
+    y = y + torch.log1p(x.abs()) + torch.expm1(x) + torch.log2(x.abs() + 1) + x.sign()
+    y = y + x.floor() + x.ceil() + x.trunc() + (x * 2).tril(-1) + x.triu(1)
+    return y + x.cumsum(1) + x.flip(1, 0)
+
+
+def test_elementwise_and_movement_ops() -> None:
+    compiled = torch.compile(_elementwise, backend=backend)
+    for seed in range(CALLS):
+        x = _inputs((5, 6), seed) * 3
+        torch.testing.assert_close(compiled(x), _elementwise(x), atol=1e-5, rtol=1e-5)
+    report = explain(_elementwise, _inputs((5, 6), 0), verbose=False)
+    assert report.graphs and not report.torch, str(report)
