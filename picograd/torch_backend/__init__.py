@@ -20,50 +20,8 @@ tensors).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any
-
-import torch
-from torch._decomp import core_aten_decompositions
-from torch._dynamo.backends.common import aot_autograd
-
-from picograd.torch_backend import (
-    ops_activation,
-    ops_attention,
-    ops_elementwise,
-    ops_nn,
-    ops_reduce,
-    ops_shape,
-)
-from picograd.torch_backend.compiled import compile_graph
+from picograd.torch_backend.backend import SUPPORTED_OPS, backend
 from picograd.torch_backend.explain import Explanation, explain
-from picograd.torch_backend.registry import ATEN, TorchUnsupported
-
-_OPTIONS = frozenset({"device"})
-# imported for the translations they register
-_FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_nn, ops_reduce, ops_shape)
-
-SUPPORTED_OPS = tuple(sorted(str(o) for o in ATEN))
-
-
-def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
-            options: dict[str, Any] | None = None) -> Callable[..., Any]:
-    """The `torch.compile` backend: `gm` (a dynamo graph) through AOTAutograd, each of its
-    ATen graphs compiled by picograd (or run by torch where picograd cannot)."""
-    options = dict(options or {})
-    unknown = sorted(set(options) - _OPTIONS)
-    if unknown:
-        raise ValueError(f"picograd backend: unknown options {unknown}; "
-                         f"known: {sorted(_OPTIONS)}")
-    device = options.get("device", "CPU")
-    forward = functools.partial(compile_graph, device=device, kind="forward")
-    backward = functools.partial(compile_graph, device=device, kind="backward")
-    compiler = aot_autograd(fw_compiler=forward, bw_compiler=backward,
-                            inference_compiler=functools.partial(
-                                compile_graph, device=device, kind="inference"),
-                            decompositions=core_aten_decompositions())
-    return compiler(gm, example_inputs)
-
+from picograd.torch_backend.registry import TorchUnsupported
 
 __all__ = ["SUPPORTED_OPS", "Explanation", "TorchUnsupported", "backend", "explain"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from picograd.torch_backend.backend import backend
 from picograd.torch_backend.compiled import RECORDERS, GraphRecord
 
 
@@ -53,8 +54,6 @@ def explain(model: Any, *inputs: Any, backward: bool = False,
             verbose: bool = True) -> Explanation:
     """Run `model(*inputs)` compiled by picograd once and say where each op ran (printed
     unless `verbose=False`)."""
-    from picograd.torch_backend import backend  # the package imports this module
-
     records: list[GraphRecord] = []
     torch._dynamo.reset()
     RECORDERS.append(records)
