@@ -23,9 +23,8 @@ import pytest
 
 onnx_backend_test = pytest.importorskip("onnx.backend.test")
 
-from tests.e2e.onnx_suite_expected import EXCLUDED, expected_failures  # noqa: E402
-
 from picograd.onnx import Backend  # noqa: E402
+from tests.e2e.onnx_suite_expected import EXCLUDED, expected_failures  # noqa: E402
 
 pytestmark = pytest.mark.onnx_suite
 
