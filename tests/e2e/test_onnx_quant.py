@@ -409,20 +409,24 @@ def test_quantize_int32_refused() -> None:
 
 # ── rejected at load ────────────────────────────────────────────────────────
 
-def test_int4_output_dtype_rejected_at_load() -> None:
-    """An int4 QuantizeLinear feeding a DequantizeLinear: the int4 value is internal, so
-    the node's check is what rejects it, naming the node."""
+def test_int4_value_inside_the_graph_round_trips_as_the_reference() -> None:
+    """An int4 QuantizeLinear feeding a DequantizeLinear: the int4 value lives only inside
+    the graph (in its int8 storage), and the round trip clamps to [-8, 7] and rounds half to
+    even exactly as the reference does."""
     q = onnx.helper.make_node("QuantizeLinear", ["x", "s"], ["q"], "quant",
                               output_dtype=TP.INT4)
     dq = onnx.helper.make_node("DequantizeLinear", ["q", "s"], ["y"], "dequant")
     graph = onnx.helper.make_graph(
-        [q, dq], "g", [onnx.helper.make_tensor_value_info("x", TP.FLOAT, [4])],
-        [onnx.helper.make_tensor_value_info("y", TP.FLOAT, [4])],
+        [q, dq], "g", [onnx.helper.make_tensor_value_info("x", TP.FLOAT, [8])],
+        [onnx.helper.make_tensor_value_info("y", TP.FLOAT, [8])],
         [onnx.numpy_helper.from_array(np.array(0.5, np.float32), "s")])
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)])
     model.ir_version = 10
-    with pytest.raises(OnnxUnsupportedError, match=r"'quant'.*QuantizeLinear.*INT4"):
-        pgx.load(model)
+    x = np.array([-9.0, -4.25, -0.75, -0.25, 0.25, 0.75, 3.4, 9.0], np.float32)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = pgx.load(model).run(None, {"x": x})
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert want.min() == -4.0 and want.max() == 3.5  # the clamp was exercised
 
 
 @pytest.mark.parametrize("kind", [TP.INT4, TP.UINT4, TP.INT2, TP.UINT2])
