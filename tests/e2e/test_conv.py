@@ -41,6 +41,10 @@ CONV_CASES = {
     "pair_args": ((1, 4, 9, 8), (2, 4, 2, 3), (2, 1), (1, 0), (1, 2), 1, True),
     "pointwise_stride2_groups": ((3, 4, 6, 5), (6, 2, 1, 1), 2, 0, 1, 2, True),
     "stride3_dilation2_pad2": ((2, 3, 9, 10), (3, 1, 2, 3), 3, 2, 2, 3, True),
+    # 7 x 9 = 63 output columns, computed as 64 (whole register tiles), the last dropped
+    "tile_rounded_7x7": ((2, 8, 7, 7), (8, 8, 3, 3), 1, 1, 1, 1, True),
+    # 40 x 3 = 120 columns computed as 128: the extra run reaches 4 rows past the windows
+    "tile_rounded_narrow": ((1, 2, 42, 3), (3, 2, 3, 3), 1, 0, 1, 1, True),
 }
 
 
