@@ -11,6 +11,8 @@ a matmul re-read per multiply-add get their own kernels).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -52,6 +54,30 @@ def test_row_wise_ops_are_one_kernel(name: str, most: int) -> None:
     out = _layer("CPU:LLVM")[0](x) if name == "layernorm" else getattr(x, name)(-1)
     program, _ = compiled(out)
     assert program.num_kernels <= most
+
+
+@pytest.mark.parametrize("op", ["erf", "tanh", "gelu"])
+def test_a_piecewise_function_of_a_shared_value_is_one_kernel(op: str) -> None:
+    # erf and tanh read their input, |x| and min(|x|, 4) in both branches of their
+    # piecewise fits: every reader is in the one kernel, which evaluates each once
+    x = pg.Tensor(X, device="CPU:LLVM")
+    h = x * 2.0 + 1.0
+    out = F.gelu(h) if op == "gelu" else getattr(h, op)()
+    program, _ = compiled(out)
+    assert program.num_kernels == 1
+    want = {"erf": lambda v: np.vectorize(math.erf)(v), "tanh": np.tanh,
+            "gelu": lambda v: v * 0.5 * (1.0 + np.vectorize(math.erf)(v / math.sqrt(2.0)))}
+    np.testing.assert_allclose(out.numpy(), want[op](X * 2.0 + 1.0), rtol=1e-5, atol=1e-6)
+
+
+def test_a_value_read_in_two_kernels_is_still_stored_once() -> None:
+    # the same shared cone read by two results (two kernels): recomputing it in both
+    # would double its work, so it keeps its buffer
+    x = pg.Tensor(X, device="CPU:LLVM")
+    t = ((x * 2.0 + 1.0).exp() * 3.0 + 1.0).sqrt()
+    a, b = t * t + t, t - t * 3.0
+    program, _ = compiled(a, b)
+    assert program.num_kernels == 3
 
 
 def test_softmax_over_a_leading_axis_stays_within_the_target() -> None:

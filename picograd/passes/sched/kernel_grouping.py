@@ -26,6 +26,11 @@ A live value (one the graph results depend on) is materialised when it is
   above `MAX_RECOMPUTE_COST`. The cost of a value is 1 plus the cost of
   its operands, where function arguments, constants and materialised values cost 0 (it
   over-counts shared sub-cones, which only makes the rule more eager to materialise).
+  The rule is decided in program order, before the kernels of the consumers are known;
+  afterwards, latest first, a value it stored is fused back when every path from it runs
+  through same-shape elementwise ops to one value: the one kernel that computes that value
+  evaluates it once per element however many ops read it (erf's input, |x| and
+  min(|x|, 4), read by both branches of its piecewise fit: GELU was 4 kernels, now 1).
 
 With a buffer limit (a target's `max_buffers`, e.g. 8 bindings on WebGPU), a kernel may read
 at most `limit - 1` buffers besides the one it writes: walking the live ops in program order
@@ -132,6 +137,9 @@ def group_kernels(main: func.FuncOp, max_buffers: int | None = None) -> Grouping
     live = _live_ops(body, ret.operands)
     decide = _Decider(set(ret.operands), live)
     decided = {op.results[0] for op in body if op in live and decide(op)} | decide.tiled
+    fused_back = _shared_within_one_kernel(body, live, decide.shared, decided)
+    decided -= fused_back
+    decide.is_buffer -= fused_back
     materialised = [op.results[0] for op in body if op.results[0] in decided]
     if max_buffers is not None:
         if max_buffers < MIN_BUFFER_LIMIT:
@@ -182,6 +190,8 @@ class _Decider:
         self.cost: dict[SSAValue, int] = {}  # recompute cost of each fused value
         # fused values materialised after all, when one of their disjoint slices would be
         self.tiled: set[SSAValue] = set()
+        # values materialised only because several ops read them
+        self.shared: set[SSAValue] = set()
 
     def _tiled_source(self, op: Operation) -> SSAValue | None:
         """The fused value (computed by an op, not a constant) that `op` is a slice of,
@@ -231,12 +241,56 @@ class _Decider:
                 self.is_buffer.add(tiled)
                 self.cost[tiled] = 0
                 materialise, cost = False, 1
+            elif materialise and not returned:
+                self.shared.add(value)
         # readers recreate a constant; a returned iota is a buffer its kernel fills
         if materialise and not isinstance(op, T.ConstOp):
             self.is_buffer.add(value)
         elif not materialise:
             self.cost[value] = cost
         return materialise
+
+
+def _shared_within_one_kernel(body: Sequence[Operation], live: set[Operation],
+                              shared: set[SSAValue], materialised: set[SSAValue]
+                              ) -> set[SSAValue]:
+    """The values of `shared` (stored by the sharing rule) to fuse back: every op reading
+    one is an elementwise op of its shape or a stored reduce, and all paths through such
+    ops end at one value (its `frontier`), so one kernel evaluates it, at the frontier's
+    index: once per evaluation of the frontier, however many ops read it. (A frontier that
+    its own kernel re-reads too often is stored by the reuse rule later, and the values
+    behind it are then computed once per element of it.)
+
+    One walk, latest op first. The frontier of a stored value, of one read by anything
+    else (a view, a returned value) and of a non-elementwise op is the value itself; that
+    of a fused elementwise value the union of its readers' frontiers."""
+    fused_back: set[SSAValue] = set()
+    frontier: dict[SSAValue, frozenset[SSAValue]] = {}
+    for op in reversed(body):
+        if op not in live:
+            continue
+        value = op.results[0]
+        ends: set[SSAValue] | None = set()
+        for use in value.uses:
+            user = use.operation
+            if user not in live:
+                continue
+            result = user.results[0] if user.results else None
+            stored = result in materialised and result not in fused_back
+            if result is not None and isinstance(user, ELEMENTWISE) \
+                    and shape_of(result) == shape_of(value):
+                ends |= {result} if stored else frontier[result]
+            elif result is not None and stored and isinstance(user, T.ReduceOp):
+                ends.add(result)
+            else:  # func.return, a view, anything that may read it at other indices
+                ends = None
+                break
+        if value in shared and ends is not None and len(ends) == 1:
+            fused_back.add(value)
+        stored = value in materialised and value not in fused_back
+        frontier[value] = (frozenset(ends) if not stored and ends is not None
+                           and isinstance(op, ELEMENTWISE) else frozenset({value}))
+    return fused_back
 
 
 def _recomputing_users(users: set[Operation]) -> int:
