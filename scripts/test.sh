@@ -11,4 +11,5 @@ python3 -m pip install --quiet --disable-pip-version-check -e '.[dev,webgpu,exam
 python3 -m ruff check picograd tests bench examples
 python3 -m pyright --project pyproject.toml
 lint-imports --no-cache
-python3 -m pytest -n "${PG_TEST_WORKERS:-2}" tests "$@"
+# --durations: the slowest tests, so a run that grows shows where
+python3 -m pytest -n "${PG_TEST_WORKERS:-2}" --durations=20 tests "$@"

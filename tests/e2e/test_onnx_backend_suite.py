@@ -26,7 +26,8 @@ onnx_backend_test = pytest.importorskip("onnx.backend.test")
 from picograd.onnx import Backend  # noqa: E402
 from tests.e2e.onnx_suite_expected import EXCLUDED, expected_failures  # noqa: E402
 
-pytestmark = pytest.mark.onnx_suite
+# no_ptx_check: see tests/conftest.py, `ptx_check_marker`
+pytestmark = [pytest.mark.onnx_suite, pytest.mark.no_ptx_check]
 
 _BT = onnx_backend_test.BackendTest(Backend, __name__)
 for _pattern in EXCLUDED:
