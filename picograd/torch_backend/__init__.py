@@ -8,10 +8,10 @@ AOTAutograd (with torch's core ATen decompositions) hands the forward and the ba
 each captured region as ATen FX graphs; each becomes one picograd function (one translation
 per op family module: ops_elementwise, ops_activation, ops_attention, ops_shape,
 ops_reduce, ops_nn), replayed through
-`picograd.jit` per input signature. A graph with an ATen op picograd has no translation for
-runs in torch as it came (the whole graph: splitting it around the op is still to come),
-logged once per op on the `picograd.torch_backend` logger; `explain(model, *inputs)` lists
-what ran where. A graph dynamo made dynamic (after a call with new sizes) runs in
+`picograd.jit` per input signature. An ATen op picograd has no translation for runs in
+torch, its graph split around it (split.py: the ops around it run in picograd), logged
+once per op on the `picograd.torch_backend` logger; `explain(model, *inputs)` lists what
+ran where. A graph dynamo made dynamic (after a call with new sizes) runs in
 picograd too, compiled once per set of concrete sizes (logged at INFO); picograd's
 symbolic sizes (`pg.Variable`) are not used for them yet.
 `options={"device": "CPU"}` picks picograd's device (inputs and outputs are torch CPU

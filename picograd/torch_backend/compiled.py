@@ -1,9 +1,10 @@
 """A compiled FX graph: its picograd translation replayed per input signature, or the
 graph itself when picograd cannot run it.
 
-`compile_graph(gm, example_inputs, device, kind)` decides at compile time: a graph with an
-op that has no translation, an input picograd cannot read, or a translation that refuses
-its arguments (tried on zeros of the example shapes, which builds a lazy graph and runs
+`compile_graph(gm, example_inputs, device, kind)` decides at compile time: a graph with
+ops that have no translation is split around them (split.py), and each part decided as a
+graph; a graph with an input picograd cannot read, or a translation that refuses its
+arguments (tried on zeros of the example shapes, which builds a lazy graph and runs
 nothing) runs in torch as it came, with one log line per reason. Otherwise each call binds
 the torch inputs (parameters once, `convert.Binder`), runs the translation through one
 `picograd.jit` per input signature (calls 1 and 2 of a signature run it eagerly, 3+ replay
@@ -13,6 +14,7 @@ graph input (AOTAutograd's saved activations) is the torch input itself, not a c
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from picograd.jit_replay import Jit, JitError, jit, jit_running
 from picograd.torch_backend.convert import Binder, check_input, hint, to_torch
 from picograd.torch_backend.graph import translate, translated_ops, unsupported_ops
 from picograd.torch_backend.registry import TorchUnsupported, pg_dtype
+from picograd.torch_backend.split import placeholders, split_graph, torch_ops
 
 LOG = logging.getLogger("picograd.torch_backend")
 _logged: set[str] = set()  # the reasons logged so far (once each per process)
@@ -44,14 +47,10 @@ class GraphRecord:
 RECORDERS: list[list[GraphRecord]] = []  # explain()'s lists, innermost last
 
 
-def _log_once(reason: str) -> None:
+def _log_once(reason: str, consequence: str = "this graph runs in torch") -> None:
     if reason not in _logged:
         _logged.add(reason)
-        LOG.warning("%s: this graph runs in torch", reason)
-
-
-def _placeholders(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
-    return [n for n in gm.graph.nodes if n.op == "placeholder"]
+        LOG.warning("%s: %s", reason, consequence)
 
 
 def _reasons(gm: torch.fx.GraphModule, example_inputs: list[Any], device: str) -> list[str]:
@@ -91,7 +90,7 @@ class PicogradGraph:
         # attribute, so that the wrappers torch puts around the callable copy it
         self._boxed_call = True
         self.gm, self.binder = gm, Binder(device)
-        inputs = {node: i for i, node in enumerate(_placeholders(gm))}
+        inputs = {node: i for i, node in enumerate(placeholders(gm))}
         [out] = [n for n in gm.graph.nodes if n.op == "output"]
         # each result: ("input", i) a graph input as it is, ("none", 0), ("pg", k)
         self.plan: list[tuple[str, int]] = []
@@ -167,7 +166,25 @@ def _torch_graph(gm: torch.fx.GraphModule) -> Callable[[list[Any]], Any]:
 
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], *, device: str,
                   kind: str) -> Callable[..., Any]:
-    """The callable for one of AOTAutograd's graphs: picograd's, or torch's (logged)."""
+    """The callable for one of AOTAutograd's graphs: picograd's; where some of its ops
+    have no translation, the graph split around them (`split.py`: they run in torch, the
+    rest in picograd); or torch's where picograd refuses it (logged)."""
+    missing = unsupported_ops(gm)
+    if missing:
+        split = split_graph(gm, functools.partial(_compile_whole, device=device, kind=kind))
+        if split is not None:
+            reasons = [f"{name}: no translation in picograd" for name in missing]
+            for recorder in RECORDERS:
+                recorder.append(GraphRecord(kind, torch_ops(split), reasons))
+            for reason in reasons:
+                _log_once(reason, "this op runs in torch, the rest of its graph in picograd")
+            return _torch_graph(split)
+    return _compile_whole(gm, example_inputs, device=device, kind=kind)
+
+
+def _compile_whole(gm: torch.fx.GraphModule, example_inputs: list[Any], *, device: str,
+                   kind: str) -> Callable[..., Any]:
+    """`gm` compiled by picograd as one graph, or run by torch where it cannot (logged)."""
     reasons = _reasons(gm, example_inputs, device)
     compiled: Callable[..., Any] | None = None
     if not reasons:

@@ -35,7 +35,8 @@ SIZE_OPS: dict[Any, Any] = {
 }
 
 
-def _is_table_op(target: Any) -> bool:
+def has_translation(target: Any) -> bool:
+    """Whether picograd translates an FX `call_function` of `target`."""
     return target is operator.getitem or target in ATEN or target in SIZE_OPS
 
 
@@ -43,7 +44,7 @@ def unsupported_ops(gm: torch.fx.GraphModule) -> list[str]:
     """The names of the graph's ops that have no translation, in graph order, once each."""
     names: list[str] = []
     for node in gm.graph.nodes:
-        if node.op == "call_function" and not _is_table_op(node.target):
+        if node.op == "call_function" and not has_translation(node.target):
             name = op_name(node.target)
             if name not in names:
                 names.append(name)

@@ -171,8 +171,10 @@ def test_entry_point_found_without_importing_picograd() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
-def test_unsupported_op_falls_back_with_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
-    # picograd has no Bessel functions: the graph runs in torch and says so once
+def test_unsupported_op_runs_in_torch_with_one_log_line(caplog: pytest.LogCaptureFixture
+                                                       ) -> None:
+    # picograd has no Bessel functions: the graph is split around it, torch runs it and
+    # says so once, picograd runs the rest
     def f(x: torch.Tensor) -> torch.Tensor:
         return torch.special.bessel_j0(x * 2) + 1
 
@@ -187,8 +189,33 @@ def test_unsupported_op_falls_back_with_one_log_line(caplog: pytest.LogCaptureFi
     lines = [r.getMessage() for r in caplog.records if r.name == "picograd.torch_backend"]
     assert len(lines) == 1 and "aten.special_bessel_j0" in lines[0], lines
     report = explain(f, _inputs((5,), 0), verbose=False)
-    assert "aten.special_bessel_j0.default" in report.torch
-    assert not report.picograd
+    assert report.torch == {"aten.special_bessel_j0.default": 1}
+    assert report.picograd == {"aten.mul.Tensor": 1, "aten.add.Tensor": 1}
+
+
+def test_a_graph_split_around_untranslated_ops_trains_as_eager() -> None:
+    # lgamma (forward) and digamma (its gradient) have no translation: both graphs are
+    # split, and outputs and gradients are eager's
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        h = torch.lgamma((x @ w).abs() + 1).relu()
+        return (h * h).sum()
+
+    compiled = torch.compile(f, backend=backend)
+    for seed in range(3):
+        x, w = _inputs((4, 3), seed).requires_grad_(), _inputs((3, 5), seed + 7).requires_grad_()
+        got = compiled(x, w)
+        got.backward()
+        gx, gw = x.grad, w.grad
+        x.grad = w.grad = None
+        want = f(x, w)
+        want.backward()
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(gx, x.grad)
+        torch.testing.assert_close(gw, w.grad)
+    report = explain(f, _inputs((4, 3), 0).requires_grad_(), _inputs((3, 5), 1).requires_grad_(),
+                     backward=True, verbose=False)
+    assert report.torch == {"aten.lgamma.default": 1, "aten.digamma.default": 1}
+    assert report.picograd["aten.mm.default"] >= 1
 
 
 def test_batchnorm2d_training_updates_running_statistics() -> None:
