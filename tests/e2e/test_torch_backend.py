@@ -281,6 +281,31 @@ def test_cnn_sgd_momentum_training_matches_eager() -> None:
         torch.testing.assert_close(p_got, p_want, atol=1e-5, rtol=1e-4)
 
 
+def test_mlp_adamw_training_matches_eager() -> None:
+    # the optimiser is torch's (outside the compiled region): AdamW's decoupled weight
+    # decay and bias corrections act on the gradients picograd computed
+    torch.manual_seed(0)
+    eager = nn.Sequential(nn.Linear(12, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
+    mine = copy.deepcopy(eager)
+    compiled = torch.compile(mine, backend=backend)
+    losses: dict[str, list[float]] = {"eager": [], "picograd": []}
+    for name, model, run in (("eager", eager, eager), ("picograd", mine, compiled)):
+        opt = torch.optim.AdamW(model.parameters(), lr=0.01, weight_decay=0.1)
+        for step in range(5):
+            x = _inputs((8, 12), step)
+            y = torch.randint(0, 4, (8,), generator=torch.Generator().manual_seed(step))
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(run(x), y)
+            loss.backward()
+            opt.step()
+            losses[name].append(loss.item())
+    assert losses["picograd"] == pytest.approx(losses["eager"], abs=1e-4)
+    assert len(set(losses["eager"])) == 5
+    for p_got, p_want in zip(mine.state_dict().values(), eager.state_dict().values(),
+                             strict=True):
+        torch.testing.assert_close(p_got, p_want, atol=1e-5, rtol=1e-4)
+
+
 def test_an_error_inside_a_replayed_graph_reaches_the_user_as_torchs() -> None:
     embedding = nn.Embedding(10, 4)
     compiled = torch.compile(embedding, backend=backend)
