@@ -1,4 +1,5 @@
-"""Activation ATen ops core ATen keeps whole (GELU, LeakyReLU) and their backwards."""
+"""Activation ATen ops core ATen keeps whole (GELU, LeakyReLU, ELU, Hardtanh) and the
+backwards of some."""
 
 from __future__ import annotations
 
@@ -35,3 +36,16 @@ def _leaky_relu_backward(grad: Tensor, x: Tensor, negative_slope: Any,
                          self_is_result: bool) -> Tensor:
     # as torch's kernel: the sign of x, whether x is the input or the result
     return pg.where(x > 0, grad, grad * negative_slope)
+
+
+@aten(A.elu.default)
+def _elu(x: Tensor, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Tensor:
+    # aten's form (SELU and CELU decompose to it): scale * x above 0, else
+    # scale * alpha * expm1(x * input_scale)
+    negative = (x * input_scale).expm1() * (alpha * scale)
+    return pg.where(x > 0, x * scale if scale != 1 else x, negative)
+
+
+@aten(A.hardtanh.default)
+def _hardtanh(x: Tensor, min_val: Any = -1, max_val: Any = 1) -> Tensor:
+    return x.hardtanh(min_val, max_val)

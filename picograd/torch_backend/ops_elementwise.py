@@ -43,6 +43,10 @@ _BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     A.pow.Tensor_Scalar: operator.pow, A.pow.Tensor_Tensor: operator.pow,
     A.remainder.Tensor: Tensor.remainder, A.remainder.Scalar: Tensor.remainder,
     A.fmod.Tensor: Tensor.fmod, A.fmod.Scalar: Tensor.fmod, A.atan2.default: Tensor.atan2,
+    A.bitwise_and.Scalar: operator.and_, A.bitwise_or.Scalar: operator.or_,
+    A.bitwise_xor.Scalar: operator.xor,
+    A.logical_xor.default: lambda x, y: x.cast(pg.bool) != like(x, y).cast(pg.bool),
+    A.pow.Scalar: operator.pow,  # a python base: `_binary` makes it the first operand
 }
 for _overload, _fn in _BINARY.items():
     aten(_overload)(_binary(_fn))
@@ -56,7 +60,12 @@ _UNARY: dict[Any, Callable[[Any], Any]] = {
     A.logical_not.default: Tensor.logical_not, A.erf.default: Tensor.erf,
     A.log1p.default: Tensor.log1p, A.expm1.default: Tensor.expm1, A.log2.default: Tensor.log2,
     A.sign.default: Tensor.sign, A.floor.default: Tensor.floor, A.ceil.default: Tensor.ceil,
-    A.trunc.default: Tensor.trunc,
+    A.trunc.default: Tensor.trunc, A.round.default: Tensor.round, A.tan.default: Tensor.tan,
+    A.asin.default: Tensor.asin, A.acos.default: Tensor.acos, A.atan.default: Tensor.atan,
+    A.sinh.default: Tensor.sinh, A.cosh.default: Tensor.cosh, A.asinh.default: Tensor.asinh,
+    A.acosh.default: Tensor.acosh, A.atanh.default: Tensor.atanh,
+    A.log10.default: Tensor.log10, A.isinf.default: Tensor.isinf,
+    A.isnan.default: Tensor.isnan,
 }
 for _overload, _fn in _UNARY.items():
     aten(_overload)(_fn)
@@ -86,9 +95,19 @@ def _where(cond: Tensor, x: Any, y: Any) -> Tensor:
     return pg.where(cond, x, y)
 
 
-@aten(A.clamp.default)
+@aten(A.clamp.default, A.clamp.Tensor)
 def _clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     return x.clamp(min, max)
+
+
+@aten(A.div.Tensor_mode, A.div.Scalar_mode)
+def _div_mode(x: Any, y: Any, *, rounding_mode: str | None = None) -> Any:
+    return _binary(lambda a, b: a.div(b, rounding_mode=rounding_mode))(x, y)
+
+
+@aten(A.fill.Scalar)
+def _fill(x: Tensor, value: Any) -> Tensor:
+    return Tensor.full(x.shape, value, dtype=x.dtype, device=x.device)
 
 
 @aten(A.alias.default, A.clone.default, A.lift_fresh_copy.default)

@@ -1,4 +1,5 @@
-"""Reductions and matrix products: sum, mean, amax/amin, (log_)softmax, mm, bmm, addmm."""
+"""Reductions and matrix products: sum, mean, prod, var, amax/amin, max/min along a dim,
+argmax/argmin, sort, topk, cumsum, (log_)softmax, mm, bmm, addmm."""
 
 from __future__ import annotations
 
@@ -50,6 +51,59 @@ def _amax(x: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
 @aten(A.amin.default)
 def _amin(x: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return x.amin(tuple(dim), keepdim)
+
+
+@aten(A.prod.default)
+def _prod_all(x: Tensor, *, dtype: Any = None) -> Tensor:
+    return x.prod(dtype=pg_dtype(dtype, "aten.prod"))
+
+
+@aten(A.prod.dim_int)
+def _prod(x: Tensor, dim: int, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return x.prod(dim, keepdim, dtype=pg_dtype(dtype, "aten.prod"))
+
+
+@aten(A.var.correction)
+def _var(x: Tensor, dim: Sequence[int] | None = None, *, correction: Any = None,
+         keepdim: bool = False) -> Tensor:
+    return x.var(_dims(dim), 1 if correction is None else correction, keepdim)
+
+
+@aten(A.var.dim)
+def _var_unbiased(x: Tensor, dim: Sequence[int] | None = None, unbiased: bool = True,
+                  keepdim: bool = False) -> Tensor:
+    return x.var(_dims(dim), 1 if unbiased else 0, keepdim)
+
+
+@aten(A.argmax.default)
+def _argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return x.argmax(dim, keepdim)
+
+
+@aten(A.argmin.default)
+def _argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return x.argmin(dim, keepdim)
+
+
+@aten(A.max.dim)
+def _max_dim(x: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    return x.max(dim, keepdim), x.argmax(dim, keepdim)
+
+
+@aten(A.min.dim)
+def _min_dim(x: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    return x.min(dim, keepdim), x.argmin(dim, keepdim)
+
+
+@aten(A.sort.default)
+def _sort(x: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    return tuple(x.sort(dim, descending))  # type: ignore[return-value]
+
+
+@aten(A.topk.default)
+def _topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
+          sorted: bool = True) -> tuple[Tensor, Tensor]:
+    return tuple(x.topk(k, dim, largest, sorted))  # type: ignore[return-value]
 
 
 @aten(A.cumsum.default)

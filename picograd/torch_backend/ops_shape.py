@@ -139,3 +139,13 @@ def _constant_pad_nd(x: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
     if any(p < 0 for p in pad):
         raise TorchUnsupported("aten.constant_pad_nd", "negative padding (a crop)")
     return pg.nn.functional.pad(x, tuple(pad), value=value)
+
+
+@aten(A.repeat.default)
+def _repeat(x: Tensor, repeats: Sequence[int]) -> Tensor:
+    return x.repeat(tuple(repeats))
+
+
+@aten(A.diagonal.default)
+def _diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return x.diagonal(offset, dim1, dim2)

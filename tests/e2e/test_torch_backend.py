@@ -380,3 +380,42 @@ def test_elementwise_and_movement_ops() -> None:
         torch.testing.assert_close(compiled(x), _elementwise(x), atol=1e-5, rtol=1e-5)
     report = explain(_elementwise, _inputs((5, 6), 0), verbose=False)
     assert report.graphs and not report.torch, str(report)
+
+
+# core ATen ops that torch does not decompose, each compiled alone (inference: a few have
+# no gradient), against eager; the inputs hold ties, zeros and values inside each domain
+_CORE_OPS: dict[str, Callable[..., Any]] = {
+    "trig": lambda x: torch.tan(x) + torch.asin(x / 4) + torch.acos(x / 4)
+    + torch.atan(x),
+    "hyperbolic": lambda x: torch.sinh(x) + torch.cosh(x) + torch.asinh(x)
+    + torch.acosh(x.abs() + 1) + torch.atanh(x / 4),
+    "round_log10": lambda x: torch.round(x * 2) + torch.log10(x.abs() + 1),
+    "isinf_isnan": lambda x: torch.isinf(1 / x) | torch.isnan(torch.log(x)),
+    "bitwise_scalar": lambda x: ((x * 3).to(torch.int32) & 6) | 1 ^ 3,
+    "logical_xor": lambda x: torch.logical_xor(x > 0, x < 1),
+    "pow_scalar_base": lambda x: torch.pow(2.0, x),
+    "clamp_tensor": lambda x: torch.clamp(x, x * 0 - 0.5, x * 0 + 0.5),
+    "div_modes": lambda x: torch.div(x, 0.7, rounding_mode="floor")
+    + torch.div(x * 3, x * 0 + 2, rounding_mode="trunc"),
+    "fill": lambda x: x.clone().fill_(2.5) + x,
+    "elu_hardtanh": lambda x: torch.nn.functional.elu(x, 0.5) + torch.nn.functional.selu(x)
+    + torch.nn.functional.hardtanh(x, -0.5, 0.25),
+    "prod_var": lambda x: x.prod(1).sum() + x.prod() + x.var(0)
+    + x.var(1, unbiased=False).sum(),
+    "arg_reductions": lambda x: (x.argmax(1) + x.argmin(0).sum()).float()
+    + x.max(1).values + x.min(0).indices.float().sum(),
+    "sort_topk": lambda x: x.sort(1, descending=True).values
+    + x.sort(0).indices.float()[:, :1] + x.topk(2, 1).values.sum(),
+    "repeat_diagonal": lambda x: x.repeat(2, 1)[:, :4] + x.diagonal().sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(_CORE_OPS))
+def test_core_aten_ops_run_in_picograd(name: str) -> None:
+    fn = _CORE_OPS[name]
+    x = torch.tensor([[0.5, -1.25, 2.0, 0.0], [3.0, -0.5, 1.5, 2.5], [-2.0, 0.75, -3.5, 1.0]])
+    with torch.no_grad():
+        got = torch.compile(fn, backend=backend)(x)
+        torch.testing.assert_close(got, fn(x), equal_nan=True)
+        report = explain(fn, x, verbose=False)
+    assert report.graphs and not report.torch, str(report)
