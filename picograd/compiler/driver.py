@@ -2,6 +2,7 @@
 
     program_for(key, build, device, pipeline=None, entries=(), outputs=()) -> Program
     pipeline_for(device, pipeline) -> str           the pipeline program_for chooses
+    pipeline_scope(pipeline)                        a `with` block's default pipeline
     touch((pipeline, key), program) -> bool         a hit of a Program the caller kept
     compile_module(module, target) -> Program       stage-5 module -> Program (no pipeline)
     default_pipeline(device) -> str                 what realize() runs when not told
@@ -9,8 +10,8 @@
 
 `program_for` is the one way a graph becomes a Program, for `realize()` and for tools:
 
-1. the pipeline: the caller's string, else `$PG_PIPELINE`, else the device's default
-   (`picograd.compiler.pipelines.DEFAULT_PIPELINES`);
+1. the pipeline: the caller's string, else that of the innermost `pipeline_scope`, else
+   `$PG_PIPELINE`, else the device's default (`picograd.compiler.pipelines.DEFAULT_PIPELINES`);
 2. the in-memory cache, keyed by (pipeline, the caller's structural key): a hit builds no IR;
    it keeps the `PG_CACHE_GRAPHS` most recently realized graphs (a program that serves
    shapes which change every call would otherwise grow it without bound);
@@ -138,10 +139,31 @@ def touch(cache_key: tuple, program: Program) -> bool:
     return True
 
 
+# the pipelines of the `pipeline_scope` blocks being run, innermost last
+_SCOPED_PIPELINES: list[str] = []
+
+
 def pipeline_for(device: str, pipeline: str | None) -> str:
-    """The pipeline a realize on `device` runs: `pipeline`, else `$PG_PIPELINE`, else the
-    device's default (`program_for`'s first step)."""
-    return pipeline or flags.pipeline_override() or default_pipeline(device)
+    """The pipeline a realize on `device` runs: `pipeline`, else the innermost
+    `pipeline_scope`'s, else `$PG_PIPELINE`, else the device's default (`program_for`'s
+    first step)."""
+    return (pipeline or (_SCOPED_PIPELINES[-1] if _SCOPED_PIPELINES else None)
+            or flags.pipeline_override() or default_pipeline(device))
+
+
+@contextlib.contextmanager
+def pipeline_scope(pipeline: str | None) -> Iterator[None]:
+    """Realizes inside the block that name no pipeline run `pipeline` (None: no change):
+    how code that does not make the realize calls itself picks one (picograd.jit's, or a
+    `torch.compile(..., options={"pipeline": ...})` graph's)."""
+    if pipeline is None:
+        yield
+        return
+    _SCOPED_PIPELINES.append(pipeline)
+    try:
+        yield
+    finally:
+        _SCOPED_PIPELINES.pop()
 
 
 def _cache_summary() -> str:

@@ -14,8 +14,9 @@ once per op on the `picograd.torch_backend` logger; `explain(model, *inputs)` li
 ran where. A graph dynamo made dynamic (after a call with new sizes) runs in
 picograd too, compiled once per set of concrete sizes (logged at INFO); picograd's
 symbolic sizes (`pg.Variable`) are not used for them yet.
-`options={"device": "CPU"}` picks picograd's device (inputs and outputs are torch CPU
-tensors).
+`options={"device": "CPU", "pipeline": "...", "debug": 2}` pick picograd's device (inputs
+and outputs are torch CPU tensors), the pass pipeline its realizes run (instead of the
+device's default) and the DEBUG level while its graphs run.
 """
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ from picograd.torch_backend import (
     ops_reduce,
     ops_shape,
 )
-from picograd.torch_backend.compiled import compile_graph
+from picograd.torch_backend.compiled import RunSettings, compile_graph
 from picograd.torch_backend.registry import ATEN
 
-_OPTIONS = frozenset({"device"})
+_OPTIONS = frozenset({"device", "pipeline", "debug"})
 # imported for the translations they register
 _FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_nn, ops_reduce, ops_shape)
 
@@ -37,11 +37,13 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
     if unknown:
         raise ValueError(f"picograd backend: unknown options {unknown}; "
                          f"known: {sorted(_OPTIONS)}")
-    device = options.get("device", "CPU")
-    forward = functools.partial(compile_graph, device=device, kind="forward")
-    backward = functools.partial(compile_graph, device=device, kind="backward")
-    compiler = aot_autograd(fw_compiler=forward, bw_compiler=backward,
-                            inference_compiler=functools.partial(
-                                compile_graph, device=device, kind="inference"),
+    settings = RunSettings(options.get("device", "CPU"), options.get("pipeline"),
+                           options.get("debug"))
+    settings.check()
+    compilers = {kind: functools.partial(compile_graph, settings=settings, kind=kind)
+                 for kind in ("forward", "backward", "inference")}
+    compiler = aot_autograd(fw_compiler=compilers["forward"],
+                            bw_compiler=compilers["backward"],
+                            inference_compiler=compilers["inference"],
                             decompositions=core_aten_decompositions())
     return compiler(gm, example_inputs)

@@ -1,7 +1,7 @@
 """A compiled FX graph: its picograd translation replayed per input signature, or the
 graph itself when picograd cannot run it.
 
-`compile_graph(gm, example_inputs, device, kind)` decides at compile time: a graph with
+`compile_graph(gm, example_inputs, settings, kind)` decides at compile time: a graph with
 ops that have no translation is split around them (split.py), and each part decided as a
 graph; a graph with an input picograd cannot read, or a translation that refuses its
 arguments (tried on zeros of the example shapes, which builds a lazy graph and runs
@@ -14,6 +14,7 @@ graph input (AOTAutograd's saved activations) is the torch input itself, not a c
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Callable
@@ -24,6 +25,8 @@ import torch
 import torch.fx
 
 import picograd as pg
+import picograd.debug as debug
+from picograd.compiler.driver import pipeline_scope
 from picograd.frontend.tensor import Tensor
 from picograd.jit_replay import Jit, JitError, jit, jit_running
 from picograd.torch_backend.convert import Binder, check_input, hint, to_torch
@@ -33,6 +36,36 @@ from picograd.torch_backend.split import placeholders, split_graph, torch_ops
 
 LOG = logging.getLogger("picograd.torch_backend")
 _logged: set[str] = set()  # the reasons logged so far (once each per process)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The backend's options: picograd's device, the pass pipeline its realizes run
+    (None: the device's default) and the DEBUG level while its graphs run (None: as set)."""
+
+    device: str = "CPU"
+    pipeline: str | None = None
+    debug: int | None = None
+
+    def check(self) -> None:
+        if not isinstance(self.device, str):
+            raise ValueError(f"picograd backend: device must be a string such as 'CPU', "
+                             f"got {self.device!r}")
+        if self.pipeline is not None and not isinstance(self.pipeline, str):
+            raise ValueError(f"picograd backend: pipeline must be a pass pipeline string, "
+                             f"got {type(self.pipeline).__name__} {self.pipeline!r}")
+        if self.debug is not None and (not isinstance(self.debug, int) or isinstance(
+                self.debug, bool) or not 0 <= self.debug <= 5):
+            raise ValueError(f"picograd backend: debug must be a DEBUG level 0-5, got "
+                             f"{self.debug!r}")
+
+    def scope(self) -> contextlib.ExitStack:
+        """The block a graph's calls run in: its pipeline and DEBUG level in force."""
+        stack = contextlib.ExitStack()
+        stack.enter_context(pipeline_scope(self.pipeline))
+        if self.debug is not None:
+            stack.enter_context(debug.flags(debug=self.debug))
+        return stack
 
 
 @dataclass
@@ -85,11 +118,11 @@ def _signature(values: list[Any]) -> tuple[Any, ...]:
 class PicogradGraph:
     """The boxed callable AOTAutograd runs for one graph translated to picograd."""
 
-    def __init__(self, gm: torch.fx.GraphModule, device: str):
+    def __init__(self, gm: torch.fx.GraphModule, settings: RunSettings):
         # AOTAutograd hands the inputs as one list (and frees them early); an instance
         # attribute, so that the wrappers torch puts around the callable copy it
         self._boxed_call = True
-        self.gm, self.binder = gm, Binder(device)
+        self.gm, self.binder, self.settings = gm, Binder(settings.device), settings
         inputs = {node: i for i, node in enumerate(placeholders(gm))}
         [out] = [n for n in gm.graph.nodes if n.op == "output"]
         # each result: ("input", i) a graph input as it is, ("none", 0), ("pg", k)
@@ -132,9 +165,10 @@ class PicogradGraph:
 
     def __call__(self, *args: Any) -> list[Any]:
         values = _unboxed(args)
-        computed = self._run(self.binder(values)) if any(
-            kind == "pg" for kind, _ in self.plan) else ()
-        pg.realize(*computed)
+        with self.settings.scope():
+            computed = self._run(self.binder(values)) if any(
+                kind == "pg" for kind, _ in self.plan) else ()
+            pg.realize(*computed)
         results: list[Any] = []
         for kind, i in self.plan:
             results.append(None if kind == "none" else values[i] if kind == "input"
@@ -164,14 +198,15 @@ def _torch_graph(gm: torch.fx.GraphModule) -> Callable[[list[Any]], Any]:
     return run
 
 
-def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], *, device: str,
-                  kind: str) -> Callable[..., Any]:
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], *,
+                  settings: RunSettings, kind: str) -> Callable[..., Any]:
     """The callable for one of AOTAutograd's graphs: picograd's; where some of its ops
     have no translation, the graph split around them (`split.py`: they run in torch, the
     rest in picograd); or torch's where picograd refuses it (logged)."""
     missing = unsupported_ops(gm)
     if missing:
-        split = split_graph(gm, functools.partial(_compile_whole, device=device, kind=kind))
+        split = split_graph(gm, functools.partial(_compile_whole, settings=settings,
+                                                  kind=kind))
         if split is not None:
             reasons = [f"{name}: no translation in picograd" for name in missing]
             for recorder in RECORDERS:
@@ -179,17 +214,17 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], *, device
             for reason in reasons:
                 _log_once(reason, "this op runs in torch, the rest of its graph in picograd")
             return _torch_graph(split)
-    return _compile_whole(gm, example_inputs, device=device, kind=kind)
+    return _compile_whole(gm, example_inputs, settings=settings, kind=kind)
 
 
-def _compile_whole(gm: torch.fx.GraphModule, example_inputs: list[Any], *, device: str,
-                   kind: str) -> Callable[..., Any]:
+def _compile_whole(gm: torch.fx.GraphModule, example_inputs: list[Any], *,
+                   settings: RunSettings, kind: str) -> Callable[..., Any]:
     """`gm` compiled by picograd as one graph, or run by torch where it cannot (logged)."""
-    reasons = _reasons(gm, example_inputs, device)
+    reasons = _reasons(gm, example_inputs, settings.device)
     compiled: Callable[..., Any] | None = None
     if not reasons:
         try:
-            compiled = PicogradGraph(gm, device)
+            compiled = PicogradGraph(gm, settings)
         except TorchUnsupported as e:
             reasons = [str(e)]
     for recorder in RECORDERS:

@@ -419,3 +419,28 @@ def test_core_aten_ops_run_in_picograd(name: str) -> None:
         torch.testing.assert_close(got, fn(x), equal_nan=True)
         report = explain(fn, x, verbose=False)
     assert report.graphs and not report.torch, str(report)
+
+
+def test_pipeline_and_debug_options_reach_picograds_realizes(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    # a pipeline without loop-optimize (untiled kernels: the same values), DEBUG=1 lines
+    # while the compiled graphs run, and a pipeline that does not parse is picograd's
+    # PipelineError at the call
+    pipeline = ("tensor-simplify,convert-tensor-to-sched,convert-sched-to-loop,loop-simplify,"
+                "convert-loop-to-uop,uop-simplify,cse,convert-uop-to-llvm")
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return (x @ x.T).softmax(-1) * 3
+
+    x = _inputs((6, 5), 0)
+    compiled = torch.compile(f, backend="picograd",
+                             options={"device": "CPU:LLVM", "pipeline": pipeline, "debug": 1})
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x), f(x))
+    assert "[pg] graph" in capfd.readouterr().err
+    torch._dynamo.reset()
+    broken = torch.compile(f, backend="picograd", options={"pipeline": "no-such-pass"})
+    with pytest.raises(Exception, match="no-such-pass"):
+        broken(x)
+    with pytest.raises(Exception, match="debug must be a DEBUG level"):
+        torch.compile(f, backend="picograd", options={"debug": 9})(x)
