@@ -444,3 +444,26 @@ def test_pipeline_and_debug_options_reach_picograds_realizes(
         broken(x)
     with pytest.raises(Exception, match="debug must be a DEBUG level"):
         torch.compile(f, backend="picograd", options={"debug": 9})(x)
+
+
+class _Recurrent(nn.Module):
+    """A 2-layer recurrent layer's output sequence (the states are left out)."""
+
+    def __init__(self, cell: type[nn.Module], **options: Any):
+        super().__init__()
+        self.rnn = cell(6, 8, num_layers=2, batch_first=True, **options)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rnn(x)[0]
+
+
+@pytest.mark.parametrize("make", [lambda: _Recurrent(nn.LSTM, bidirectional=True),
+                                  lambda: _Recurrent(nn.GRU),
+                                  lambda: _Recurrent(nn.RNN, nonlinearity="relu")],
+                         ids=["lstm_bidirectional", "gru", "rnn_relu"])
+def test_recurrent_layers(make: Callable[[], nn.Module]) -> None:
+    # dynamo runs RNN modules eagerly unless `allow_rnn` is set: with it, the unrolled
+    # steps are ATen graphs like any other, forward and backward in picograd
+    with torch._dynamo.config.patch(allow_rnn=True):
+        _check_layer(make, (3, 5, 6), atol=1e-4)
+        _ran_in_picograd(make(), _inputs((3, 5, 6), 0).requires_grad_())
