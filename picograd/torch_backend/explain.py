@@ -10,6 +10,7 @@ torch, why.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +45,11 @@ class Explanation:
 
 
 def _backward(out: Any) -> None:
-    tensors = [t for t in (out if isinstance(out, (tuple, list)) else [out])
-               if isinstance(t, torch.Tensor) and t.requires_grad]
+    """The backward of the sum of every output that requires a gradient (outputs in a
+    tuple, a list or a mapping such as transformers' ModelOutput)."""
+    values = (out.values() if isinstance(out, Mapping) else
+              out if isinstance(out, (tuple, list)) else [out])
+    tensors = [t for t in values if isinstance(t, torch.Tensor) and t.requires_grad]
     if tensors:
         sum(t.sum() for t in tensors).backward()  # type: ignore[union-attr]
 

@@ -467,3 +467,35 @@ def test_recurrent_layers(make: Callable[[], nn.Module]) -> None:
     with torch._dynamo.config.patch(allow_rnn=True):
         _check_layer(make, (3, 5, 6), atol=1e-4)
         _ran_in_picograd(make(), _inputs((3, 5, 6), 0).requires_grad_())
+
+
+def test_a_transformers_bert_trains_as_eager() -> None:
+    # a BERT from transformers (small random config, padding mask): every op in picograd,
+    # forward and backward; gradients as eager's. The pooler's output is not in the loss:
+    # eager leaves its gradients None, AOTAutograd's backward gives them as zeros
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=37, max_position_embeddings=64, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0)
+    eager = transformers.BertModel(config).train()
+    mine = copy.deepcopy(eager)
+    compiled = torch.compile(mine, backend=backend)
+    ids = torch.randint(0, 99, (2, 7), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones(2, 7, dtype=torch.long)
+    mask[1, 5:] = 0
+    for step in range(3):
+        weights = _inputs((2, 7, 32), step)
+        want = (eager(input_ids=ids, attention_mask=mask).last_hidden_state * weights).sum()
+        got = (compiled(input_ids=ids, attention_mask=mask).last_hidden_state * weights).sum()
+        want.backward()
+        got.backward()
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-4)
+    for (name, p_want), p_got in zip(eager.named_parameters(), mine.parameters(), strict=True):
+        if p_want.grad is None:
+            assert name.startswith("pooler.") and (p_got.grad is None or not p_got.grad.any())
+        else:
+            torch.testing.assert_close(p_got.grad, p_want.grad, rtol=1e-4, atol=1e-4)
+    report = explain(copy.deepcopy(eager), ids, mask, backward=True, verbose=False)
+    assert [g.kind for g in report.graphs] == ["forward", "backward"] and not report.torch
