@@ -252,58 +252,47 @@ def test_new_sizes_compile_again_and_stay_in_picograd(
     assert any("new input sizes" in r.getMessage() for r in records)
 
 
-def test_cnn_sgd_momentum_training_matches_eager() -> None:
-    torch.manual_seed(0)
-
-    def cnn() -> nn.Module:
-        return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
-                             nn.MaxPool2d(2), nn.Conv2d(4, 6, 3), nn.ReLU(), nn.AvgPool2d(2),
-                             nn.Flatten(), nn.Linear(6 * 2 * 2, 3))
-
-    eager = cnn()
+def _trains_as_eager(eager: nn.Module, optimizer: Callable[[Any], torch.optim.Optimizer],
+                     x_shape: tuple[int, ...], classes: int, steps: int) -> None:
+    """`eager` and its copy compiled by picograd, trained side by side by their own
+    `optimizer`s on the same batches: equal losses at every step, equal final states."""
     mine = copy.deepcopy(eager)
     compiled = torch.compile(mine, backend=backend)
     losses: dict[str, list[float]] = {"eager": [], "picograd": []}
     for name, model, run in (("eager", eager, eager), ("picograd", mine, compiled)):
-        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        for step in range(3):
-            x = _inputs((5, 1, 12, 12), step)
-            y = torch.randint(0, 3, (5,), generator=torch.Generator().manual_seed(step))
+        opt = optimizer(model.parameters())
+        for step in range(steps):
+            x = _inputs(x_shape, step)
+            y = torch.randint(0, classes, x_shape[:1],
+                              generator=torch.Generator().manual_seed(step))
             opt.zero_grad()
             loss = nn.functional.cross_entropy(run(x), y)
             loss.backward()
             opt.step()
             losses[name].append(loss.item())
     assert losses["picograd"] == pytest.approx(losses["eager"], abs=1e-4)
-    assert len(set(losses["eager"])) == 3
+    assert len(set(losses["eager"])) == steps
     for p_got, p_want in zip(mine.state_dict().values(), eager.state_dict().values(),
                              strict=True):
         torch.testing.assert_close(p_got, p_want, atol=1e-5, rtol=1e-4)
+
+
+def test_cnn_sgd_momentum_training_matches_eager() -> None:
+    torch.manual_seed(0)
+    cnn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Conv2d(4, 6, 3), nn.ReLU(), nn.AvgPool2d(2),
+                        nn.Flatten(), nn.Linear(6 * 2 * 2, 3))
+    _trains_as_eager(cnn, lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9),
+                     (5, 1, 12, 12), 3, 3)
 
 
 def test_mlp_adamw_training_matches_eager() -> None:
     # the optimiser is torch's (outside the compiled region): AdamW's decoupled weight
     # decay and bias corrections act on the gradients picograd computed
     torch.manual_seed(0)
-    eager = nn.Sequential(nn.Linear(12, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
-    mine = copy.deepcopy(eager)
-    compiled = torch.compile(mine, backend=backend)
-    losses: dict[str, list[float]] = {"eager": [], "picograd": []}
-    for name, model, run in (("eager", eager, eager), ("picograd", mine, compiled)):
-        opt = torch.optim.AdamW(model.parameters(), lr=0.01, weight_decay=0.1)
-        for step in range(5):
-            x = _inputs((8, 12), step)
-            y = torch.randint(0, 4, (8,), generator=torch.Generator().manual_seed(step))
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(run(x), y)
-            loss.backward()
-            opt.step()
-            losses[name].append(loss.item())
-    assert losses["picograd"] == pytest.approx(losses["eager"], abs=1e-4)
-    assert len(set(losses["eager"])) == 5
-    for p_got, p_want in zip(mine.state_dict().values(), eager.state_dict().values(),
-                             strict=True):
-        torch.testing.assert_close(p_got, p_want, atol=1e-5, rtol=1e-4)
+    mlp = nn.Sequential(nn.Linear(12, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
+    _trains_as_eager(mlp, lambda ps: torch.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
+                     (8, 12), 4, 5)
 
 
 def test_an_error_inside_a_replayed_graph_reaches_the_user_as_torchs() -> None:
