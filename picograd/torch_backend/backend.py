@@ -17,13 +17,15 @@ from picograd.torch_backend import (
     ops_nn,
     ops_reduce,
     ops_shape,
+    ops_window,
 )
 from picograd.torch_backend.compiled import RunSettings, compile_graph
 from picograd.torch_backend.registry import ATEN
 
 _OPTIONS = frozenset({"device", "pipeline", "debug"})
 # imported for the translations they register
-_FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_nn, ops_reduce, ops_shape)
+_FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_nn, ops_reduce, ops_shape,
+             ops_window)
 
 SUPPORTED_OPS = tuple(sorted(str(o) for o in ATEN))
 

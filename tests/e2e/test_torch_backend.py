@@ -347,9 +347,18 @@ class _Attention(nn.Module):
     (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), (2, 5, 8)),
     (lambda: _Attention(causal=True), (2, 2, 5, 4)),
     (lambda: _Attention(causal=False), (2, 2, 5, 4)),
+    (lambda: nn.AdaptiveAvgPool2d((3, 2)), (2, 3, 7, 5)),
+    (lambda: nn.AdaptiveAvgPool1d(3), (2, 3, 7)),
+    (lambda: nn.AdaptiveAvgPool3d(2), (1, 2, 5, 4, 3)),
+    (lambda: nn.ReflectionPad2d((1, 2, 0, 1)), (2, 3, 4, 5)),
+    (lambda: nn.ReflectionPad1d(2), (2, 3, 5)),
+    (lambda: nn.ReplicationPad2d(1), (2, 3, 4, 5)),
+    (lambda: nn.ReplicationPad3d((1, 0, 2, 1, 0, 1)), (1, 2, 3, 4, 3)),
 ], ids=["conv1d", "conv3d", "conv_transpose2d", "group_norm", "gelu", "gelu_tanh",
         "leaky_relu", "softmax", "multihead_attention", "transformer_encoder_layer",
-        "sdpa_causal", "sdpa_mask"])
+        "sdpa_causal", "sdpa_mask", "adaptive_avg_pool2d", "adaptive_avg_pool1d",
+        "adaptive_avg_pool3d", "reflection_pad2d", "reflection_pad1d", "replication_pad2d",
+        "replication_pad3d"])
 def test_more_layers(make: Callable[[], nn.Module], shape: tuple[int, ...]) -> None:
     _check_layer(make, shape, atol=1e-4)
     _ran_in_picograd(make(), _inputs(shape, 0).requires_grad_())
