@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+import picograd as pg
 from picograd.frontend.tensor import Tensor
 from picograd.torch_backend.registry import aten, pg_dtype
 
@@ -21,15 +22,24 @@ def _dims(dim: Sequence[int] | int | None) -> Any:
     return dim if isinstance(dim, int) else tuple(dim)
 
 
+def _accumulated(x: Tensor, dtype: Any, op: str) -> Any:
+    """The dtype torch sums / multiplies `x` in: `dtype` when given, int64 for integer and
+    bool inputs (picograd keeps their own width, so an int32 sum would wrap where torch's
+    does not), else the input's."""
+    if dtype is not None:
+        return pg_dtype(dtype, op)
+    return pg.int64 if x.dtype.is_int or x.dtype.is_bool else None
+
+
 @aten(A.sum.dim_IntList)
 def _sum(x: Tensor, dim: Sequence[int] | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
-    return x.sum(_dims(dim), keepdim, dtype=pg_dtype(dtype, "aten.sum"))
+    return x.sum(_dims(dim), keepdim, dtype=_accumulated(x, dtype, "aten.sum"))
 
 
 @aten(A.sum.default)
 def _sum_all(x: Tensor, *, dtype: Any = None) -> Tensor:
-    return x.sum(dtype=pg_dtype(dtype, "aten.sum"))
+    return x.sum(dtype=_accumulated(x, dtype, "aten.sum"))
 
 
 @aten(A.mean.dim)
@@ -55,12 +65,12 @@ def _amin(x: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
 
 @aten(A.prod.default)
 def _prod_all(x: Tensor, *, dtype: Any = None) -> Tensor:
-    return x.prod(dtype=pg_dtype(dtype, "aten.prod"))
+    return x.prod(dtype=_accumulated(x, dtype, "aten.prod"))
 
 
 @aten(A.prod.dim_int)
 def _prod(x: Tensor, dim: int, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    return x.prod(dim, keepdim, dtype=pg_dtype(dtype, "aten.prod"))
+    return x.prod(dim, keepdim, dtype=_accumulated(x, dtype, "aten.prod"))
 
 
 @aten(A.var.correction)
@@ -108,8 +118,9 @@ def _topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
 
 @aten(A.cumsum.default)
 def _cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    if dtype is not None:  # torch sums in `dtype`: the input is cast first
-        x = x.cast(pg_dtype(dtype, "aten.cumsum"))
+    accumulated = _accumulated(x, dtype, "aten.cumsum")
+    if accumulated is not None:  # torch sums in it: the input is cast first
+        x = x.cast(accumulated)
     return x.cumsum(dim)
 
 

@@ -497,3 +497,18 @@ def test_a_transformers_bert_trains_as_eager() -> None:
             torch.testing.assert_close(p_got.grad, p_want.grad, rtol=1e-4, atol=1e-4)
     report = explain(copy.deepcopy(eager), ids, mask, backward=True, verbose=False)
     assert [g.kind for g in report.graphs] == ["forward", "backward"] and not report.torch
+
+
+def test_integer_sums_and_products_accumulate_in_int64_as_torch() -> None:
+    # torch sums and multiplies int32 and bool in int64: past 2**31 the values differ from
+    # an int32 accumulation, not only the dtype
+    x = torch.tensor([[3, -7, 2**31 - 1, 0], [-2**31, 5, 5, -1]], dtype=torch.int32)
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return x.prod(1), x.sum(1), x.sum(), x.cumsum(1), (x > 0).sum(0), x[:, 1:].prod()
+
+    with torch.no_grad():
+        got, want = torch.compile(f, backend=backend)(x), f(x)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype == torch.int64
+        torch.testing.assert_close(g, w)
