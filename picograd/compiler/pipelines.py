@@ -43,10 +43,12 @@ def _join(*parts: str | tuple[str, ...]) -> str:
 
 def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None = None,
                     alias_bytes: int | None = None, panel_cols: int | None = None,
+                    a_min_reuse: int | None = None,
                     chunk_ratio: int | None = None) -> tuple[str, ...]:
     """pg_tensor -> simplified pg_loop: matmul operands in the layout their kernels want
     (on CPUs also with rows that do not alias in the caches, `alias_bytes`, and in column
-    panels of the register tile's width, `panel_cols`), long
+    panels of the register tile's width, `panel_cols`, and A row-major where it is read
+    `a_min_reuse` times along a strided reduce), long
     reductions in two steps (many partials, then their reduction), fusion into kernels (at
     most `max_buffers` buffers per kernel where the target has such a limit; an attention's
     score rows in flight, `attention_rows`, where the target wants more work items than the
@@ -57,7 +59,8 @@ def _tensor_to_loop(max_buffers: int | None = None, attention_rows: int | None =
         ("max-buffers", max_buffers), ("attention-rows", attention_rows)) if value is not None)
     schedule = f"convert-tensor-to-sched{{{options}}}" if options else "convert-tensor-to-sched"
     layout_options = " ".join(f"{name}={value}" for name, value in (
-        ("alias-bytes", alias_bytes), ("panel-cols", panel_cols)) if value)
+        ("alias-bytes", alias_bytes), ("panel-cols", panel_cols),
+        ("a-min-reuse", a_min_reuse)) if value)
     layout = f"matmul-layout{{{layout_options}}}" if layout_options else "matmul-layout"
     split = (f"tensor-split-reduce{{chunk-ratio={chunk_ratio} float-work={CPU_FLOAT_WORK}}}"
              if chunk_ratio else "tensor-split-reduce")
@@ -75,6 +78,9 @@ CPU_FLOAT_WORK = 256
 # CPU caches map addresses 4 KiB apart to the same sets (L1: 64 sets of 64-byte lines; the
 # L2 of the CPUs measured, 128 KiB per way): matmul-layout pads B's rows that far apart.
 CPU_ALIAS_BYTES = 4096
+# A matmul's A operand read along a strided reduce (a weight gradient's `x.T @ dy`) is
+# copied row-major where the product reads it this many times (its columns) or more.
+CPU_A_MIN_REUSE = 64
 
 
 def _panel_cols() -> int:
@@ -135,7 +141,7 @@ _GPU_TILE = ("loop-upcast{rows=8 cols=8 min-tiles=65536}",
 # WebGPU's kernels are split to fit its 8 storage-buffer bindings
 # (`capabilities("wgsl").max_buffers`).
 _CPU_TO_UOP = (*_tensor_to_loop(alias_bytes=CPU_ALIAS_BYTES, panel_cols=_panel_cols(),
-                                chunk_ratio=CPU_CHUNK_RATIO),
+                                a_min_reuse=CPU_A_MIN_REUSE, chunk_ratio=CPU_CHUNK_RATIO),
                _cpu_schedule(),
                *_CPU_LOOP_TO_UOP)
 CPU_LLVM = _join(_CPU_TO_UOP, "uop-contract", "convert-uop-to-llvm")

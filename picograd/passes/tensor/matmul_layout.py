@@ -61,6 +61,22 @@ pays even for a few rows. Measured (one thread, CPU time, a busy 2-core Xeon, A/
 process), GFLOP/s strided / panels: 512^2 102 / 116, 1024^2 85 / 103, 8 x 768 @ 768 x 3072
 23 / 54 (torch's MKL 48).
 
+A plain B that is not a weight is laid out in panels too where the reduce is long
+(`LONG_PANEL_K`): a weight gradient's `dy.T @ x` over a batch of 3200 rows reads each
+panel's pieces a whole row of x apart, and they leave the caches between row tiles.
+
+Strided A (`a-min-reuse`, CPU pipelines only): the kernel reads A's rows along k, a few
+rows at a time. A weight gradient's A is `dy.T`, stepping through memory a whole row of
+`dy` per step of k: each step touches a new cache line, and where those rows are 1 or 4
+KiB apart they share a few cache sets, so the lines are fetched again from L3 for every
+column panel. Where the product reads such an A `a-min-reuse` times or more (its columns),
+with `ALIAS_ROWS` rows and a reduce `MIN_PANEL_K` long or longer, it is read through a
+row-major copy (`pg_tensor.contiguous` of A's view), which `loop-optimize` blocks as a
+transposing copy. Not where the product is read transposed (`read_transposed`: its kernel
+runs over B's columns outermost and takes A's rows as vector lanes). Measured (2-core
+Emerald Rapids, fp32, kernels only): `dy.T @ x` with dy (3200, 1024) and x (3200, 256)
+19-21 ms (79-89 GFLOP/s) in place, 6.1-6.9 ms with the copy (0.7 ms of it).
+
 A copy of a weight (of `@main`'s arguments only) is kept by the CPU program across runs
 (docs/design.md, "Matmul operand layouts and kept copies"), so it is made once per weight.
 """
@@ -94,6 +110,14 @@ MIN_PANEL_REUSE = 4
 # ... and a reduce at least this long: a shorter one reads so few rows of each panel that
 # they stay in the L1 cache however far apart they lie.
 MIN_PANEL_K = 64
+# ... and of any B re-read `min_reuse` times whose reduce is at least this long: its
+# strided panels are then long enough to leave the caches between row tiles. Measured
+# (2-core Emerald Rapids, fp32, `x.T @ y` of computed operands, the copies included, ms
+# without / with the copy): 1024 x 3200 @ 3200 x 256 21.0 / 8.2, 512 x 2048 @ 2048 x 512
+# 13.3 / 7.2, 2048 x 2048 @ 2048 x 256 23.7 / 13.9, 256 x 1536 @ 1536 x 256 1.9 / 1.4,
+# 64 x 4096 @ 4096 x 256 2.1 / 1.7; at K = 1024 and below it did not pay (1024^3 11.3 /
+# 12.6, 512^3 1.25 / 1.7).
+LONG_PANEL_K = 1536
 # Rows of B that alias in the caches are padded only when there are more of them than a
 # cache has ways (8 to 16 on the CPUs measured): fewer fit the sets they share.
 ALIAS_ROWS = 16
@@ -181,8 +205,9 @@ class MatmulOperand:
     reuse: int
 
 
-def matmul_b(reduce: T.ReduceOp) -> MatmulOperand | None:
-    """B of `reduce` when it is a matmul (see the module docstring), else None."""
+def matmul_operands(reduce: T.ReduceOp) -> tuple[MatmulOperand, MatmulOperand] | None:
+    """(A, B) of `reduce` when it is a matmul (see the module docstring), else None: A the
+    operand broadcast along the columns, B the one broadcast along the rows."""
     shape = shape_of(reduce.input)
     rank = len(shape)
     mul = reduce.input.owner
@@ -198,17 +223,71 @@ def matmul_b(reduce: T.ReduceOp) -> MatmulOperand | None:
         assert isinstance(b, T.ExpandOp) and isinstance(a, T.ExpandOp)
         b_shape, a_shape = shape_of(b.input), shape_of(a.input)
         if b_shape[rows] == 1 < shape[rows] and a_shape[cols] == 1 < shape[cols] == b_shape[cols]:
-            return MatmulOperand(b, prod(shape) // prod(b_shape))
+            return (MatmulOperand(a, prod(shape) // prod(a_shape)),
+                    MatmulOperand(b, prod(shape) // prod(b_shape)))
     return None
+
+
+def matmul_b(reduce: T.ReduceOp) -> MatmulOperand | None:
+    """B of `reduce` when it is a matmul (see the module docstring), else None."""
+    operands = matmul_operands(reduce)
+    return operands[1] if operands else None
+
+
+def read_transposed(reduce: T.ReduceOp) -> bool:
+    """Whether the product of `reduce` is read through a permute that moves its columns
+    (after reshapes): `(x.T @ dy).T`, whose kernel then runs over B's columns outermost and
+    takes A's rows as its vector lanes, which a row-major A would make a gather."""
+    values = [reduce.results[0]]
+    while values:
+        for use in values.pop().uses:
+            user = use.operation
+            if isinstance(user, T.ReshapeOp):
+                values.append(user.results[0])
+            elif isinstance(user, T.PermuteOp) and user.order[-1] != len(user.order) - 1:
+                return True
+    return False
+
+
+def wants_row_major_a(a: MatmulOperand, reduce: T.ReduceOp, min_reuse: int) -> bool:
+    """Whether A is read through a row-major copy (module docstring, "Strided A"): it is
+    re-read `min_reuse` times or more (0: never), has `ALIAS_ROWS` rows or more, a reduce
+    `MIN_PANEL_K` long or longer, is not contiguous along the reduce, and the product is
+    not read transposed (`read_transposed`)."""
+    shape = shape_of(a.expand.input)
+    strides = view_strides(a.expand.input)
+    return (min_reuse > 0 and a.reuse >= min_reuse and strides is not None
+            and shape[-1] >= MIN_PANEL_K and shape[-3] >= ALIAS_ROWS and strides[-1] != 1
+            and not read_transposed(reduce))
+
+
+def row_major_a(a: MatmulOperand, mul: T.BinaryOp,
+                copies: dict[tuple[SSAValue, LayoutCopy], SSAValue]) -> None:
+    """Read A through a row-major copy of itself in the product `mul` (another user of
+    A's expand keeps reading A); matmuls of one module that read one A share the copy."""
+    key = (a.expand.input, ROW_MAJOR)
+    made = copies.get(key)
+    if made is None or not _before(made, mul):
+        contiguous = T.ContiguousOp(a.expand.input)
+        block = a.expand.parent_block()
+        assert block is not None
+        block.insert_op_before(contiguous, a.expand)
+        made = copies[key] = contiguous.results[0]
+    _read_through(a.expand, made, mul)
 
 
 @dataclass(frozen=True)
 class LayoutCopy:
     """The copy B is read through: k-major with `pad` elements after each row, or (`panel`
-    > 0) in contiguous panels of `panel` columns, each k-major (no padding)."""
+    > 0) in contiguous panels of `panel` columns, each k-major (no padding); or the
+    row-major copy an A is read through (`row_major`)."""
 
     pad: int = 0
     panel: int = 0
+    row_major: bool = False
+
+
+ROW_MAJOR = LayoutCopy(row_major=True)
 
 
 def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
@@ -221,7 +300,8 @@ def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
     is in panels of `panel_cols` columns (0: never) where they divide B's columns into
     `MIN_PANELS` or more and the reduce is `MIN_PANEL_K` long or longer; such a copy is
     also made of a plain B that is an argument of `@main` and re-read `MIN_PANEL_REUSE`
-    times (module docstring)."""
+    times, and of any plain B re-read `min_reuse` times along a reduce `LONG_PANEL_K` long
+    or longer (module docstring)."""
     shape = shape_of(b.expand.input)
     if shape[-1] == 1:
         return None
@@ -233,6 +313,8 @@ def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
     panel = (panel_cols if panel_cols > 0 and cols % panel_cols == 0
              and cols // panel_cols >= MIN_PANELS and shape[-1] >= MIN_PANEL_K else 0)
     if panel and b.reuse >= MIN_PANEL_REUSE and is_main_argument(root):
+        return LayoutCopy(panel=panel)
+    if panel and b.reuse >= min_reuse and shape[-1] >= LONG_PANEL_K:
         return LayoutCopy(panel=panel)
     if b.reuse < min_reuse:
         return None
@@ -269,19 +351,24 @@ def layout_copy(b: MatmulOperand, copy: LayoutCopy, mul: T.BinaryOp,
         made = _copy_of(b.expand, copy)
         if copies is not None:
             copies[key] = made
-    own = all(use.operation is mul for use in b.expand.result.uses)
-    if own and _before(made, b.expand):
-        b.expand.operands[0] = made  # the matmul's own expand reads the copy
+    _read_through(b.expand, made, mul)
+
+
+def _read_through(old: T.ExpandOp, made: SSAValue, mul: T.BinaryOp) -> None:
+    """Make `mul` read `made` (a copy of `old`'s input) broadcast as `old` broadcasts."""
+    own = all(use.operation is mul for use in old.result.uses)
+    if own and _before(made, old):
+        old.operands[0] = made  # the matmul's own expand reads the copy
         return
-    expand = T.ExpandOp(made, shape_of(b.expand.result))
+    expand = T.ExpandOp(made, shape_of(old.result))
     block = mul.parent_block()
     assert block is not None
     block.insert_op_before(expand, mul)
     for n, operand in enumerate(mul.operands):
-        if operand is b.expand.result:
+        if operand is old.result:
             mul.operands[n] = expand.result
     if own:  # no other user: the old expand goes
-        b.expand.erase()
+        old.erase()
 
 
 def _before(value: SSAValue, op: Operation) -> bool:
@@ -342,7 +429,9 @@ class MatmulLayoutPass(ModulePass):
     columns are not contiguous (transposed) or whose rows lie a multiple of `alias-bytes`
     apart (padded by `line-bytes`; `alias-bytes=0`, the default, never pads); the copy is
     in column panels of `panel-cols` (0, the default: never), which are also made of
-    `@main`'s plain arguments (see `wanted_copy`). Guarantee: bit-identical results.
+    `@main`'s plain arguments (see `wanted_copy`); and a row-major copy before every A
+    operand read `a-min-reuse` or more times that is not contiguous along the reduce (0,
+    the default: never; see `wants_row_major_a`). Guarantee: bit-identical results.
     """
 
     name = "matmul-layout"
@@ -351,19 +440,25 @@ class MatmulLayoutPass(ModulePass):
     alias_bytes: int = 0
     line_bytes: int = LINE_BYTES
     panel_cols: int = 0
+    a_min_reuse: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.alias_bytes < 0 or self.line_bytes < 1 or self.panel_cols < 0:
-            raise PassFailedException("matmul-layout: alias-bytes and panel-cols must not be "
-                                      "negative and line-bytes must be positive")
+        if (self.alias_bytes < 0 or self.line_bytes < 1 or self.panel_cols < 0
+                or self.a_min_reuse < 0):
+            raise PassFailedException("matmul-layout: alias-bytes, panel-cols and "
+                                      "a-min-reuse must not be negative and line-bytes "
+                                      "must be positive")
         copies: dict[tuple[SSAValue, LayoutCopy], SSAValue] = {}
         for reduce in [o for o in op.walk() if isinstance(o, T.ReduceOp)]:
-            b = matmul_b(reduce)
-            if b is None:
+            operands = matmul_operands(reduce)
+            if operands is None:
                 continue
+            a, b = operands
+            mul = reduce.input.owner
+            assert isinstance(mul, T.BinaryOp)  # matmul_operands checked it
             copy = wanted_copy(b, self.min_reuse, self.alias_bytes, self.line_bytes,
                                self.panel_cols)
             if copy is not None:
-                mul = reduce.input.owner
-                assert isinstance(mul, T.BinaryOp)  # matmul_b checked it
                 layout_copy(b, copy, mul, copies)
+            if wants_row_major_a(a, reduce, self.a_min_reuse):
+                row_major_a(a, mul, copies)

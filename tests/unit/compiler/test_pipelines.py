@@ -75,9 +75,11 @@ def test_default_pipelines_are_the_documented_strings() -> None:
               "convert-sched-to-loop,loop-simplify,convert-loop-to-uop,uop-simplify,cse,")
     vector_bytes, registers = host_vector_registers()  # CPU only: the host's vector unit
     # CPU only: B's rows padded where they alias in the caches, and laid out in panels of
-    # the matmul tile's columns: 4 rows of 4 vectors where 16 fit half the registers
+    # the matmul tile's columns: 4 rows of 4 vectors where 16 fit half the registers; A
+    # read row-major where a strided reduce reads it 64 times or more
     vectors = 4 if registers >= 32 else 2 if registers >= 16 else 1
-    layout = f"matmul-layout{{alias-bytes=4096 panel-cols={vector_bytes // 4 * vectors}}},"
+    layout = (f"matmul-layout{{alias-bytes=4096 panel-cols={vector_bytes // 4 * vectors} "
+              f"a-min-reuse={P.CPU_A_MIN_REUSE}}},")
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
                          f"vector-bytes={vector_bytes} registers={registers} "
                          f"cache-bytes={host_cache_bytes()} min-work={P.MIN_TILE_WORK}}},").replace(
