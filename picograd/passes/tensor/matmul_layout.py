@@ -261,11 +261,21 @@ def wants_row_major_a(a: MatmulOperand, reduce: T.ReduceOp, min_reuse: int) -> b
             and not read_transposed(reduce))
 
 
+def view_key(value: SSAValue) -> tuple:
+    """What `value` is, as the value its views start from and the views themselves: equal
+    for two chains of the same views of one value (an LSTM's `dG.T @ x` and `dG.T @ h`
+    reshape `dG.T` each on their own)."""
+    root, chain = view_chain(value)
+    return (root, *((type(op), tuple(sorted(op.properties.items())), op.results[0].type)
+                    for op in reversed(chain)))
+
+
 def row_major_a(a: MatmulOperand, mul: T.BinaryOp,
-                copies: dict[tuple[SSAValue, LayoutCopy], SSAValue]) -> None:
+                copies: dict[tuple[object, LayoutCopy], SSAValue]) -> None:
     """Read A through a row-major copy of itself in the product `mul` (another user of
-    A's expand keeps reading A); matmuls of one module that read one A share the copy."""
-    key = (a.expand.input, ROW_MAJOR)
+    A's expand keeps reading A); matmuls of one module that read the same views of one
+    value as A (`view_key`) share the copy."""
+    key = (view_key(a.expand.input), ROW_MAJOR)
     made = copies.get(key)
     if made is None or not _before(made, mul):
         contiguous = T.ContiguousOp(a.expand.input)
@@ -337,7 +347,7 @@ def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
 
 
 def layout_copy(b: MatmulOperand, copy: LayoutCopy, mul: T.BinaryOp,
-                copies: dict[tuple[SSAValue, LayoutCopy], SSAValue] | None = None) -> None:
+                copies: dict[tuple[object, LayoutCopy], SSAValue] | None = None) -> None:
     """Read B through the copy of itself that `copy` describes (see the module docstring),
     in the product `mul` only: another user of B's expand (the backward pass's `dy @ W`
     reads `W`, whose columns are contiguous, through the same expand as the forward's
@@ -448,7 +458,7 @@ class MatmulLayoutPass(ModulePass):
             raise PassFailedException("matmul-layout: alias-bytes, panel-cols and "
                                       "a-min-reuse must not be negative and line-bytes "
                                       "must be positive")
-        copies: dict[tuple[SSAValue, LayoutCopy], SSAValue] = {}
+        copies: dict[tuple[object, LayoutCopy], SSAValue] = {}
         for reduce in [o for o in op.walk() if isinstance(o, T.ReduceOp)]:
             operands = matmul_operands(reduce)
             if operands is None:

@@ -93,3 +93,28 @@ func.func @short_reduce(%a: tensor<32x1024xf32>, %b: tensor<1024x64xf32>) -> ten
   %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<32x64x1024xf32> -> tensor<32x64x1xf32>
   func.return %s : tensor<32x64x1xf32>
 }
+
+// Two products that read the same views of one value as A (an LSTM's dG.T @ x and
+// dG.T @ h, each reshaping dG.T on its own) share one copy.
+// ROWA-LABEL: func.func @shared_copy(
+// ROWA:         %[[A:.*]] = pg_tensor.contiguous %ar : tensor<32x1x128xf32>
+// ROWA-NEXT:    pg_tensor.expand %[[A]]
+// ROWA-NOT:     pg_tensor.contiguous %ar2
+// ROWA:         %ae2 = pg_tensor.expand %[[A]]
+// ROWA:         func.return
+func.func @shared_copy(%dy: tensor<128x32xf32>, %x: tensor<64x128xf32>, %h: tensor<64x128xf32>) -> (tensor<32x64x1xf32>, tensor<32x64x1xf32>) {
+  %dt = pg_tensor.permute %dy {perm = array<i64: 1, 0>} : tensor<128x32xf32> -> tensor<32x128xf32>
+  %ar = pg_tensor.reshape %dt : tensor<32x128xf32> -> tensor<32x1x128xf32>
+  %ae = pg_tensor.expand %ar : tensor<32x1x128xf32> -> tensor<32x64x128xf32>
+  %br = pg_tensor.reshape %x : tensor<64x128xf32> -> tensor<1x64x128xf32>
+  %be = pg_tensor.expand %br : tensor<1x64x128xf32> -> tensor<32x64x128xf32>
+  %m = pg_tensor.binary mul %ae, %be : tensor<32x64x128xf32>
+  %s = pg_tensor.reduce sum %m {axes = array<i64: 2>} : tensor<32x64x128xf32> -> tensor<32x64x1xf32>
+  %ar2 = pg_tensor.reshape %dt : tensor<32x128xf32> -> tensor<32x1x128xf32>
+  %ae2 = pg_tensor.expand %ar2 : tensor<32x1x128xf32> -> tensor<32x64x128xf32>
+  %hr = pg_tensor.reshape %h : tensor<64x128xf32> -> tensor<1x64x128xf32>
+  %he = pg_tensor.expand %hr : tensor<1x64x128xf32> -> tensor<32x64x128xf32>
+  %m2 = pg_tensor.binary mul %ae2, %he : tensor<32x64x128xf32>
+  %s2 = pg_tensor.reduce sum %m2 {axes = array<i64: 2>} : tensor<32x64x128xf32> -> tensor<32x64x1xf32>
+  func.return %s, %s2 : tensor<32x64x1xf32>, tensor<32x64x1xf32>
+}
