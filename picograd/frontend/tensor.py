@@ -126,7 +126,9 @@ class Tensor(SpecialOps, NormOps, MatrixOps, ShapeExtraOps, CreationOps, Activat
 
     @classmethod
     def _leaf(cls, array: np.ndarray, dtype: DType, device: str) -> Tensor:
-        return cls._from_node(LazyOp.leaf(np.ascontiguousarray(array, dtype.np), dtype,
+        """A leaf holding `array` itself where it is C-contiguous of `dtype` (else a
+        converted copy; a 0-d array stays 0-d, where `np.ascontiguousarray` gives (1,))."""
+        return cls._from_node(LazyOp.leaf(np.asarray(array, dtype.np, order="C"), dtype,
                                           _device(device)))
 
     @classmethod

@@ -29,7 +29,7 @@ import picograd.debug as debug
 from picograd.compiler.driver import pipeline_scope
 from picograd.frontend.tensor import Tensor
 from picograd.jit_replay import Jit, JitError, jit, jit_running
-from picograd.torch_backend.convert import Binder, check_input, hint, to_torch
+from picograd.torch_backend.convert import Binder, Handout, check_input, hint
 from picograd.torch_backend.graph import translate, translated_ops, unsupported_ops
 from picograd.torch_backend.registry import TorchUnsupported, pg_dtype
 from picograd.torch_backend.split import placeholders, split_graph, torch_ops
@@ -170,9 +170,10 @@ class PicogradGraph:
                 kind == "pg" for kind, _ in self.plan) else ()
             pg.realize(*computed)
         results: list[Any] = []
+        handout = Handout(values)
         for kind, i in self.plan:
             results.append(None if kind == "none" else values[i] if kind == "input"
-                           else to_torch(computed[i]))
+                           else handout(computed[i]))
         return results
 
 

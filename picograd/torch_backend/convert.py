@@ -1,9 +1,19 @@
-"""torch CPU tensors to picograd Tensors and back.
+"""torch CPU tensors to picograd Tensors and back, without copies where they can be shared.
 
-A contiguous torch tensor is read through its numpy view (`tensor.numpy()`, no copy on the
-torch side); any other layout is made contiguous first. Parameters are bound once: the
-picograd Tensor made for an `nn.Parameter` is kept while the parameter's version counter
-(bumped by every in-place update, the optimiser's included) stays the same.
+In: a contiguous torch tensor is picograd's leaf as it is: the leaf's array is the tensor's
+numpy view (`tensor.numpy()`), so picograd reads torch's memory; any other layout is made
+contiguous first (one copy). This is sound because picograd never writes a leaf's array
+and a call computes everything it reads from its inputs before it returns to torch.
+Parameters are bound once: the picograd Tensor made for an `nn.Parameter` is kept while the
+parameter's version counter (bumped by every in-place update, the optimiser's included)
+stays the same; a new binding is a new numpy view, so nothing picograd keeps per array
+(a weight's kept layout copy) outlives an update.
+
+Out: a result is handed to torch as the array picograd computed it in (`torch.from_numpy`)
+when that memory is the result's alone: a C-contiguous, writeable array of a dtype torch
+reads, whose bytes overlap no input of the call and no result handed out before it in the
+same call (`Handout`). A result that shares memory (a view of an input, one buffer given
+for two results) is copied, so that an in-place op in torch on one never changes another.
 """
 
 from __future__ import annotations
@@ -74,7 +84,10 @@ class Binder:
         return out
 
     def _fresh(self, value: torch.Tensor) -> Tensor:
-        return Tensor(_array(value), dtype=pg_dtype(value.dtype, "input"), device=self.device)
+        array, dtype = _array(value), pg_dtype(value.dtype, "input")
+        if array.dtype == dtype.np:  # the leaf reads torch's memory (module docstring)
+            return Tensor._leaf(array, dtype, self.device)
+        return Tensor(array, dtype=dtype, device=self.device)
 
     def _tensor(self, value: torch.Tensor) -> Tensor:
         if not isinstance(value, torch.nn.Parameter):
@@ -87,9 +100,36 @@ class Binder:
         return tensor
 
 
-def to_torch(value: Tensor) -> torch.Tensor:
-    """A picograd Tensor's value as a torch tensor (sharing the array numpy() returns)."""
-    array = value.numpy()
-    if not array.flags.writeable or not array.flags.c_contiguous:
-        array = np.array(array)
-    return torch.from_numpy(array)
+# numpy dtypes `torch.from_numpy` shares as they are
+_SHARED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
+    np.bool_))
+
+
+def _storage_span(t: torch.Tensor) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    return (storage.data_ptr(), storage.data_ptr() + storage.nbytes())
+
+
+class Handout:
+    """Hands one call's results to torch (module docstring, "Out"): shared where their
+    memory is theirs alone, else copied."""
+
+    def __init__(self, inputs: list[Any]) -> None:
+        # byte ranges no result may share: the inputs' storages, then the results so far
+        self.taken = [_storage_span(t) for t in inputs if isinstance(t, torch.Tensor)]
+
+    def __call__(self, value: Tensor) -> torch.Tensor:
+        array = value._data()
+        start = array.__array_interface__["data"][0]
+        end = start + array.nbytes
+        alone = (array.flags.c_contiguous and array.flags.writeable
+                 and array.dtype in _SHARED_DTYPES
+                 and not any(start < e and s < end for s, e in self.taken))
+        if not alone:
+            array = np.array(array, order="C")
+            start = array.__array_interface__["data"][0]
+            end = start + array.nbytes
+        self.taken.append((start, end))
+        return torch.from_numpy(array)
+

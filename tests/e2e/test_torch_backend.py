@@ -12,11 +12,14 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
+import picograd as pg
 from picograd.torch_backend import backend, explain
+from picograd.torch_backend.convert import Binder, Handout
 
 CALLS = 4  # calls 1-2 of a signature run eagerly, 3+ replay the captured programs
 
@@ -512,3 +515,53 @@ def test_integer_sums_and_products_accumulate_in_int64_as_torch() -> None:
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype == torch.int64
         torch.testing.assert_close(g, w)
+
+
+def test_inputs_and_results_are_shared_not_copied() -> None:
+    # a contiguous input is the leaf's array itself; a non-contiguous one is copied once
+    x = torch.randn(4, 6)
+    [leaf, strided] = Binder("CPU")([x, x.t()])
+    assert np.shares_memory(leaf._node.buffer, x.numpy())
+    assert not np.shares_memory(strided._node.buffer, x.numpy())
+    # a 0-d input stays 0-d (BatchNorm's num_batches_tracked)
+    [count] = Binder("CPU")([torch.tensor(3)])
+    assert count.shape == () and count.item() == 3
+    # a result is handed out as the array picograd computed it in, unless its memory is
+    # an input's or another result's
+    computed = (pg.Tensor(x.numpy()) * 2).realize()
+    handout = Handout([x])
+    first, again, of_input = handout(computed), handout(computed), handout(leaf)
+    assert first.data_ptr() == computed._node.buffer.__array_interface__["data"][0]
+    assert again.data_ptr() != first.data_ptr() and of_input.data_ptr() != x.data_ptr()
+    for got in (first, again, of_input):
+        torch.testing.assert_close(got, (x * 2) if got is not of_input else x)
+
+
+def test_in_place_ops_on_results_change_nothing_else() -> None:
+    # results that picograd computed as views of inputs, as one buffer twice, or from a
+    # parameter: an in-place op in torch on one reaches what it reaches in eager (the input
+    # `x.reshape(-1)` views) and nothing else: not the other result, the parameter, or
+    # what later calls compute
+    torch.manual_seed(0)
+    w = nn.Parameter(torch.randn(8, 8))
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a = x + 1
+        return x.reshape(-1), a * 2, a * 2, w.t().contiguous(), w.t().contiguous() @ x, x.clone()
+
+    compiled = torch.compile(f, backend=backend)
+    x = torch.randn(8, 8)
+    w_before = w.detach().clone()
+    for _ in range(CALLS):
+        mine, theirs = x.clone(), x.clone()
+        got, want = compiled(mine), f(theirs)
+        for g, e in zip(got, want, strict=True):
+            torch.testing.assert_close(g, e)
+        with torch.no_grad():
+            for results in (got, want):
+                for n in (0, 1, 3, 5):
+                    results[n].add_(100.0)
+        for g, e in zip(got, want, strict=True):
+            torch.testing.assert_close(g, e)
+        torch.testing.assert_close(mine, theirs)
+        torch.testing.assert_close(w.detach(), w_before)
