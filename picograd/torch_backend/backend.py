@@ -14,6 +14,7 @@ from picograd.torch_backend import (
     ops_activation,
     ops_attention,
     ops_elementwise,
+    ops_functional,
     ops_nn,
     ops_reduce,
     ops_shape,
@@ -24,8 +25,8 @@ from picograd.torch_backend.registry import ATEN
 
 _OPTIONS = frozenset({"device", "pipeline", "debug"})
 # imported for the translations they register
-_FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_nn, ops_reduce, ops_shape,
-             ops_window)
+_FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_functional, ops_nn,
+             ops_reduce, ops_shape, ops_window)
 
 SUPPORTED_OPS = tuple(sorted(str(o) for o in ATEN))
 

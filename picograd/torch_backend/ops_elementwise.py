@@ -14,7 +14,7 @@ import torch
 
 import picograd as pg
 from picograd.frontend.tensor import Tensor
-from picograd.torch_backend.registry import TorchUnsupported, aten, like, pg_dtype
+from picograd.torch_backend.registry import aten, check_placement, like, pg_dtype
 
 A = torch.ops.aten
 
@@ -116,32 +116,25 @@ def _identity(x: Tensor, *, memory_format: Any = None) -> Tensor:
     return x
 
 
-def _check_placement(op: str, layout: Any, device: Any, pin_memory: Any) -> None:
-    if layout not in (None, torch.strided) or pin_memory:
-        raise TorchUnsupported(op, f"layout {layout}, pin_memory {pin_memory}")
-    if device is not None and torch.device(device).type != "cpu":
-        raise TorchUnsupported(op, f"device {device}")
-
-
 @aten(A._to_copy.default)
 def _to_copy(x: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
              pin_memory: Any = None, non_blocking: bool = False,
              memory_format: Any = None) -> Tensor:
-    _check_placement("aten._to_copy", layout, device, pin_memory)
+    check_placement("aten._to_copy", layout, device, pin_memory)
     return x if dtype is None else x.cast(pg_dtype(dtype, "aten._to_copy"))
 
 
 @aten(A.scalar_tensor.default)
 def _scalar_tensor(value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
                    pin_memory: Any = None) -> Tensor:
-    _check_placement("aten.scalar_tensor", layout, device, pin_memory)
+    check_placement("aten.scalar_tensor", layout, device, pin_memory)
     return Tensor.full((), value, dtype=pg_dtype(dtype, "aten.scalar_tensor", pg.float32))
 
 
 @aten(A.full.default)
 def _full(size: Any, value: Any, *, dtype: Any = None, layout: Any = None,
           device: Any = None, pin_memory: Any = None) -> Tensor:
-    _check_placement("aten.full", layout, device, pin_memory)
+    check_placement("aten.full", layout, device, pin_memory)
     default = pg.float32 if isinstance(value, float) else (
         pg.bool if isinstance(value, bool) else pg.int64)
     return Tensor.full(tuple(size), value, dtype=pg_dtype(dtype, "aten.full", default))
@@ -151,7 +144,7 @@ def _full(size: Any, value: Any, *, dtype: Any = None, layout: Any = None,
 def _full_like(x: Tensor, value: Any, *, dtype: Any = None, layout: Any = None,
                device: Any = None, pin_memory: Any = None, memory_format: Any = None
                ) -> Tensor:
-    _check_placement("aten.full_like", layout, device, pin_memory)
+    check_placement("aten.full_like", layout, device, pin_memory)
     return Tensor.full(x.shape, value, dtype=pg_dtype(dtype, "aten.full_like", x.dtype),
                        device=x.device)
 
@@ -159,7 +152,7 @@ def _full_like(x: Tensor, value: Any, *, dtype: Any = None, layout: Any = None,
 @aten(A.arange.start_step, A.arange.start, A.arange.default)
 def _arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
             layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
-    _check_placement("aten.arange", layout, device, pin_memory)
+    check_placement("aten.arange", layout, device, pin_memory)
     values = (start, end, step)
     default = pg.float32 if any(isinstance(v, float) for v in values) else pg.int64
     return Tensor.arange(start, end, step, dtype=pg_dtype(dtype, "aten.arange", default))

@@ -162,44 +162,102 @@ def _max_pool2d(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (
     return values, indices.cast(pg.int64)
 
 
-@aten(A.max_pool2d_with_indices_backward.default)
-def _max_pool2d_backward(grad: Tensor, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
-                         dilation: Any, ceil_mode: bool, indices: Tensor) -> Tensor:
-    planes = x.shape[0] * x.shape[1] if x.ndim == 4 else x.shape[0]
-    flat = Tensor.zeros(planes, x.shape[-2] * x.shape[-1], dtype=grad.dtype, device=x.device)
-    flat = flat.scatter_add(1, indices.reshape(planes, -1), grad.reshape(planes, -1))
-    return flat.reshape(x.shape)
+@aten(A.max_pool3d_with_indices.default)
+def _max_pool3d(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+                padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,),
+                ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
+    values, indices = pool.max_pool3d(x, tuple(kernel_size), _stride(stride, kernel_size),
+                                      tuple(padding), tuple(dilation), ceil_mode,
+                                      return_indices=True)
+    return values, indices.cast(pg.int64)
 
 
-def _avg_pool2d_fn(kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
-                   ceil_mode: bool, count_include_pad: bool,
-                   divisor_override: int | None) -> Callable[[Tensor], Tensor]:
+def _max_pool_backward(spatial: int) -> Callable[..., Tensor]:
+    """The backward of a max pool over `spatial` dims: the gradient scattered to the
+    indices the forward recorded (flat over each plane's spatial positions, as torch's)."""
+    def backward(grad: Tensor, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
+                 dilation: Any, ceil_mode: bool, indices: Tensor) -> Tensor:
+        planes = x.shape[0] * x.shape[1] if x.ndim == spatial + 2 else x.shape[0]
+        positions = 1
+        for n in x.shape[-spatial:]:
+            positions *= n
+        flat = Tensor.zeros(planes, positions, dtype=grad.dtype, device=x.device)
+        flat = flat.scatter_add(1, indices.reshape(planes, -1), grad.reshape(planes, -1))
+        return flat.reshape(x.shape)
+    return backward
+
+
+aten(A.max_pool2d_with_indices_backward.default)(_max_pool_backward(2))
+aten(A.max_pool3d_with_indices_backward.default)(_max_pool_backward(3))
+
+
+def _avg_pool_fn(avg_pool: Callable[..., Tensor], kernel_size: Sequence[int],
+                 stride: Sequence[int], padding: Sequence[int], ceil_mode: bool,
+                 count_include_pad: bool,
+                 divisor_override: int | None) -> Callable[[Tensor], Tensor]:
     def forward(x: Tensor) -> Tensor:
-        return pool.avg_pool2d(x, tuple(kernel_size), _stride(stride, kernel_size),
-                               tuple(padding), ceil_mode, count_include_pad, divisor_override)
+        return avg_pool(x, tuple(kernel_size), _stride(stride, kernel_size), tuple(padding),
+                        ceil_mode, count_include_pad, divisor_override)
     return forward
 
 
-@aten(A.avg_pool2d.default)
-def _avg_pool2d(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+def _avg_pool(avg_pool: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def forward(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
                 padding: Sequence[int] = (0,), ceil_mode: bool = False,
                 count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    return _avg_pool2d_fn(kernel_size, stride, padding, ceil_mode, count_include_pad,
-                          divisor_override)(x)
+        return _avg_pool_fn(avg_pool, kernel_size, stride, padding, ceil_mode,
+                            count_include_pad, divisor_override)(x)
+    return forward
 
 
-@aten(A.avg_pool2d_backward.default)
-def _avg_pool2d_backward(grad: Tensor, x: Tensor, kernel_size: Sequence[int],
-                         stride: Sequence[int], padding: Sequence[int], ceil_mode: bool,
-                         count_include_pad: bool, divisor_override: int | None) -> Tensor:
-    forward = _avg_pool2d_fn(kernel_size, stride, padding, ceil_mode, count_include_pad,
-                             divisor_override)
-    return vjp(forward, [x], grad)[0]
+def _avg_pool_backward(avg_pool: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def backward(grad: Tensor, x: Tensor, kernel_size: Sequence[int], stride: Sequence[int],
+                 padding: Sequence[int], ceil_mode: bool, count_include_pad: bool,
+                 divisor_override: int | None) -> Tensor:
+        forward = _avg_pool_fn(avg_pool, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
+        return vjp(forward, [x], grad)[0]
+    return backward
+
+
+@aten(A.avg_pool1d.default)
+def _avg_pool1d(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+                padding: Sequence[int] = (0,), ceil_mode: bool = False,
+                count_include_pad: bool = True) -> Tensor:
+    return pool.avg_pool1d(x, tuple(kernel_size), _stride(stride, kernel_size),
+                           tuple(padding), ceil_mode, count_include_pad)
+
+
+for _forward, _backward, _pool in (
+        (A.avg_pool2d.default, A.avg_pool2d_backward.default, pool.avg_pool2d),
+        (A.avg_pool3d.default, A.avg_pool3d_backward.default, pool.avg_pool3d)):
+    aten(_forward)(_avg_pool(_pool))
+    aten(_backward)(_avg_pool_backward(_pool))
 
 
 @aten(A.embedding.default)
 def _embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
                scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     # padding_idx and scale_grad_by_freq change only the backward, which arrives as its
-    # own ops (embedding_dense_backward decomposed)
+    # own op (embedding_dense_backward, or its decomposition)
     return embedding(indices, weight)
+
+
+@aten(A.embedding_dense_backward.default)
+def _embedding_dense_backward(grad: Tensor, indices: Tensor, num_weights: int,
+                              padding_idx: int, scale_grad_by_freq: bool) -> Tensor:
+    """Each looked-up row's gradient summed into its row of the table; the padding row's
+    stays zero; with `scale_grad_by_freq` each row's sum is divided by how often its index
+    occurs (as torch's)."""
+    dim = grad.shape[-1]
+    flat, rows = indices.reshape(-1), grad.reshape(-1, dim)
+    if padding_idx >= 0:
+        rows = rows * (flat != padding_idx).cast(rows.dtype).unsqueeze(1)
+    table = Tensor.zeros(num_weights, dim, dtype=grad.dtype, device=grad.device)
+    table = table.index_add(0, flat, rows)
+    if scale_grad_by_freq:
+        ones = Tensor.ones(flat.shape[0], dtype=grad.dtype, device=grad.device)
+        counts = Tensor.zeros(num_weights, dtype=grad.dtype, device=grad.device)
+        counts = counts.index_add(0, flat, ones)
+        table = table / counts.maximum(1.0).unsqueeze(1)
+    return table

@@ -65,6 +65,15 @@ def op_name(overload: Any) -> str:
         overload, "__name__", repr(overload))
 
 
+def check_placement(op: str, layout: Any, device: Any, pin_memory: Any) -> None:
+    """TorchUnsupported for a tensor-making op's placement that picograd does not make: a
+    layout other than strided, pinned memory, a device other than the CPU."""
+    if layout not in (None, torch.strided) or pin_memory:
+        raise TorchUnsupported(op, f"layout {layout}, pin_memory {pin_memory}")
+    if device is not None and torch.device(device).type != "cpu":
+        raise TorchUnsupported(op, f"device {device}")
+
+
 def like(x: Tensor, value: Any) -> Tensor:
     """`value` (a Tensor or a python scalar) as a Tensor on x's device."""
     return value if isinstance(value, Tensor) else Tensor.full((), value, device=x.device)

@@ -5,6 +5,7 @@ graph with an op picograd lacks."""
 from __future__ import annotations
 
 import copy
+import itertools
 import logging
 import os
 import subprocess
@@ -121,6 +122,11 @@ def test_embedding() -> None:
         return torch.randint(0, 10, (3, 5), generator=torch.Generator().manual_seed(seed))
     _check_layer(lambda: nn.Embedding(10, 4), (), make_input=indices)
     _ran_in_picograd(nn.Embedding(10, 4), indices(0))
+    # the padding row gets no gradient; scale_grad_by_freq divides by each index's count
+    for make in (lambda: nn.Embedding(10, 4, padding_idx=2),
+                 lambda: nn.Embedding(10, 4, padding_idx=0, scale_grad_by_freq=True)):
+        _check_layer(make, (), make_input=indices)
+        _ran_in_picograd(make(), indices(0))
 
 
 def _mlp() -> nn.Module:
@@ -357,11 +363,14 @@ class _Attention(nn.Module):
     (lambda: nn.ReflectionPad1d(2), (2, 3, 5)),
     (lambda: nn.ReplicationPad2d(1), (2, 3, 4, 5)),
     (lambda: nn.ReplicationPad3d((1, 0, 2, 1, 0, 1)), (1, 2, 3, 4, 3)),
+    (lambda: nn.AvgPool3d(2, stride=(1, 2, 2), padding=1, count_include_pad=False),
+     (1, 2, 4, 5, 4)),
+    (lambda: nn.MaxPool3d(3, stride=2, padding=1), (2, 2, 5, 4, 6)),
 ], ids=["conv1d", "conv3d", "conv_transpose2d", "group_norm", "gelu", "gelu_tanh",
         "leaky_relu", "softmax", "multihead_attention", "transformer_encoder_layer",
         "sdpa_causal", "sdpa_mask", "adaptive_avg_pool2d", "adaptive_avg_pool1d",
         "adaptive_avg_pool3d", "reflection_pad2d", "reflection_pad1d", "replication_pad2d",
-        "replication_pad3d"])
+        "replication_pad3d", "avg_pool3d", "max_pool3d"])
 def test_more_layers(make: Callable[[], nn.Module], shape: tuple[int, ...]) -> None:
     _check_layer(make, shape, atol=1e-4)
     _ran_in_picograd(make(), _inputs(shape, 0).requires_grad_())
@@ -408,7 +417,25 @@ _CORE_OPS: dict[str, Callable[..., Any]] = {
     "sort_topk": lambda x: x.sort(1, descending=True).values
     + x.sort(0).indices.float()[:, :1] + x.topk(2, 1).values.sum(),
     "repeat_diagonal": lambda x: x.repeat(2, 1)[:, :4] + x.diagonal().sum(),
+    # functionalized in-place code: copy_, slice and select assignment, a filled empty
+    "copy": lambda x: x.clone().copy_(x[0] * 2) + x,
+    "slice_scatter": lambda x: _assigned(x, (slice(None), slice(1, 3)), x[:, :2] * 2),
+    "select_scatter": lambda x: _assigned(x, (1,), x[2] - 1),
+    "strided_slice_scatter": lambda x: _assigned(x, (slice(None), slice(None, None, 2)),
+                                                 x[:, 1::2] * -3),
+    "empty": lambda x: torch.empty(3, 4).fill_(1.5) * x,
+    "avg_pool1d": lambda x: torch.nn.functional.avg_pool1d(x.unsqueeze(0), 2, 1, 1,
+                                                          count_include_pad=False),
+    "scatter_reduce": lambda x: x.scatter_reduce(
+        1, (x * 7).abs().long() % 4, x * 2, "amax")
+    + x.scatter_reduce(0, (x * 5).abs().long() % 3, x, "mean", include_self=False),
 }
+
+
+def _assigned(x: torch.Tensor, index: tuple[Any, ...], value: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[index] = value
+    return y
 
 
 @pytest.mark.parametrize("name", list(_CORE_OPS))
@@ -565,3 +592,43 @@ def test_in_place_ops_on_results_change_nothing_else() -> None:
             torch.testing.assert_close(g, e)
         torch.testing.assert_close(mine, theirs)
         torch.testing.assert_close(w.detach(), w_before)
+
+
+def test_random_tensors_made_in_a_graph_are_picograds() -> None:
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x + torch.rand(4096), x + torch.randn(4096)
+
+    compiled = torch.compile(f, backend=backend)
+    x = torch.zeros(4096)
+    draws = [compiled(x) for _ in range(CALLS)]
+    for uniform, normal in draws:
+        assert uniform.min() >= 0 and uniform.max() < 1 and abs(uniform.mean() - 0.5) < 0.02
+        assert abs(normal.mean()) < 0.05 and abs(normal.std() - 1) < 0.05
+    assert not torch.equal(draws[-1][0], draws[-2][0])  # replays draw anew
+    report = explain(f, x, verbose=False)
+    assert report.graphs and not report.torch, str(report)
+
+
+def test_train_mode_dropout_runs_in_picograd_with_torchs_scale_and_rate() -> None:
+    # picograd draws its own mask: the same rate and 1 / (1 - p) scale as torch, gradients
+    # through the same mask, and a new mask on every call (replays included)
+    p = 0.25
+    model = nn.Sequential(nn.Linear(64, 256), nn.Dropout(p))
+    compiled = torch.compile(model, backend=backend)
+    x = _inputs((32, 64), 0)
+    masks = []
+    for _ in range(CALLS):
+        model.zero_grad()
+        out = compiled(x)
+        kept = out != 0
+        full = model[0](x).detach()
+        torch.testing.assert_close(out[kept], full[kept] / (1 - p))
+        assert abs(kept.float().mean().item() - (1 - p)) < 0.02
+        out.sum().backward()
+        grad = model[0].bias.grad
+        assert grad is not None
+        torch.testing.assert_close(grad, kept.float().sum(0) / (1 - p))
+        masks.append(kept)
+    assert not any(torch.equal(a, b) for a, b in itertools.pairwise(masks))
+    report = explain(model, x, verbose=False)
+    assert report.graphs and not report.torch, str(report)
