@@ -141,6 +141,7 @@ class PicogradGraph:
                 count += 1
         self._replays: dict[tuple[Any, ...], Jit] = {}
         self._eager: set[tuple[Any, ...]] = set()  # signatures that realize nothing
+        self.dynamic = dynamic_dims(gm)
 
     def _computed(self, *tensors: Any) -> tuple[Tensor, ...]:
         results = translate(self.gm, tensors, self.binder)
@@ -153,8 +154,8 @@ class PicogradGraph:
         replay = self._replays.get(key)
         if replay is None:
             if self._replays:  # a shape the graph has not seen: picograd compiles anew
-                LOG.info("a graph of %d ops compiles for new input sizes %s",
-                         len(translated_ops(self.gm)), _sizes(key))
+                LOG.info("a graph of %d ops compiles for new input sizes %s%s",
+                         len(translated_ops(self.gm)), _sizes(key), _static_note(self.dynamic))
             replay = self._replays[key] = jit(self._computed)
         try:
             return replay(*tensors)
@@ -175,6 +176,31 @@ class PicogradGraph:
             results.append(None if kind == "none" else values[i] if kind == "input"
                            else handout(computed[i]))
         return results
+
+
+def dynamic_dims(gm: torch.fx.GraphModule) -> list[str]:
+    """The graph's sizes that dynamo left symbolic (`dynamic=True`, `mark_dynamic`, or
+    sizes it saw change): `input 2 dims [0]` for a tensor input, `size input 1` for a size
+    passed on its own."""
+    found = []
+    for i, node in enumerate(placeholders(gm)):
+        value = node.meta.get("val")
+        if isinstance(value, torch.SymInt):
+            found.append(f"size input {i}")
+        elif isinstance(value, torch.Tensor):
+            dims = [d for d, n in enumerate(value.shape) if isinstance(n, torch.SymInt)]
+            if dims:
+                found.append(f"input {i} dims {dims}")
+    return found
+
+
+def _static_note(dynamic: list[str]) -> str:
+    """Why a graph with symbolic sizes still compiles per size: picograd's kernels have
+    static shapes (its symbolic values, `pg.Variable`, are values, not sizes)."""
+    if not dynamic:
+        return ""
+    return (f" (symbolic in torch: {', '.join(dynamic)}; picograd compiles one program per "
+            f"concrete size, its kernels have static shapes)")
 
 
 def _sizes(key: tuple[Any, ...]) -> list[Any]:

@@ -261,6 +261,29 @@ def test_new_sizes_compile_again_and_stay_in_picograd(
     assert any("new input sizes" in r.getMessage() for r in records)
 
 
+@pytest.mark.parametrize("how", ["dynamic=True", "mark_dynamic"])
+def test_dynamic_sizes_compile_per_size_and_say_so(how: str,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    # picograd's kernels have static shapes: a dim torch keeps symbolic compiles once per
+    # concrete size, each later size logged with the dims torch made symbolic
+    torch.manual_seed(0)
+    eager = _mlp()
+    compiled = torch.compile(copy.deepcopy(eager), backend=backend,
+                             dynamic=True if how == "dynamic=True" else None)
+    with caplog.at_level(logging.INFO, logger="picograd.torch_backend"):
+        for seed, batch in enumerate([6, 3, 9, 3]):
+            x = _inputs((batch, 8), seed)
+            if how == "mark_dynamic":
+                torch._dynamo.mark_dynamic(x, 0)
+            with torch.no_grad():
+                torch.testing.assert_close(compiled(x), eager(x), atol=1e-5, rtol=1e-5)
+    notes = [r.getMessage() for r in caplog.records if r.name == "picograd.torch_backend"
+             and "new input sizes" in r.getMessage()]
+    assert len(notes) == 2 and all("dims [0]" in n and "static shapes" in n for n in notes)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING
+                and r.name == "picograd.torch_backend"]
+
+
 def _trains_as_eager(eager: nn.Module, optimizer: Callable[[Any], torch.optim.Optimizer],
                      x_shape: tuple[int, ...], classes: int, steps: int) -> None:
     """`eager` and its copy compiled by picograd, trained side by side by their own
