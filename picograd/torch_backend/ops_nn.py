@@ -152,24 +152,19 @@ def _stride(stride: Sequence[int], kernel_size: Sequence[int]) -> tuple[int, ...
     return tuple(stride) if len(stride) else tuple(kernel_size)
 
 
-@aten(A.max_pool2d_with_indices.default)
-def _max_pool2d(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+def _max_pool(max_pool: Callable[..., Any]) -> Callable[..., tuple[Tensor, Tensor]]:
+    def forward(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
                 padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,),
                 ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
-    values, indices = pool.max_pool2d(x, tuple(kernel_size), _stride(stride, kernel_size),
-                                      tuple(padding), tuple(dilation), ceil_mode,
-                                      return_indices=True)
-    return values, indices.cast(pg.int64)
+        values, indices = max_pool(x, tuple(kernel_size), _stride(stride, kernel_size),
+                                   tuple(padding), tuple(dilation), ceil_mode,
+                                   return_indices=True)
+        return values, indices.cast(pg.int64)
+    return forward
 
 
-@aten(A.max_pool3d_with_indices.default)
-def _max_pool3d(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
-                padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,),
-                ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
-    values, indices = pool.max_pool3d(x, tuple(kernel_size), _stride(stride, kernel_size),
-                                      tuple(padding), tuple(dilation), ceil_mode,
-                                      return_indices=True)
-    return values, indices.cast(pg.int64)
+aten(A.max_pool2d_with_indices.default)(_max_pool(pool.max_pool2d))
+aten(A.max_pool3d_with_indices.default)(_max_pool(pool.max_pool3d))
 
 
 def _max_pool_backward(spatial: int) -> Callable[..., Tensor]:
