@@ -83,7 +83,7 @@ A copy of a weight (of `@main`'s arguments only) is kept by the CPU program acro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from math import prod
@@ -270,34 +270,43 @@ def view_key(value: SSAValue) -> tuple:
                     for op in reversed(chain)))
 
 
-def row_major_a(a: MatmulOperand, mul: T.BinaryOp,
-                copies: dict[tuple[object, LayoutCopy], SSAValue]) -> None:
-    """Read A through a row-major copy of itself in the product `mul` (another user of
-    A's expand keeps reading A); matmuls of one module that read the same views of one
-    value as A (`view_key`) share the copy."""
-    key = (view_key(a.expand.input), ROW_MAJOR)
-    made = copies.get(key)
+# A module's copies: (`view_key` of the value copied, how) -> the copy
+Copies = dict[tuple[tuple, object], SSAValue]
+
+
+def shared_copy(copies: Copies | None, value: SSAValue, how: object,
+                make: Callable[[], SSAValue], mul: T.BinaryOp) -> SSAValue:
+    """The copy of `value` made `how` (a LayoutCopy of a B, "row-major" for an A) that
+    `mul` reads: the one an earlier product of the module made of the same views of one
+    value (`view_key`), where that copy comes before `mul`, else a new one (`make`)."""
+    key = (view_key(value), how)
+    made = copies.get(key) if copies is not None else None
     if made is None or not _before(made, mul):
+        made = make()
+        if copies is not None:
+            copies[key] = made
+    return made
+
+
+def row_major_a(a: MatmulOperand, mul: T.BinaryOp, copies: Copies) -> None:
+    """Read A through a row-major copy of itself in the product `mul` (another user of
+    A's expand keeps reading A), shared as `shared_copy` shares."""
+    def make() -> SSAValue:
         contiguous = T.ContiguousOp(a.expand.input)
         block = a.expand.parent_block()
         assert block is not None
         block.insert_op_before(contiguous, a.expand)
-        made = copies[key] = contiguous.results[0]
-    _read_through(a.expand, made, mul)
+        return contiguous.results[0]
+    _read_through(a.expand, shared_copy(copies, a.expand.input, "row-major", make, mul), mul)
 
 
 @dataclass(frozen=True)
 class LayoutCopy:
     """The copy B is read through: k-major with `pad` elements after each row, or (`panel`
-    > 0) in contiguous panels of `panel` columns, each k-major (no padding); or the
-    row-major copy an A is read through (`row_major`)."""
+    > 0) in contiguous panels of `panel` columns, each k-major (no padding)."""
 
     pad: int = 0
     panel: int = 0
-    row_major: bool = False
-
-
-ROW_MAJOR = LayoutCopy(row_major=True)
 
 
 def wanted_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
@@ -347,20 +356,14 @@ def wants_copy(b: MatmulOperand, min_reuse: int, alias_bytes: int = 0,
 
 
 def layout_copy(b: MatmulOperand, copy: LayoutCopy, mul: T.BinaryOp,
-                copies: dict[tuple[object, LayoutCopy], SSAValue] | None = None) -> None:
+                copies: Copies | None = None) -> None:
     """Read B through the copy of itself that `copy` describes (see the module docstring),
     in the product `mul` only: another user of B's expand (the backward pass's `dy @ W`
     reads `W`, whose columns are contiguous, through the same expand as the forward's
     `x @ W.T`) keeps reading B itself, where the copy would make its columns a gather.
-    `copies` (B, copy) -> the copy's value is shared by the matmuls of one module, so two
-    of them that read one B the same way make one copy (where it is made before `mul`)."""
-    src = b.expand.input
-    key = (src, copy)
-    made = copies.get(key) if copies is not None else None
-    if made is None or not _before(made, mul):
-        made = _copy_of(b.expand, copy)
-        if copies is not None:
-            copies[key] = made
+    The matmuls of one module that read one B the same way share one copy
+    (`shared_copy`)."""
+    made = shared_copy(copies, b.expand.input, copy, lambda: _copy_of(b.expand, copy), mul)
     _read_through(b.expand, made, mul)
 
 
@@ -458,7 +461,7 @@ class MatmulLayoutPass(ModulePass):
             raise PassFailedException("matmul-layout: alias-bytes, panel-cols and "
                                       "a-min-reuse must not be negative and line-bytes "
                                       "must be positive")
-        copies: dict[tuple[object, LayoutCopy], SSAValue] = {}
+        copies: Copies = {}
         for reduce in [o for o in op.walk() if isinstance(o, T.ReduceOp)]:
             operands = matmul_operands(reduce)
             if operands is None:
