@@ -246,8 +246,8 @@ def _embedding_dense_backward(grad: Tensor, indices: Tensor, num_weights: int,
     occurs (as torch's)."""
     dim = grad.shape[-1]
     flat, rows = indices.reshape(-1), grad.reshape(-1, dim)
-    if padding_idx >= 0:
-        rows = rows * (flat != padding_idx).cast(rows.dtype).unsqueeze(1)
+    if padding_idx >= 0:  # a select, not a 0/1 product: a NaN there stays out, as torch's
+        rows = (flat != padding_idx).unsqueeze(1).where(rows, 0.0)
     table = Tensor.zeros(num_weights, dim, dtype=grad.dtype, device=grad.device)
     table = table.index_add(0, flat, rows)
     if scale_grad_by_freq:

@@ -21,6 +21,7 @@ import torch.nn as nn
 import picograd as pg
 from picograd.torch_backend import backend, explain
 from picograd.torch_backend.convert import Binder, Handout
+from picograd.torch_backend.registry import ATEN
 
 CALLS = 4  # calls 1-2 of a signature run eagerly, 3+ replay the captured programs
 
@@ -615,6 +616,40 @@ def test_in_place_ops_on_results_change_nothing_else() -> None:
             torch.testing.assert_close(g, e)
         torch.testing.assert_close(mine, theirs)
         torch.testing.assert_close(w.detach(), w_before)
+
+
+@pytest.mark.parametrize(("padding_idx", "by_freq"), [(-1, False), (1, False), (1, True)])
+def test_embedding_dense_backward_translation(padding_idx: int, by_freq: bool) -> None:
+    # the op itself (torch's decompositions usually lower it before picograd sees it):
+    # repeated indices add up, the padding row stays zero even under a NaN, counts divide
+    ids = torch.tensor([[1, 2, 2], [0, 1, 2]])
+    grad = _inputs((2, 3, 4), 0)
+    grad[0, 0, 0] = float("nan")
+    want = torch.ops.aten.embedding_dense_backward(grad, ids, 5, padding_idx, by_freq)
+    got = ATEN[torch.ops.aten.embedding_dense_backward.default](
+        pg.Tensor(grad.numpy()), pg.Tensor(ids.numpy()), 5, padding_idx, by_freq)
+    torch.testing.assert_close(torch.from_numpy(got.numpy()), want, equal_nan=True)
+
+
+_DIRECT = {  # translations torch's decompositions usually bypass, called as ATen ops
+    "select_scatter": (torch.ops.aten.select_scatter.default,
+                       lambda x: (x, x[1] * -2, 0, 2)),
+    "select_scatter_last": (torch.ops.aten.select_scatter.default,
+                            lambda x: (x, x[:, :, 3] + 1, 2, -1)),
+    "avg_pool1d": (torch.ops.aten.avg_pool1d.default,
+                   lambda x: (x, [2], [1], [1], True, False)),
+}
+
+
+@pytest.mark.parametrize("name", list(_DIRECT))
+def test_translations_called_directly_match_aten(name: str) -> None:
+    op, arguments = _DIRECT[name]
+    x = _inputs((3, 4, 5), 0)
+    x[0, 0, 0] = float("nan")
+    args = arguments(x)
+    mine = [pg.Tensor(a.numpy()) if isinstance(a, torch.Tensor) else a for a in args]
+    got = ATEN[op](*mine)
+    torch.testing.assert_close(torch.from_numpy(got.numpy()), op(*args), equal_nan=True)
 
 
 def test_random_tensors_made_in_a_graph_are_picograds() -> None:
