@@ -96,6 +96,7 @@ if TYPE_CHECKING:
     from picograd.frontend import bool_ as bool
     from picograd.frontend.autocast import autocast, is_autocast_enabled
     from picograd.frontend.autograd import AutogradError, enable_grad, no_grad
+    from picograd.frontend.compile_context import Context
     from picograd.frontend.dtype import (
         DTYPES,
         FLOAT8_DTYPES,
@@ -172,6 +173,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "einsum": ("picograd.frontend.ops_linalg", "einsum"),
     "stack": ("picograd.frontend.ops_shape", "stack"),
     "realize": ("picograd.frontend.realize", "realize"),
+    "Context": ("picograd.frontend.compile_context", "Context"),
     "SymbolicInt": ("picograd.frontend.variable", "SymbolicInt"),
     "Variable": ("picograd.frontend.variable", "Variable"),
     "jit": ("picograd.jit_replay", "jit"),
@@ -209,6 +211,7 @@ __all__ = [
     "CheckpointError",
     "CompileError",
     "CompileStats",
+    "Context",
     "DType",
     "DTypeError",
     "DeviceError",

@@ -3,15 +3,17 @@
     cache_dir() -> str | None             the store's directory, or None when off or unsafe
     read(kind, key) -> bytes | None       a verified payload; a bad entry is deleted
     write(kind, key, payload)             atomic: temp file in the same directory + os.replace
+    scan(kind) -> [(key digest, payload)]  every intact entry of a kind (for listing tools)
+    forget(kind) -> int                   delete every entry of a kind
     key_text(*parts) -> str               one unambiguous text of the parts of a key
     stable_text(value) -> str             a repr that is the same in every process
     picograd_version() -> str             a fingerprint of the sources and the Python version
     stats() -> StoreStats                 this process's hits and misses
 
 The store knows nothing of what it holds: the compile driver (`picograd.compiler.disk_cache`)
-keeps compiled graphs under `GRAPHS`, the CPU runtimes keep machine code under `KERNELS`,
-each with keys it builds itself. Payloads are bytes the caller made (JSON, object code),
-never pickles: reading an entry never runs code.
+keeps compiled graphs under `GRAPHS` and BEAM's tuned schedules under `SCHEDULES`, the CPU
+runtimes keep machine code under `KERNELS`, each with keys it builds itself. Payloads are
+bytes the caller made (JSON, object code), never pickles: reading an entry never runs code.
 
 Location: `$PG_CACHE_DIR`, else `$XDG_CACHE_HOME/picograd`, else `~/.cache/picograd`, made
 with mode 0700. A directory owned by another user, or writable by group or others, is not
@@ -51,7 +53,7 @@ MAGIC = b"PGCACHE\x00"
 FORMAT_VERSION = 1
 # magic, format version, sha256(key text), sha256(payload), payload length
 HEADER = struct.Struct("<8sI32s32sQ")
-GRAPHS, KERNELS = "graphs", "kernels"
+GRAPHS, KERNELS, SCHEDULES = "graphs", "kernels", "schedules"
 
 
 # ── where ────────────────────────────────────────────────────────────────────
@@ -229,6 +231,54 @@ def write(kind: str, key: str, payload: bytes) -> None:
         os.replace(temp, path)
     except OSError:
         _discard(temp)
+
+
+def scan(kind: str) -> list[tuple[bytes, bytes]]:
+    """(sha256 of the key text, payload) of every entry of `kind` whose header and payload
+    are intact, in file-name order. The key itself is not known here: a caller that lists
+    entries stores the key text in its payloads and checks it against the digest."""
+    root = cache_dir()
+    folder = os.path.join(root, kind) if root is not None else None
+    if folder is None or not os.path.isdir(folder) or not _private_dir(folder):
+        return []
+    found = []
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("."):
+            continue
+        try:
+            fd = os.open(os.path.join(folder, name), _OPEN_FLAGS)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(fd)
+            entry = _read_all(fd) if stat.S_ISREG(info.st_mode) else b""
+        except OSError:
+            entry = b""
+        finally:
+            os.close(fd)
+        if len(entry) < HEADER.size:
+            continue
+        magic, version, key_digest, digest, size = HEADER.unpack_from(entry)
+        payload = entry[HEADER.size:]
+        if (magic == MAGIC and version == FORMAT_VERSION and len(payload) == size
+                and hashlib.sha256(payload).digest() == digest):
+            found.append((key_digest, payload))
+    return found
+
+
+def forget(kind: str) -> int:
+    """Delete every entry of `kind`; the number deleted."""
+    root = cache_dir()
+    folder = os.path.join(root, kind) if root is not None else None
+    if folder is None or not os.path.isdir(folder):
+        return 0
+    count = 0
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            _discard(path)
+            count += not name.startswith(".")
+    return count
 
 
 # ── what every key holds ──────────────────────────────────────────────────────

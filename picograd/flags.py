@@ -13,6 +13,8 @@ test keeps the two equal).
     memory_plan_enabled() PG_MEMORY_PLAN             c_compiler()    CC
     pool_limit_bytes() PG_POOL_MB
     ptxas_override()  PTXAS
+    beam_width()    BEAM              beam_cache_enabled() PG_BEAM_CACHE
+    beam_budget()   PG_BEAM_BUDGET
 
 Each function reads the environment when called, except where its docstring says otherwise:
 DEBUG, VIZ and VIZ_DIR are read once by `picograd.debug` (which tests change with
@@ -65,6 +67,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag("CC", "clang, else cc", "the C compiler of CPU:C (clang when on PATH: GCC keeps "
          "vectors wider than the CPU's registers in memory, 4x slower matmuls)"),
     Flag("PTXAS", "(PATH)", "the ptxas binary that checks CUDA kernels"),
+    Flag("BEAM", "0", "a width: every compile searches each kernel's schedule (beam search "
+         "from the heuristic's, candidates timed on the device; docs/design.md, \"BEAM "
+         "search\"); `picograd.beam(width)` for a block of code"),
+    Flag("PG_BEAM_CACHE", "1", "0: BEAM neither reads nor writes its tuned schedules on disk "
+         "(`python -m picograd.tools.schedules list | export | import | clear`)"),
+    Flag("PG_BEAM_BUDGET", "20,300", "seconds of search per kernel and per graph"),
 )
 
 LEVELS: tuple[tuple[int, str], ...] = (
@@ -112,6 +120,27 @@ def env_int(name: str) -> int:
     except ValueError:
         warnings.warn(f"{name}={raw!r} is not an integer; picograd ignores it", stacklevel=3)
         return 0
+
+
+def beam_width() -> int:
+    """BEAM: the beam width of every compile's schedule search (0: the heuristic's)."""
+    return max(0, env_int("BEAM"))
+
+
+def beam_cache_enabled() -> bool:
+    return _raw("PG_BEAM_CACHE") != "0"
+
+
+def beam_budget() -> tuple[float, float]:
+    """PG_BEAM_BUDGET: (seconds per kernel, seconds per graph) of BEAM search."""
+    raw = _raw("PG_BEAM_BUDGET") or "20,300"
+    try:
+        per_kernel, per_graph = (float(part) for part in raw.split(","))
+    except ValueError:
+        warnings.warn(f"picograd: PG_BEAM_BUDGET={raw!r} is not two numbers "
+                      "(seconds per kernel, per graph): using 20,300", stacklevel=2)
+        return 20.0, 300.0
+    return max(per_kernel, 0.0), max(per_graph, 0.0)
 
 
 def debug_level() -> int:

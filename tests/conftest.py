@@ -122,8 +122,8 @@ def check_ptx_of_every_graph() -> Iterator[None]:
 
     compile_graph = driver._compile
 
-    def compile_and_check(key, build, device, spec, entries, outputs):
-        program = compile_graph(key, build, device, spec, entries, outputs)
+    def compile_and_check(key, build, device, spec, entries, outputs, beam=0):
+        program = compile_graph(key, build, device, spec, entries, outputs, beam)
         check(key, build)
         return program
 

@@ -24,7 +24,7 @@ from picograd.runtimes import Program, Runtime
 _CAPABILITIES_TEXT: dict[int, tuple[object, str]] = {}
 
 
-def _capabilities_text(target: str) -> str:
+def capabilities_text(target: str) -> str:
     table = capability_tables.capabilities(target)
     text = _CAPABILITIES_TEXT.get(id(table))
     if text is None or text[0] is not table:
@@ -40,7 +40,7 @@ def graph_key(key: tuple, spec: str, target: str, runtime: Runtime) -> str | Non
     structure = disk_store.stable_text(key)
     if " at 0x" in structure:
         return None
-    return disk_store.key_text("graph", structure, spec, target, _capabilities_text(target),
+    return disk_store.key_text("graph", structure, spec, target, capabilities_text(target),
                                getattr(runtime, "arch", None), runtime.toolchain_fingerprint(),
                                disk_store.picograd_version())
 

@@ -46,19 +46,23 @@ from xdsl.utils.exceptions import PassFailedException
 
 from picograd import disk_store, flags
 from picograd.compiler import disk_cache
+from picograd.compiler.beam.search import BeamContext, choose_schedules
+from picograd.compiler.beam.store import schedule_key
 from picograd.compiler.dump import Dump
 from picograd.compiler.parallel_lowering import lower_kernels
 from picograd.compiler.pipelines import (
     DEFAULT_PIPELINES,
     AfterPass,
     PipelineError,
+    decision_split,
     kernel_local_tail,
+    parse_pipeline,
     pipeline_head,
     run_pipeline,
 )
 from picograd.debug import trace as debug
-from picograd.dialects.capabilities import capabilities
-from picograd.errors import DeviceError, user_location
+from picograd.dialects.capabilities import capabilities, host_vector_registers
+from picograd.errors import ArgumentTypeError, DeviceError, user_location
 from picograd.lowering.render import DIRECT_ROUTES, DirectRoute, render
 from picograd.runtimes import (
     Program,
@@ -111,13 +115,14 @@ def program_for(key: tuple, build: Callable[[], ModuleOp], device: str,
     """The Program of the graph `key` on `device` under `pipeline` (see the module
     docstring); `build()` makes its pg_tensor module when it must be compiled."""
     spec = pipeline_for(device, pipeline)
-    cache_key = (spec, key)
+    beam = beam_width()
+    cache_key = (compile_mode(spec, beam), key)
     program = _CACHE.pop(cache_key, None)
     if program is not None:
         _STATS.cache_hits += 1
         _CACHE[cache_key] = program  # the most recently used goes last
         return program
-    program = _CACHE[cache_key] = _compile(key, build, device, spec, entries, outputs)
+    program = _CACHE[cache_key] = _compile(key, build, device, spec, entries, outputs, beam)
     while len(_CACHE) > flags.cache_graphs():  # the least recently used goes
         del _CACHE[next(iter(_CACHE))]
     _STATS.compiles += 1
@@ -141,6 +146,36 @@ def touch(cache_key: tuple, program: Program) -> bool:
 
 # the pipelines of the `pipeline_scope` blocks being run, innermost last
 _SCOPED_PIPELINES: list[str] = []
+# the widths of the `beam_scope` blocks being run, innermost last
+_SCOPED_BEAMS: list[int] = []
+
+
+def beam_width() -> int:
+    """The BEAM width of a compile now: the innermost `beam_scope`'s, else `$BEAM`."""
+    return _SCOPED_BEAMS[-1] if _SCOPED_BEAMS else flags.beam_width()
+
+
+def compile_mode(spec: str, beam: int) -> str | tuple[str, int]:
+    """What a compiled Program is cached under besides the graph: its pipeline, and the
+    BEAM width when there is one (a searched Program is another Program)."""
+    return spec if not beam else (spec, beam)
+
+
+@contextlib.contextmanager
+def beam_scope(width: int | None) -> Iterator[None]:
+    """Compiles inside the block search their kernels' schedules with beam `width` (0: the
+    heuristic's; None: no change), whatever `$BEAM` says."""
+    if width is None:
+        yield
+        return
+    if isinstance(width, bool) or not isinstance(width, int) or width < 0:
+        raise ArgumentTypeError(f"beam: the width must be an integer of 0 or more, got "
+                                f"{width!r}\n  at {user_location()}")
+    _SCOPED_BEAMS.append(width)
+    try:
+        yield
+    finally:
+        _SCOPED_BEAMS.pop()
 
 
 def pipeline_for(device: str, pipeline: str | None) -> str:
@@ -189,13 +224,14 @@ def _no_cyclic_gc() -> Iterator[None]:
 
 
 def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
-             entries: Sequence[tuple], outputs: Sequence[int]) -> Program:
+             entries: Sequence[tuple], outputs: Sequence[int], beam: int = 0) -> Program:
     runtime = get_device(device)
     dump_dir = flags.dump_dir()
     trace = debug.start_compile(device, entries, outputs)  # None unless DEBUG/VIZ
     # a disk hit builds no IR (so PG_DUMP, which dumps the IR, bypasses the disk cache)
     disk_key = (None if dump_dir or debug.needs_ir() else
-                disk_cache.graph_key(key, spec, runtime.renderer, runtime))
+                disk_cache.graph_key(key, spec if not beam else f"{spec} beam={beam}",
+                                     runtime.renderer, runtime))
     program = disk_cache.load_program(disk_key, runtime)
     if program is not None:
         debug.finish(trace, None, program, _cache_summary())
@@ -210,7 +246,10 @@ def _compile(key: tuple, build: Callable[[], ModuleOp], device: str, spec: str,
         after_pass = Dump(dump_dir, key, module, spec).after_pass if dump_dir else None
         hook = debug.watch(trace, module, after_pass)
         try:
-            if direct is not None and head is not None:
+            split = decision_split(spec) if beam else None
+            if split is not None:
+                source = _beam_source(module, spec, split, runtime, direct, hook, beam)
+            elif direct is not None and head is not None:
                 source = _direct_source(module, spec, head, runtime.renderer, direct, hook)
             else:
                 run_pipeline(module, spec, after_pass=hook)
@@ -241,6 +280,43 @@ def _direct_source(module: ModuleOp, spec: str, head: str, target: str, direct: 
     graph_passes, kernel_passes = split
     run_pipeline(module, graph_passes, after_pass=hook)
     return direct.assemble(lower_kernels(module, kernel_passes, hook, lower))
+
+
+def _beam_source(module: ModuleOp, spec: str, split: tuple[str, str, str], runtime: Runtime,
+                 direct: DirectRoute | None, hook: AfterPass | None, beam: int) -> str:
+    """The source of a graph whose kernels' schedules BEAM search chooses: the pipeline up
+    to its schedule decisions, then `choose_schedules` (picograd/compiler/beam), then the
+    rest of the pipeline, which also lowers every candidate the search compiles."""
+    before, decisions, rest = split
+    run_pipeline(module, before, after_pass=hook)
+    target, arch = runtime.renderer, getattr(runtime, "arch", None)
+    rest_head = pipeline_head(rest, direct.conversion) if direct is not None else None
+
+    def lower(candidates: ModuleOp, hook: AfterPass | None = None) -> str:
+        if direct is not None and rest_head is not None:
+            route = direct
+
+            def pieces(lowered: ModuleOp) -> list[dict]:
+                _check_lowered(lowered, spec, target, _UOP_KERNEL)
+                return route.lower(lowered)
+            return route.assemble(lower_kernels(candidates, rest_head, hook, pieces))
+        run_pipeline(candidates, rest, after_pass=hook)
+        _check_lowered(candidates, spec, target)
+        return render(candidates, target, arch)
+
+    vector_bytes, registers = host_vector_registers()
+    per_kernel, per_graph = flags.beam_budget()
+    context = BeamContext(
+        beam, runtime, lower,
+        lambda text: schedule_key(text, f"{decisions},{rest}", runtime.name,
+                                  disk_cache.capabilities_text(target),
+                                  f"{arch} {runtime.toolchain_fingerprint()}"),
+        vector_lanes=max(1, vector_bytes // 4), registers=registers,
+        kernel_budget=per_kernel, graph_budget=per_graph)
+    choose_schedules(module, decisions, context)
+    if hook is not None:  # the IR after the decision step is BEAM's (PG_DUMP, DEBUG, VIZ)
+        hook(parse_pipeline(decisions)[-1], module)
+    return lower(module, hook)
 
 
 def _check_index_width(module: ModuleOp, device: str, target: str) -> None:

@@ -408,6 +408,29 @@ def pipeline_head(spec: str, last: str) -> str | None:
     return ",".join(elements[:-1])
 
 
+# The passes that decide each kernel's schedule: the CPU heuristic (`loop-optimize`) and the
+# GPU one (`loop-upcast`'s register tiles). BEAM search replaces what they chose.
+DECISION_PASSES = frozenset({"loop-optimize", "loop-upcast"})
+
+
+def decision_split(spec: str) -> tuple[str, str, str] | None:
+    """(`spec` before its schedule decisions, the decision passes, the rest), all flat:
+    the decisions are the run of `DECISION_PASSES` that starts at the first of them.
+    None when the pipeline has none, or nothing after them (it does not lower)."""
+    elements = _Splitter(spec).elements()
+    names = [_NAME.match(e).group() for e in elements]  # type: ignore[union-attr]
+    first = next((i for i, name in enumerate(names) if name in DECISION_PASSES), None)
+    if first is None:
+        return None
+    end = first
+    while end < len(names) and names[end] in DECISION_PASSES:
+        end += 1
+    if end == len(names):
+        return None
+    return (",".join(elements[:first]), ",".join(elements[first:end]),
+            ",".join(elements[end:]))
+
+
 # Passes that rewrite each kernel on its own, whatever the other kernels are (`@main`, the
 # schedule, they leave as it is or rewrite alike): a pipeline's tail of them may run on
 # parts of a graph's kernels in separate processes (`picograd/compiler/parallel_lowering.py`).

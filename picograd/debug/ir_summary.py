@@ -3,6 +3,7 @@ pass changed (DEBUG=3).
 
     kernels_of(module) -> {name: op}     kernel_flops(kernel) -> int
     schedule_of(kernel) -> "split(...); ..."  (its `pg.schedule`, "" when it has none)
+    policy_of(kernel) -> "heuristic" | "beam" | "beam-cache" | ""  (who chose it)
     converts("convert-loop-to-uop") -> ("loop", "uop")
     loop_shape(kernel) -> LoopShape      loop_change(before, after) -> [note, ...]
     texts(module) -> {name: printed op}
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
-from picograd.dialects.abi import PANELS_ATTR, SCHEDULE_ATTR
+from picograd.dialects.abi import PANELS_ATTR, POLICY_ATTR, SCHEDULE_ATTR
 from picograd.dialects.dtypes import is_float
 
 
@@ -46,6 +47,15 @@ def schedule_of(kernel: Operation) -> str:
     """The loop actions `kernel` went through ("" when none)."""
     attr = kernel.attributes.get(SCHEDULE_ATTR)
     return attr.data if isinstance(attr, StringAttr) else ""
+
+
+def policy_of(kernel: Operation) -> str:
+    """Who chose the kernel's schedule: `pg.schedule_policy` (BEAM's `beam`, `beam-cache`,
+    `heuristic`), else "heuristic" for a kernel with a schedule, else ""."""
+    attr = kernel.attributes.get(POLICY_ATTR)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    return "heuristic" if schedule_of(kernel) else ""
 
 
 def layout_of(kernel: Operation) -> str:

@@ -32,6 +32,7 @@ class LaunchInfo:
     bytes: int  # the sizes of the kernel's buffer arguments
     schedule: str = ""  # the loop actions the kernel went through (`pg.schedule`)
     layout: str = ""  # how it reads its operands (`ir_summary.layout_of`)
+    policy: str = ""  # who chose the schedule (`ir_summary.policy_of`)
 
 
 class _TimedKernel:
@@ -40,7 +41,8 @@ class _TimedKernel:
     def __init__(self, kernel: Callable[..., None], info: LaunchInfo, runtime: Any,
                  graph: int):
         self.kernel, self.info, self.runtime, self.graph = kernel, info, runtime, graph
-        how = [f"schedule \"{info.schedule}\""] if info.schedule else []
+        how = [f"schedule \"{info.schedule}\" by {info.policy or 'heuristic'}"
+               ] if info.schedule else []
         if info.layout:
             how.append(info.layout)
         if threading := parallel.plan(kernel):  # a CPU kernel: one call or chunks
@@ -77,7 +79,8 @@ class Launches:
 
 def launch_infos(module: ModuleOp, flops: dict[str, int],
                  schedules: dict[str, str] | None = None,
-                 layouts: dict[str, str] | None = None) -> list[LaunchInfo]:
+                 layouts: dict[str, str] | None = None,
+                 policies: dict[str, str] | None = None) -> list[LaunchInfo]:
     infos: list[LaunchInfo] = []
     for op in module.walk():
         if isinstance(op, LaunchOp):
@@ -89,7 +92,8 @@ def launch_infos(module: ModuleOp, flops: dict[str, int],
             name = op.kernel_name
             infos.append(LaunchInfo(name, flops.get(name, 0), size,
                                     (schedules or {}).get(name, ""),
-                                    (layouts or {}).get(name, "")))
+                                    (layouts or {}).get(name, ""),
+                                    (policies or {}).get(name, "")))
     return infos
 
 

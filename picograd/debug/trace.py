@@ -31,6 +31,7 @@ from picograd.debug.ir_summary import (
     layout_of,
     loop_change,
     loop_shape,
+    policy_of,
     schedule_of,
     texts,
 )
@@ -82,6 +83,7 @@ class CompileTrace:
     flops: dict[str, int] = field(default_factory=dict)
     schedules: dict[str, str] = field(default_factory=dict)  # kernel -> its `pg.schedule`
     layouts: dict[str, str] = field(default_factory=dict)  # kernel -> its `layout_of`
+    policies: dict[str, str] = field(default_factory=dict)  # kernel -> its `policy_of`
     loop_shapes: dict[str, LoopShape] = field(default_factory=dict)
     loop_notes: list[str] = field(default_factory=list)
     snapshots: list[tuple[str, dict[str, str]]] = field(default_factory=list)
@@ -125,6 +127,7 @@ class CompileTrace:
             self.flops = {k: kernel_flops(op) for k, op in kernels.items()}
             self.schedules = {k: schedule_of(op) for k, op in kernels.items()}
             self.layouts = {k: layout_of(op) for k, op in kernels.items()}
+            self.policies = {k: policy_of(op) for k, op in kernels.items()}
             if SETTINGS.level >= 3:
                 shapes = {k: loop_shape(op) for k, op in kernels.items()}
                 if conversion is None:
@@ -154,7 +157,7 @@ class CompileTrace:
         compiled = any(name == "toolchain compile" for name, _ in self.steps)
         self.lap("load + plan" if compiled else "render + compile + load")
         launches = Launches(self.graph, launch_infos(module, self.flops, self.schedules,
-                                                          self.layouts))
+                                                          self.layouts, self.policies))
         _TRACED[program] = launches
         launches.instrument(program, on=SETTINGS.level >= 2)
         source = _source(module, program) if SETTINGS.level >= 4 or SETTINGS.viz else ""

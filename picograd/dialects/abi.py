@@ -21,6 +21,10 @@ SCHEDULE_ATTR = "pg.schedule"
 # The width of the column panels a matmul kernel reads B in (`loop-optimize` sets it where
 # its tile takes `matmul-layout`'s panels), read by DEBUG=2.
 PANELS_ATTR = "pg.b_panels"
+# Which policy chose a kernel's schedule where it was not the default heuristic's: `beam`
+# (searched now), `beam-cache` (a stored search result), `heuristic` (BEAM left it), read
+# by DEBUG=2.
+POLICY_ATTR = "pg.schedule_policy"
 OUTER_ATTR = "pg.outer"  # trip count of the splittable outer range
 WORK_ATTR = "pg.work"  # estimated dynamic op count of the whole kernel
 START_NAME, END_NAME = "start", "end"  # names of the two trailing arguments

@@ -46,6 +46,9 @@ from xdsl.ir import Block, Region, SSAValue
 from picograd import flags
 from picograd.compiler.driver import (
     CompileStats,
+    beam_scope,
+    beam_width,
+    compile_mode,
     compile_stats,
     pipeline_for,
     program_for,
@@ -222,7 +225,7 @@ class _Plan:
         # (pipeline, the driver's key, the Program) of the last realize, held weakly: the
         # next realize under that pipeline asks the driver whether it still holds that very
         # Program (`touch`) instead of looking it up by key
-        self.hit: tuple[str, tuple, weakref.ref[Program]] | None = None
+        self.hit: tuple[str | tuple[str, int], tuple, weakref.ref[Program]] | None = None
         self.stored: list[tuple[int, int, int]] = []
         self.stored_for: weakref.ref[Program] | None = None
 
@@ -305,14 +308,15 @@ def _program(outputs: list[LazyOp], device: str, pipeline: str | None
         buffers = list(map(_buffer_of, plan.leaf_nodes(nodes)))
     _PLANS[plan_key] = plan
     spec = pipeline_for(device, pipeline)
+    mode = compile_mode(spec, beam_width())
     hit = plan.hit
-    program = hit[2]() if hit is not None and hit[0] == spec else None
+    program = hit[2]() if hit is not None and hit[0] == mode else None
     if program is None or not touch(hit[1], program):  # type: ignore[index]
         found, chosen = nodes, plan
         program = program_for(plan.graph_key,
                               lambda: build_module(found, chosen.entries, chosen.outputs),
                               device, spec, plan.entries, plan.outputs)
-        plan.hit = (spec, (spec, plan.graph_key), weakref.ref(program))
+        plan.hit = (mode, (mode, plan.graph_key), weakref.ref(program))
     return program, buffers, nodes, plan
 
 
@@ -474,10 +478,15 @@ def compiled(*tensors: HasNode, pipeline: str | None = None
     return _program(nodes, devices.pop(), pipeline)[:2]
 
 
-def realize(*tensors: HasNode, pipeline: str | None = None) -> None:
+def realize(*tensors: HasNode, pipeline: str | None = None, beam: int | None = None) -> None:
     """Compute every pending tensor of `tensors`, together (one graph per device), through
     `pipeline` (a pass pipeline string; default: `$PG_PIPELINE`, else the device's default
-    pipeline). The pipeline is part of the compile cache key."""
+    pipeline), searching the kernels' schedules with BEAM width `beam` when given (default:
+    `pg.Context(beam=...)`'s, else `$BEAM`). Both are part of the compile cache key."""
+    if beam is not None:
+        with beam_scope(beam):
+            realize(*tensors, pipeline=pipeline)
+        return
     if _initial:
         _compute_initial_values()
     if len(tensors) == 1:  # the common call, without the bookkeeping of several outputs

@@ -208,11 +208,12 @@ class Tensor(SpecialOps, NormOps, MatrixOps, ShapeExtraOps, CreationOps, Activat
 
     # ── realization and conversion ─────────────────────────────────────────
 
-    def realize(self, pipeline: str | None = None) -> Self:
+    def realize(self, pipeline: str | None = None, beam: int | None = None) -> Self:
         """Compute this tensor now (compiling its graph unless a cached one fits), through
-        `pipeline` when given (a pass pipeline string, as `picograd.realize` takes)."""
+        `pipeline` when given (a pass pipeline string) and with BEAM width `beam`, as
+        `picograd.realize` takes them."""
         if self._node.buffer is None or self._node.guards:
-            realize(self, pipeline=pipeline)
+            realize(self, pipeline=pipeline, beam=beam)
         return self
 
     def _data(self) -> np.ndarray:

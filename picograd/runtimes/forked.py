@@ -2,6 +2,7 @@
 
     start(work) -> (pid, read_end)       the child runs `work()` and sends its bytes
     collect(pid, read_end) -> Outcome    the parent reads them and reaps the child
+    collect_by(pid, read_end, deadline)  ... or kills a child still working at `deadline`
 
 Both CPU compile steps that use a second core fork this way (llvmlite holds a process-wide
 lock around every LLVM call and xDSL holds the GIL, so threads would not overlap): the
@@ -15,7 +16,10 @@ leaves an outcome that is not `ok`.
 from __future__ import annotations
 
 import os
+import select
+import signal
 import struct
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,8 +61,33 @@ def collect(pid: int, read_end: int) -> Outcome:
     with os.fdopen(read_end, "rb") as pipe:
         data = pipe.read()
     os.waitpid(pid, 0)
+    return _outcome(data)
+
+
+def _outcome(data: bytes) -> Outcome:
     size = _LENGTH.unpack(data[:_LENGTH.size])[0] if len(data) >= _LENGTH.size else -1
     payload = data[_LENGTH.size:]
     if size != len(payload) or payload[:1] not in (b"O", b"E"):
         return Outcome(False, b"")
     return Outcome(payload[:1] == b"O", payload[1:])
+
+
+def collect_by(pid: int, read_end: int, deadline: float) -> Outcome:
+    """`collect`, but a child that has not finished sending by `deadline` (a
+    `time.perf_counter()` value) is killed and reaped: an outcome that is not `ok`, with
+    the error text "timed out" (BEAM's candidates: a compile that would take minutes)."""
+    chunks: list[bytes] = []
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        while True:
+            left = deadline - time.perf_counter()
+            ready = select.select([pipe], [], [], max(left, 0.0))[0] if left > 0 else []
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return Outcome(False, b"timed out")
+            chunk = pipe.read(1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.waitpid(pid, 0)
+    return _outcome(b"".join(chunks))

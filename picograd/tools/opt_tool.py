@@ -7,6 +7,7 @@ passes and output formats.
     opt-tool in.mlir --emit=llvm | c | ptx | wgsl           ... down to LLVM IR / C / PTX / WGSL
     opt-tool in.mlir -p <stage-5 pipeline> -t llvm-ir       print LLVM IR (or -t c, ptx, wgsl)
     opt-tool --list-passes
+    opt-tool kernels.loop.mlir --print-schedules           each kernel's schedule, who chose it
     opt-tool in.mlir --emit=llvm --print-ir-after-all       IR after each pass, on stderr
     opt-tool in.mlir --emit=llvm --time-passes              wall time per pass, on stderr
     opt-tool in.mlir --split-input-file --verify-diagnostics   one diagnostic per case
@@ -31,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
@@ -49,6 +50,7 @@ from picograd.compiler.pipelines import (
     verify_module,
 )
 from picograd.debug import pass_timing_report
+from picograd.debug.ir_summary import policy_of, schedule_of
 from picograd.dialects import register_dialects
 from picograd.errors import PicogradError
 from picograd.tools.diagnostics import (
@@ -117,6 +119,10 @@ class PicogradOptMain(xDSLOptMain):
                                 help="verify the IR after every pass, not only at the end")
         arg_parser.add_argument("--list-passes", action="store_true",
                                 help="list the registered passes and exit")
+        arg_parser.add_argument("--print-schedules", action="store_true",
+                                help="print each kernel's schedule, who chose it and the "
+                                     "loop-schedule pipeline that replays them all, "
+                                     "instead of the IR")
 
     # ── pipeline ─────────────────────────────────────────────────────────────
 
@@ -211,6 +217,8 @@ class PicogradOptMain(xDSLOptMain):
         if self.args.time_passes:
             sys.stdout.flush()
             sys.stderr.write(pass_timing_report(self._times))
+        if self.args.print_schedules:
+            return schedules_text(module)
         try:
             return self.output_resulting_program(module)
         except (PicogradError, DiagnosticException) as e:
@@ -232,6 +240,23 @@ class PicogradOptMain(xDSLOptMain):
             self._mark = time.perf_counter()  # printing is not the next pass's time
 
         return after
+
+
+def schedules_text(module: ModuleOp) -> str:
+    """One line per pg_loop kernel, `@k2 by beam: split(1, 64, upcast); ...`, then the
+    `loop-schedule` pipeline that gives a module of those kernels before their schedules
+    the same ones (an empty line for a module with no schedule)."""
+    lines, replay = [], []
+    for op in module.ops:
+        # (by name: the dialect modules load on first use, not at opt-tool's start)
+        sym = op.properties.get("sym_name")
+        if op.name == "pg_loop.kernel" and isinstance(sym, StringAttr):
+            name, schedule = sym.data, schedule_of(op)
+            lines.append(f"@{name} by {policy_of(op) or 'nothing'}: {schedule or '(none)'}")
+            if schedule:
+                replay.append(f'loop-schedule{{kernel={name} actions="{schedule}"}}')
+    lines.append(",".join(replay))
+    return "\n".join(lines) + "\n"
 
 
 def _constant(target: type[Target]) -> Callable[[], type[Target]]:

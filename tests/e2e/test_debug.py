@@ -112,11 +112,11 @@ def test_debug_2_shows_each_kernels_schedule_and_threads(
     debug.set_level(0)
     assert len(tails) == 3  # the dot products; B's copy in column panels, the matmul
     small, copy, large = tails
-    assert re.fullmatch(r'schedule "interchange\(0\);.*split_reduce\(0, \d+\)"; 1 call '
-                        r"\(work [\d,]+ < [\d,]+ ops\)", small), small
+    assert re.fullmatch(r'schedule "interchange\(0\);.*split_reduce\(0, \d+\)" by heuristic; '
+                        r"1 call \(work [\d,]+ < [\d,]+ ops\)", small), small
     assert "panels" not in copy, copy
-    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*"; B in \d+-column panels; '
-                        r"\d+ chunks on 2 threads", large), large
+    assert re.fullmatch(r'schedule "split\(1, \d+, upcast\).*" by heuristic; '
+                        r"B in \d+-column panels; \d+ chunks on 2 threads", large), large
 
 
 def test_set_level_2_times_graphs_compiled_at_level_1(

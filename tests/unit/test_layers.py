@@ -3,7 +3,7 @@ cannot see, imports deferred into function bodies.
 
 A function-level import hides a dependency from a reader (and, inside picograd, usually
 dodges an import cycle). One is allowed only for an optional third-party package (torch,
-wgpu, cuda-python, scikit-learn, onnxruntime) or with a one-line reason in a `# lazy: ...`
+wgpu, cuda-python, scikit-learn, onnxruntime, tqdm) or with a one-line reason in a `# lazy: ...`
 comment on the line above it or above its block of imports.
 """
 
@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "picograd"
 # optional packages: imported where used
-OPTIONAL = {"torch", "wgpu", "cuda", "sklearn", "onnxruntime"}
+OPTIONAL = {"torch", "wgpu", "cuda", "sklearn", "onnxruntime", "tqdm"}
 REASON = "# lazy:"
 
 
