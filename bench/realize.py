@@ -1,6 +1,7 @@
 """picograd next to numpy (and torch, tinygrad when installed) in one run, as a markdown table.
 
     python bench/realize.py [--device CPU:LLVM] [--only matmul,elementwise,...] [--quick]
+                            [--beam 2]
 
 Rows (`--only` picks groups by these names):
 
@@ -28,13 +29,18 @@ numpy, torch and onnxruntime matmul, with "busy/alone" the ratio of the two time
 slower beside them; for a fresh-process row the child runs that work once before its step).
 Kernel rows also note numpy's and torch's own busy/alone beside the same neighbours: what
 any library pays there.
-`--quick` uses small sizes (a smoke test, not a result). Numbers move with machine load: run
-it on an idle machine to compare.
+`--beam W` adds, for the kernel rows and the MLP / CNN jit steps, picograd with BEAM search
+of width W (its own empty schedule store, so the search is timed cold: "search s" is the
+compile with the search, or the first jit steps; a kernel row's picograd and BEAM columns
+are then medians of both programs timed in turns), and tinygrad with `BEAM=W` where it is
+installed. `--quick` uses small sizes (a smoke test, not a result). Numbers move with
+machine load: run it on an idle machine to compare.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -42,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +89,9 @@ class Row:
     target: str = ""
     note: str = ""
     busy: float | None = None  # picograd, timed right after the neighbours' work
+    beam: float | None = None  # picograd with BEAM search (`--beam`)
+    search: float | None = None  # seconds the BEAM compile (or first jit steps) took
+    tinygrad_beam: float | None = None
 
     @property
     def busy_over_alone(self) -> float | None:
@@ -93,6 +102,27 @@ class Row:
 
 
 RATE_UNITS = ("GFLOP/s", "GB/s", "img/s")
+
+
+BEAM_WIDTH = [0]  # --beam
+BEAM_TURNS = 5  # timings of the heuristic's and BEAM's program, in turns
+
+
+@contextlib.contextmanager
+def _cold_beam() -> Iterator[None]:
+    """BEAM search of width `--beam` with an empty schedule store (and disk cache) of its
+    own, so that the search is timed, not a stored result."""
+    old = os.environ.get("PG_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="picograd-bench-beam-") as cache:
+        os.environ["PG_CACHE_DIR"] = cache
+        try:
+            with pg.Context(beam=BEAM_WIDTH[0]):
+                yield
+        finally:
+            if old is None:
+                os.environ.pop("PG_CACHE_DIR", None)
+            else:
+                os.environ["PG_CACHE_DIR"] = old
 
 
 def _median_time(fn: Callable[[], object], repeat: int) -> float:
@@ -114,19 +144,20 @@ def _torch():
     return torch
 
 
-def _tinygrad_time(build: Callable[..., object], arrays: list[np.ndarray], repeat: int
-                   ) -> float | None:
+def _tinygrad_time(build: Callable[..., object], arrays: list[np.ndarray], repeat: int,
+                   beam: int = 0) -> float | None:
     """Median seconds of `build(*tinygrad tensors).realize()` on tinygrad's CPU device, None
     without tinygrad or when it has no usable device (its CPU device compiles with `clang`,
     which must be on PATH: Debian's clang-19 installs only `clang-19`)."""
     os.environ.setdefault("DEV", "CPU")  # read when tinygrad picks its device
     try:
-        from tinygrad import Tensor  # pyright: ignore[reportMissingImports]
+        from tinygrad import Context, Tensor  # pyright: ignore[reportMissingImports]
 
         tensors = [Tensor(a).realize() for a in arrays]
     except (ImportError, RuntimeError):
         return None
-    return _median_time(lambda: build(*tensors).realize(), repeat)  # pyright: ignore
+    with Context(BEAM=beam):  # pyright: ignore
+        return _median_time(lambda: build(*tensors).realize(), repeat)  # pyright: ignore
 
 
 def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callable[[], np.ndarray],
@@ -153,6 +184,24 @@ def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callabl
         settle()
     if tiny_fn is not None:
         times["tinygrad"] = _tinygrad_time(tiny_fn, arrays, repeat)
+    search = None
+    if BEAM_WIDTH[0]:
+        with _cold_beam():
+            start = time.perf_counter()
+            beam_program, beam_inputs = compiled(out)
+            search = time.perf_counter() - start
+        got = beam_program.run(beam_inputs)[0].reshape(expected.shape)
+        np.testing.assert_allclose(got, expected, rtol=2e-3, atol=2e-3)
+        settle()
+        # the heuristic's and BEAM's programs in turns: the machine's speed drifts between
+        # rows more than the difference between the two
+        turns: dict[str, list[float]] = {"picograd": [], "beam": []}
+        for _ in range(BEAM_TURNS):
+            turns["picograd"].append(program.benchmark(inputs, repeat))
+            turns["beam"].append(beam_program.benchmark(beam_inputs, repeat))
+        times.update({k: statistics.median(v) for k, v in turns.items()})
+        if tiny_fn is not None:
+            times["tinygrad beam"] = _tinygrad_time(tiny_fn, arrays, repeat, BEAM_WIDTH[0])
 
     def rate(key: str) -> float | None:
         t = times.get(key)
@@ -161,11 +210,13 @@ def _kernel_row(name: str, unit: str, work: float, out: pg.Tensor, want: Callabl
     note = "peers busy/alone: " + ", ".join(
         f"{peer} {t / times[peer]:.2f}" for peer, t in peers_busy.items() if times.get(peer))
     rows = [Row(name, unit, rate("picograd"), rate("numpy"), rate("torch"), rate("tinygrad"),
-                busy=rate("busy"), note=note)]
+                busy=rate("busy"), note=note, beam=rate("beam"), search=search,
+                tinygrad_beam=rate("tinygrad beam"))]
     if per_ms:
         ms = {k: (t * 1e3 if t else None) for k, t in times.items()}
         rows.insert(0, Row(name, "ms", ms["picograd"], ms["numpy"], ms.get("torch"),
-                           ms.get("tinygrad"), busy=ms["busy"]))
+                           ms.get("tinygrad"), busy=ms["busy"], beam=ms.get("beam"),
+                           search=search, tinygrad_beam=ms.get("tinygrad beam")))
     return rows
 
 
@@ -373,8 +424,31 @@ def bench_mlp(device: str, quick: bool, repeat: int) -> list[Row]:
                     np_steady * 1e3, torch_steady * 1e3 if torch_steady else None,
                     target=TARGETS["steady jit"], note=note,
                     busy=jit_busy * 1e3 if jit_busy else None))
+    if BEAM_WIDTH[0]:
+        rows.append(_beam_jit_row("MLP steady step, jit", "ms", device, data, None, np_steady,
+                                  torch_steady))
     del np_first
     return rows
+
+
+def _beam_jit_row(name: str, unit: str, device: str, data, model: pg.nn.Module | None,
+                  numpy_seconds: float | None, torch_seconds: float | None) -> Row:
+    """The jit step of `_jit_steady` with BEAM search (cold): steady time, and the first
+    three steps' time (captures, compiles, searches, one replay) as the search time."""
+    with _cold_beam():
+        start = time.perf_counter()
+        _jit_steady(device, data[:3], model)  # the first two steps capture and search
+        search = time.perf_counter() - start
+        seconds, note = _jit_steady(device, data, model)
+
+    def value(t: float | None) -> float | None:
+        if t is None:
+            return None
+        return BATCH / t if unit == "img/s" else t * 1e3
+
+    return Row(f"{name}, BEAM={BEAM_WIDTH[0]}", unit, None, value(numpy_seconds),
+               value(torch_seconds), beam=value(seconds), search=search,
+               note=note or "picograd column: see the row above; BEAM's in its own column")
 
 
 def bench_cnn_step(device: str, quick: bool, repeat: int) -> list[Row]:
@@ -388,7 +462,10 @@ def bench_cnn_step(device: str, quick: bool, repeat: int) -> list[Row]:
     settle()
     jit_seconds, note = _jit_steady(device, [batch] * (steps + 2), _cnn(device)[0])
     jit_busy, _ = _jit_steady(device, [batch] * (steps + 2), _cnn(device)[0], neighbours())
-    return [Row("CNN first step, fresh process, PG_CACHE=0", "s", cold, note="one run",
+    beam_rows = [_beam_jit_row("CNN steady step, jit", "img/s", device,
+                               [batch] * (steps + 2), _cnn(device)[0], None,
+                               BATCH / theirs if theirs else None)] if BEAM_WIDTH[0] else []
+    return [*beam_rows, Row("CNN first step, fresh process, PG_CACHE=0", "s", cold, note="one run",
                 busy=cold_busy, target=TARGETS["first cnn"]),
             Row("CNN steady step", "img/s", ours, None, theirs,
                 note="examples/train_fashion_mnist.py's model, batch 128",
@@ -478,14 +555,24 @@ def _cell(value: float | None) -> str:
 
 
 def markdown(rows: list[Row], device: str) -> str:
+    beam = BEAM_WIDTH[0]
+    extra = (f" picograd BEAM={beam} | search s | BEAM / heuristic | tinygrad BEAM={beam} |"
+             if beam else "")
     lines = [f"| benchmark ({device}) | unit | picograd | picograd busy | busy/alone | numpy | "
-             "torch | tinygrad | target | note |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+             f"torch | tinygrad |{extra} target | note |",
+             "|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if beam else "")
+             + "---|---|"]
     for r in rows:
         ratio = r.busy_over_alone
+        cells = ""
+        if beam:
+            gain = (None if r.beam is None or r.picograd is None else
+                    r.beam / r.picograd if r.unit in RATE_UNITS else r.picograd / r.beam)
+            cells = (f" {_cell(r.beam)} | {_cell(r.search)} | "
+                     f"{'-' if gain is None else f'{gain:.2f}'} | {_cell(r.tinygrad_beam)} |")
         lines.append(f"| {r.name} | {r.unit} | {_cell(r.picograd)} | {_cell(r.busy)} | "
                      f"{'-' if ratio is None else f'{ratio:.2f}'} | {_cell(r.numpy)} | "
-                     f"{_cell(r.torch)} | {_cell(r.tinygrad)} | {r.target} | {r.note} |")
+                     f"{_cell(r.torch)} | {_cell(r.tinygrad)} |{cells} {r.target} | {r.note} |")
     return "\n".join(lines)
 
 
@@ -497,12 +584,15 @@ def main() -> None:
                         help=f"comma-separated subset of {', '.join(GROUPS)}")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--beam", type=int, default=0,
+                        help="add BEAM search of this width (and tinygrad's) beside the rows")
     parser.add_argument("--first-step-child", choices=("mlp", "cnn"), help=argparse.SUPPRESS)
     parser.add_argument("--busy-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_step_child:
         first_step_child(args.device, args.first_step_child, args.busy_child)
         return
+    BEAM_WIDTH[0] = max(0, args.beam)
     chosen = [g.strip() for g in args.only.split(",") if g.strip()]
     unknown = sorted(set(chosen) - set(GROUPS))
     if unknown:

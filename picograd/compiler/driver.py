@@ -71,6 +71,8 @@ from picograd.runtimes import (
     device_for_target,
     get_device,
 )
+from picograd.runtimes.base import Launch
+from picograd.runtimes.program import launch_dims
 
 
 @dataclass
@@ -292,17 +294,18 @@ def _beam_source(module: ModuleOp, spec: str, split: tuple[str, str, str], runti
     target, arch = runtime.renderer, getattr(runtime, "arch", None)
     rest_head = pipeline_head(rest, direct.conversion) if direct is not None else None
 
-    def lower(candidates: ModuleOp, hook: AfterPass | None = None) -> str:
+    def lower(candidates: ModuleOp, hook: AfterPass | None = None
+              ) -> tuple[str, dict[str, Launch]]:
         if direct is not None and rest_head is not None:
             route = direct
 
             def pieces(lowered: ModuleOp) -> list[dict]:
                 _check_lowered(lowered, spec, target, _UOP_KERNEL)
                 return route.lower(lowered)
-            return route.assemble(lower_kernels(candidates, rest_head, hook, pieces))
+            return route.assemble(lower_kernels(candidates, rest_head, hook, pieces)), {}
         run_pipeline(candidates, rest, after_pass=hook)
         _check_lowered(candidates, spec, target)
-        return render(candidates, target, arch)
+        return render(candidates, target, arch), launch_dims(candidates)
 
     vector_bytes, registers = host_vector_registers()
     per_kernel, per_graph = flags.beam_budget()
@@ -316,7 +319,7 @@ def _beam_source(module: ModuleOp, spec: str, split: tuple[str, str, str], runti
     choose_schedules(module, decisions, context)
     if hook is not None:  # the IR after the decision step is BEAM's (PG_DUMP, DEBUG, VIZ)
         hook(parse_pipeline(decisions)[-1], module)
-    return lower(module, hook)
+    return lower(module, hook)[0]
 
 
 def _check_index_width(module: ModuleOp, device: str, target: str) -> None:

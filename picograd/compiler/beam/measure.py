@@ -38,16 +38,17 @@ from picograd.dialects.capabilities import host_cpus
 from picograd.dialects.dtypes import is_float, to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.runtimes import Runtime, forked
-from picograd.runtimes.base import Kernel
+from picograd.runtimes.base import Kernel, Launch
 from picograd.runtimes.parallel import fork_is_safe
 
-MIN_REPEATS = 5
+MIN_REPEATS = 3
 MAX_REPEATS = 200
 MIN_SECONDS = 0.02
 SEED = 20261204
 
-# a module of pg_loop kernels (and its @main) -> the target's source text
-Lower = Callable[[ModuleOp], str]
+# a module of pg_loop kernels (and its @main) -> the target's source text and the GPU
+# launch dimensions of its kernels by name (none on CPUs)
+Lower = Callable[[ModuleOp], tuple[str, dict[str, Launch]]]
 
 
 def gathers(kernel: L.KernelOp) -> bool:
@@ -93,6 +94,7 @@ class Bench:
         self.buffers = [runtime.allocate(a.size, a.dtype) for a in self.initial]
         self.reset()
         self._binaries: list[object] = []  # keeps the compiled candidates alive
+        self._dims: dict[str | None, Launch | None] = {}  # source -> its GPU launch
 
     def reset(self) -> None:
         for buffer, host in zip(self.buffers, self.initial, strict=True):
@@ -127,9 +129,11 @@ class Bench:
         sources: list[str | None] = []
         for kernel in kernels:
             try:
-                sources.append(self.lower(self._module([kernel])))
+                source, dims = self.lower(self._module([kernel]))
             except Exception:  # a candidate the lowering rejects is dropped
-                sources.append(None)
+                source, dims = None, {}
+            sources.append(source)
+            self._dims[source] = dims.get("beam_0")
         if limit is not None and disk_store.enabled() and fork_is_safe() and hasattr(os, "fork"):
             sources = self._within(sources, limit)
         return [self._load(source) if source is not None else None for source in sources]
@@ -161,15 +165,21 @@ class Bench:
         except Exception:  # a candidate the toolchain rejects is dropped
             return None
         self._binaries.append(binary)
-        return self.runtime.load(binary, "beam_0", len(self.positions), None)
+        return self.runtime.load(binary, "beam_0", len(self.positions),
+                                 self._dims.get(source))
 
     def _launch(self, kernel: Kernel) -> None:
         self.runtime.launch(kernel, [self.buffers[p] for p in self.positions])
 
-    def time(self, kernel: Kernel) -> float:
-        """The median seconds of one launch (see the module docstring)."""
+    def time(self, kernel: Kernel, cutoff: float | None = None) -> float:
+        """The median seconds of one launch (see the module docstring); a kernel whose
+        warm-up launch takes longer than `cutoff` seconds is not timed further (that time
+        is returned: a candidate several times slower than the best loses anyway)."""
+        t0 = time.perf_counter()
         self._launch(kernel)  # warm-up: caches, page faults, lazy state
         self.runtime.synchronize()
+        if cutoff is not None and (warm := time.perf_counter() - t0) > cutoff:
+            return warm
         times: list[float] = []
         start = time.perf_counter()
         while len(times) < MAX_REPEATS and (len(times) < MIN_REPEATS

@@ -16,16 +16,19 @@ pipeline's `loop-optimize` or `loop-upcast` passes). Per kernel:
    compiles them together and times them one by one on the device (`measure.Bench`).
    It stops after a round that beat the best by less than `MARGIN`, after `MAX_ROUNDS`,
    or when the kernel's or the graph's time budget (`PG_BEAM_BUDGET`) is spent;
-4. the winner, when it is not the heuristic's schedule, must give the heuristic's results
-   on the same inputs within the accumulation tolerance (`measure.same_results`), else the
-   heuristic's stays (with a warning: a schedule action that changes results is a bug);
+4. the fastest few and the heuristic's are timed again in turns (the machine's speed
+   drifts between the rounds' timings); a winner must beat the heuristic by
+   `FINAL_MARGIN` there, and give the heuristic's results on the same inputs within the
+   accumulation tolerance (`measure.same_results`), else the heuristic's stays (with a
+   warning: a schedule action that changes results is a bug);
 5. the chosen actions are applied to the kernel in `module` and recorded as
    `pg.schedule` (what `loop-schedule{kernel=... actions=...}` replays), and the kernel
    gets `pg.schedule_policy`: `heuristic`, `beam` or `beam-cache` (DEBUG=2 prints it).
 
-Kernels that gather (`measure.gathers`) and kernels the heuristic leaves with no action
-keep the heuristic's schedule. Kernels of one structure in a graph are one kernel already
-(`sched-dedup`); across graphs the store answers.
+Kernels that gather (`measure.gathers`), kernels the heuristic leaves with no action and
+kernels it runs in under `MIN_SEARCH_SECONDS` keep the heuristic's schedule. Kernels of
+one structure in a graph are one kernel already (`sched-dedup`); across graphs the store
+answers.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
@@ -65,6 +69,16 @@ from picograd.runtimes.base import Kernel
 MAX_ROUNDS = 4
 MAX_CANDIDATES = 24
 MARGIN = 0.02  # a round must beat the best by this share to go on
+# A kernel the heuristic's schedule runs in less time is not searched (its result is
+# stored all the same): a graph's many small kernels would take most of a search's time
+# for microseconds.
+MIN_SEARCH_SECONDS = 50e-6
+SLOW_CUTOFF = 3.0  # a candidate whose first launch takes this many times the best is not timed on
+# The final check of step 4: this many of the fastest schedules beside the heuristic's,
+# timed in turns this many times each; a winner must beat the heuristic by the margin.
+FINALISTS = 3
+FINAL_TURNS = 3
+FINAL_MARGIN = 0.03
 COMPILE_GROUP = 8  # candidates compiled per group (the budget is checked between groups)
 # A candidate whose compile takes longer than this many times the heuristic's kernel's, and
 # longer than MIN_COMPILE_LIMIT seconds, is dropped (its child killed).
@@ -191,6 +205,7 @@ def _choose(module: ModuleOp, kernel: L.KernelOp, decisions: str, context: BeamC
     assert launch_args is not None
     if bar is not None:
         bar.set_postfix_str(name)
+    began = time.perf_counter()
     result = _search(kernel, heuristic, h_actions, launch_args, context, bar)
     if result is None:
         return _take(kernel, heuristic, Choice(name, "heuristic", h_text, h_text))
@@ -198,8 +213,8 @@ def _choose(module: ModuleOp, kernel: L.KernelOp, decisions: str, context: BeamC
     text = format_schedule(actions)
     if flags.debug_level() >= 1:
         print(f"BEAM {name}: heuristic {h_seconds * 1e6:.1f} us -> {seconds * 1e6:.1f} us "
-              f"(x{h_seconds / seconds:.2f}), {tried} schedules timed: {text or '(none)'}",
-              file=sys.stderr)
+              f"(x{h_seconds / seconds:.2f}), {tried} schedules timed in "
+              f"{time.perf_counter() - began:.1f} s: {text or '(none)'}", file=sys.stderr)
     store.save(key, store.Tuned(key, name, text, h_text, seconds, h_seconds, tried))
     if actions == h_actions:
         return _take(kernel, heuristic, Choice(name, "beam", h_text, h_text))
@@ -289,8 +304,8 @@ class _Search:
             group = fresh[at:at + COMPILE_GROUP]
             loaded = self.bench.compile([made for _, made in group], self.limit)
             for (candidate, _), launchable in zip(group, loaded, strict=True):
-                if launchable is not None:
-                    self.timed[candidate] = self.bench.time(launchable)
+                if launchable is not None and not self.over():
+                    self.timed[candidate] = self.bench.time(launchable, SLOW_CUTOFF * best)
                     self.kernels[candidate] = launchable
             if self.over():
                 return False
@@ -302,15 +317,31 @@ class _Search:
         return bool(fresh) and now_best < best * (1 - MARGIN)
 
     def winner(self) -> tuple[Action, ...]:
-        """The fastest schedule whose results are the heuristic's (step 4)."""
-        winner = min(self.timed, key=self.timed.__getitem__)
-        if winner != self.h_actions and not same_results(
-                self.bench.outputs(self.kernels[winner]), self.reference):
+        """The fastest schedule whose results are the heuristic's (step 4). The search's
+        times were taken seconds apart, and a shared machine's speed drifts more than
+        the gains it looks for: the `FINALISTS` fastest and the heuristic are timed again,
+        in turns (`FINAL_TURNS` each), and a finalist wins only by `FINAL_MARGIN` over the
+        heuristic in those medians."""
+        ranked = sorted(self.timed, key=self.timed.__getitem__)
+        finalists = [self.h_actions, *[a for a in ranked if a != self.h_actions][:FINALISTS]]
+        if len(finalists) == 1:
+            return self.h_actions
+        turns: dict[tuple[Action, ...], list[float]] = {a: [] for a in finalists}
+        for _ in range(FINAL_TURNS):
+            for actions in finalists:
+                turns[actions].append(self.bench.time(self.kernels[actions]))
+        for actions, times in turns.items():
+            self.timed[actions] = float(np.median(times))
+        h_seconds = self.timed[self.h_actions]
+        winner = min(finalists, key=self.timed.__getitem__)
+        if self.timed[winner] > h_seconds * (1 - FINAL_MARGIN):
+            return self.h_actions
+        if not same_results(self.bench.outputs(self.kernels[winner]), self.reference):
             warnings.warn(f"picograd BEAM: the schedule '{format_schedule(winner)}' of kernel "
                           f"{self.kernel.sym_name.data} changed its results beyond the "
                           "accumulation tolerance; kept the heuristic's (please report it)",
                           RuntimeWarning, stacklevel=2)
-            winner = self.h_actions
+            return self.h_actions
         return winner
 
     def erase(self) -> None:
@@ -329,6 +360,8 @@ def _search(kernel: L.KernelOp, heuristic: L.KernelOp, h_actions: tuple[Action, 
     try:
         if not search.start():
             return None
+        if search.timed[h_actions] < MIN_SEARCH_SECONDS:  # nothing worth a search to gain
+            return h_actions, search.timed[h_actions], search.timed[h_actions], 1
         for _ in range(MAX_ROUNDS):
             if not search.round(bar) or search.over():
                 break
