@@ -38,7 +38,7 @@ from picograd.dialects.capabilities import host_cpus
 from picograd.dialects.dtypes import is_float, to_numpy_dtype
 from picograd.dialects.pg import BufferType
 from picograd.runtimes import Runtime, forked
-from picograd.runtimes.base import Kernel, Launch
+from picograd.runtimes.base import HostRuntime, Kernel, Launch
 from picograd.runtimes.parallel import fork_is_safe
 
 MIN_REPEATS = 3
@@ -125,7 +125,8 @@ class Bench:
         compile, or (given a `limit` in seconds) whose compile takes longer: those compile
         first in forked children (as many at once as there are CPUs), which are killed at
         the limit, and the rest then compiles here from the disk cache the children filled.
-        Without the disk cache or a safe fork, everything compiles here, with no limit."""
+        Without the disk cache or a safe fork, and on GPUs (a forked child cannot use the
+        parent's driver context), everything compiles here, with no limit."""
         sources: list[str | None] = []
         for kernel in kernels:
             try:
@@ -134,7 +135,8 @@ class Bench:
                 source, dims = None, {}
             sources.append(source)
             self._dims[source] = dims.get("beam_0")
-        if limit is not None and disk_store.enabled() and fork_is_safe() and hasattr(os, "fork"):
+        if (limit is not None and isinstance(self.runtime, HostRuntime) and disk_store.enabled()
+                and fork_is_safe() and hasattr(os, "fork")):
             sources = self._within(sources, limit)
         return [self._load(source) if source is not None else None for source in sources]
 

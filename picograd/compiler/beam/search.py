@@ -185,23 +185,22 @@ def _progress(total: int) -> Any:
 def _choose(module: ModuleOp, kernel: L.KernelOp, decisions: str, context: BeamContext,
             bar: Any) -> Choice:
     name = kernel.sym_name.data
+    launch_args = _launch_args(module, name)
+    spent = time.perf_counter() - context.started
+    key = None
+    if launch_args is not None and not gathers(kernel) and spent <= context.graph_budget:
+        key = context.key_of(kernel_text(kernel))
+        tuned = store.load(key)  # first: a stored winner needs no heuristic run either
+        chosen = _scheduled(kernel, tuple(parse_schedule(tuned.schedule))) if (
+            tuned is not None and _parses(tuned.schedule)) else None
+        if tuned is not None and chosen is not None:
+            return _take(kernel, chosen, Choice(name, "beam-cache", tuned.schedule,
+                                                tuned.heuristic, tuned.speedup))
     heuristic = _heuristic(kernel, decisions)
     h_text = recorded_schedule(heuristic)
     h_actions = tuple(parse_schedule(h_text))
-    launch_args = _launch_args(module, name)
-    searchable = bool(h_actions) and launch_args is not None and not gathers(kernel)
-    spent = time.perf_counter() - context.started
-    if not searchable or spent > context.graph_budget:
+    if key is None or not h_actions:
         return _take(kernel, heuristic, Choice(name, "heuristic", h_text, h_text))
-    key = context.key_of(kernel_text(kernel))
-    tuned = store.load(key)
-    if tuned is not None:
-        chosen = _scheduled(kernel, tuple(parse_schedule(tuned.schedule))) if _parses(
-            tuned.schedule) else None
-        if chosen is not None:
-            heuristic.erase()
-            return _take(kernel, chosen, Choice(name, "beam-cache", tuned.schedule, h_text,
-                                                tuned.speedup))
     assert launch_args is not None
     if bar is not None:
         bar.set_postfix_str(name)
