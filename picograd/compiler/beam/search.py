@@ -300,6 +300,8 @@ class _Search:
         fresh = self.fresh()
         best = min(self.timed.values())
         for at in range(0, len(fresh), COMPILE_GROUP):
+            if at and self.over():
+                return False
             group = fresh[at:at + COMPILE_GROUP]
             loaded = self.bench.compile([made for _, made in group], self.limit)
             for (candidate, _), launchable in zip(group, loaded, strict=True):
@@ -322,7 +324,9 @@ class _Search:
         in turns (`FINAL_TURNS` each), and a finalist wins only by `FINAL_MARGIN` over the
         heuristic in those medians."""
         ranked = sorted(self.timed, key=self.timed.__getitem__)
-        finalists = [self.h_actions, *[a for a in ranked if a != self.h_actions][:FINALISTS]]
+        # past the budget, only the fastest one is checked against the heuristic
+        count = 1 if self.over() else FINALISTS
+        finalists = [self.h_actions, *[a for a in ranked if a != self.h_actions][:count]]
         if len(finalists) == 1:
             return self.h_actions
         turns: dict[tuple[Action, ...], list[float]] = {a: [] for a in finalists}
