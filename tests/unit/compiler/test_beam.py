@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 
 import numpy as np
@@ -167,16 +168,35 @@ def _matmul(n: int = 128) -> tuple[pg.Tensor, pg.Tensor, np.ndarray]:
     return pg.Tensor(a), pg.Tensor(b), a @ b
 
 
-def test_search_finds_a_known_better_schedule(fresh_store) -> None:
-    # a heuristic that tiles nothing (scalar "vectors" of one 4-byte lane, one register)
-    # leaves the search a 256^2 matmul to tile: its schedules are several times faster
+def test_search_finds_a_known_better_schedule(fresh_store,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # a heuristic crippled to 1-lane "vectors" and one register, and a cost model in place
+    # of the clock (each vector op in a candidate's LLVM IR makes it faster), so that the
+    # better schedules are known and the machine's load cannot hide them (timed for real,
+    # this case passed a 1.3x bar in two runs here and gave 1.0x once under CI's load)
     spec = _with_decision(CPU_LLVM, "loop-optimize{vector-bytes=4 registers=1}")
+    sources: dict[int, str] = {}
+    real_load = measure.Bench._load
+
+    def load(self: measure.Bench, source: str):
+        kernel = real_load(self, source)
+        if kernel is not None:
+            sources[id(kernel)] = source
+        return kernel
+
+    def modelled_time(self: measure.Bench, kernel, cutoff: float | None = None) -> float:
+        return 1e-3 / (1 + len(re.findall(r"<\d+ x float>", sources[id(kernel)])) / 100)
+
+    monkeypatch.setattr(measure.Bench, "_load", load)
+    monkeypatch.setattr(measure.Bench, "time", modelled_time)
     a, b, want = _matmul(256)
     with pg.Context(beam=2, pipeline=spec):
-        got = (a @ b).numpy()
+        got = (a @ b).numpy()  # (the winner's real kernel, checked against numpy)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
     (tuned,) = [t for t in store.entries() if "reduce" in t.key]
-    assert tuned.speedup > 1.3, tuned
+    # (the cheap filter keeps candidates within 1.5x the heuristic's ops, so the model's
+    # best is a few percent better; the final check needs 3 %)
+    assert tuned.speedup > 1.03, tuned
     assert tuned.schedule != tuned.heuristic
 
 
