@@ -24,6 +24,8 @@ tolerance).
 
 from __future__ import annotations
 
+from xdsl.ir import Operation
+
 from picograd.dialects import pg_loop as L
 from picograd.dialects.pg import RangeKind
 from picograd.passes.loop.schedule import Action, axes, reduces
@@ -100,19 +102,23 @@ def neighbours(actions: tuple[Action, ...], scheduled: L.KernelOp
     return unique
 
 
+def _lanes_around(op: Operation, with_reduces: bool) -> int:
+    """The product of the upcast ranges around `op` (and of the upcast reduces, when
+    `with_reduces`): how many copies of it the lowering emits."""
+    lanes, parent = 1, op.parent_op()
+    while isinstance(parent, L.RangeOp | L.ReduceOp):
+        kind = parent.kind.data if isinstance(parent, L.RangeOp) else (
+            parent.range_kind.data if with_reduces else None)
+        if kind == RangeKind.UPCAST:
+            lanes *= parent.end.data - parent.start.data
+        parent = parent.parent_op()
+    return lanes
+
+
 def emitted(kernel: L.KernelOp) -> int:
     """The ops `convert-loop-to-uop` will emit for `kernel`: each op once per lane of the
     upcast ranges and upcast reduces around it (what compile time grows with)."""
-    total = 0
-    for op in kernel.walk():
-        lanes, parent = 1, op.parent_op()
-        while isinstance(parent, L.RangeOp | L.ReduceOp):
-            kind = parent.kind.data if isinstance(parent, L.RangeOp) else parent.range_kind.data
-            if kind == RangeKind.UPCAST:
-                lanes *= parent.end.data - parent.start.data
-            parent = parent.parent_op()
-        total += lanes
-    return total
+    return sum(_lanes_around(op, True) for op in kernel.walk())
 
 
 def plausible(kernel: L.KernelOp, vector_lanes: int, registers: int, budget: int) -> bool:
@@ -128,11 +134,7 @@ def plausible(kernel: L.KernelOp, vector_lanes: int, registers: int, budget: int
     for op in kernel.walk():
         if not isinstance(op, L.StoreOp | L.ReduceOp):
             continue
-        lanes, parent = 1, op.parent_op()
-        while isinstance(parent, L.RangeOp | L.ReduceOp):
-            if isinstance(parent, L.RangeOp) and parent.kind.data == RangeKind.UPCAST:
-                lanes *= parent.end.data - parent.start.data
-            parent = parent.parent_op()
+        lanes = _lanes_around(op, False)
         if lanes > MAX_LANES:
             return False
         if isinstance(op, L.ReduceOp) and -(-lanes // max(vector_lanes, 1)) > registers - 2:
