@@ -18,6 +18,7 @@ whose `arg` (the Variable, not the value) is what the cache key sees.
     permute   perm                    flip    axes
     pad       (low, high, value)      slice   (start, step)
     contiguous  None (a kernel boundary: the value stored in a buffer of its own)
+    placeholder the input's position (a `StepTemplate` recording's input: never realized)
 
 `sig` is the node's part of the realize cache key, computed once at construction: the op,
 `arg` made exact (floats by their hex form, so -0.0 and NaN key correctly), shape, dtype.
@@ -146,6 +147,27 @@ class LazyOp:
         if (op == "unary" and dtype.itemsize == 8 and dtype.is_float
                 and isinstance(arg, UnaryKind) and arg.value in _MATH):
             _check_math(arg.value, device, dtype)
+
+    @classmethod
+    def replica(cls, model: LazyOp, src: tuple[LazyOp, ...]) -> LazyOp:
+        """`model`'s op over `src`, sources of the shapes, dtypes and devices of `model`'s
+        (`step_template`): the signature and the construction checks are `model`'s, so only
+        the structure key and the sources' guards are computed."""
+        node = object.__new__(cls)
+        node.op, node.src, node.arg, node.shape = model.op, src, model.arg, model.shape
+        node.dtype, node.device, node.buffer, node.traced = model.dtype, model.device, None, None
+        sig = node.sig = model.sig
+        n = len(src)  # (`structure_key` inline: this runs for every node a replay builds)
+        entry = ((sig, src[0].key) if n == 1 else (sig, src[0].key, src[1].key) if n == 2
+                 else (sig, *[s.key for s in src]))
+        key = _STRUCTURES.get(entry)
+        node.key = key if key is not None else _new_structure(entry)
+        guards: tuple[Guard, ...] = ()
+        for s in src:
+            if s.guards:
+                guards = s.guards if not guards else tuple(dict.fromkeys(guards + s.guards))
+        node.guards = guards
+        return node
 
     @classmethod
     def leaf(cls, array: np.ndarray, dtype: DType, device: str) -> LazyOp:
