@@ -19,8 +19,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from picograd.frontend.gc_pause import gc_paused
+from picograd.frontend.grad_mode import is_grad_enabled
 from picograd.frontend.lazy import shape_error
 from picograd.frontend.ops_shape import cat, stack
+from picograd.frontend.step_template import StepTemplate
 from picograd.frontend.tensor import Tensor
 from picograd.nn.basic import dropout
 from picograd.nn.layers import uniform
@@ -86,10 +89,21 @@ def _run_direction(mode: str, x: Tensor, h: Tensor, c: Tensor | None,
     outputs: list[Tensor] = [h] * x.shape[0]
     w_hh_t = w_hh.transpose(0, 1)
     w_hr_t = None if w_hr is None else w_hr.transpose(0, 1)
-    for t in steps:
-        h, c = _step(mode, xg[t], h, c, w_hh_t, b_hh, w_hr_t)
-        outputs[t] = h
-    return stack(outputs, 0), h, c
+
+    def step(x_t: Tensor, h: Tensor, *c: Tensor) -> tuple[Tensor, ...]:
+        h, c_next = _step(mode, x_t, h, c[0] if c else None, w_hh_t, b_hh, w_hr_t)
+        return (h,) if c_next is None else (h, c_next)
+
+    state = () if c is None else (c,)
+    run: Any = step
+    if not (is_grad_enabled() and any(t is not None and t.requires_grad
+                                      for t in (x, h, c, *weights))):
+        run = StepTemplate(step, xg[0], h, *state)  # inference: replay one recorded step
+    with gc_paused():  # (a graph of thousands of nodes: module docstring of gc_pause)
+        for t in steps:
+            h, *state = run(xg[t], h, *state)
+            outputs[t] = h
+        return stack(outputs, 0), h, (state[0] if state else None)
 
 
 class RNNBase(Module):
