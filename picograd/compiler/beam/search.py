@@ -25,8 +25,10 @@ pipeline's `loop-optimize` or `loop-upcast` passes). Per kernel:
    `pg.schedule` (what `loop-schedule{kernel=... actions=...}` replays), and the kernel
    gets `pg.schedule_policy`: `heuristic`, `beam` or `beam-cache` (DEBUG=2 prints it).
 
-Kernels that gather (`measure.gathers`), kernels the heuristic leaves with no action and
-kernels it runs in under `MIN_SEARCH_SECONDS` keep the heuristic's schedule. Kernels of
+Kernels that gather (`measure.gathers`) and kernels the heuristic's schedule runs in under
+`MIN_SEARCH_SECONDS` keep the heuristic's schedule. A kernel the heuristic leaves with no
+action is searched too (from the empty schedule): the 2 x 2 max-pools of a CNN are such
+kernels, 1.5-3.6x faster with the schedules found. Kernels of
 one structure in a graph are one kernel already (`sched-dedup`); across graphs the store
 answers.
 """
@@ -199,7 +201,7 @@ def _choose(module: ModuleOp, kernel: L.KernelOp, decisions: str, context: BeamC
     heuristic = _heuristic(kernel, decisions)
     h_text = recorded_schedule(heuristic)
     h_actions = tuple(parse_schedule(h_text))
-    if key is None or not h_actions:
+    if key is None:
         return _take(kernel, heuristic, Choice(name, "heuristic", h_text, h_text))
     assert launch_args is not None
     if bar is not None:

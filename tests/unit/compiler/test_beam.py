@@ -242,6 +242,24 @@ def test_beam_gives_the_heuristics_results(fresh_store, case: str) -> None:
     np.testing.assert_allclose(searched, plain, rtol=1e-4, atol=1e-4 * np.abs(plain).max())
 
 
+def test_a_kernel_the_heuristic_leaves_alone_is_searched_too(fresh_store) -> None:
+    # a 2 x 2 max-pool of a conv's bias + relu, as a CNN has: loop-optimize gives it no
+    # action (its windows' reduce is 4 long); BEAM searches from the empty schedule
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 8, 16, 16), dtype=np.float32)
+    bias = rng.standard_normal(8, dtype=np.float32)
+
+    def run() -> np.ndarray:
+        biased = pg.Tensor(x) + pg.Tensor(bias).reshape(1, 8, 1, 1)
+        return pg.nn.functional.max_pool2d(biased.relu(), 2).numpy()
+
+    plain = run()
+    with pg.Context(beam=1):
+        searched = run()
+    np.testing.assert_array_equal(searched, plain)
+    assert any(t.heuristic == "" for t in store.entries()), store.entries()
+
+
 def test_a_stored_winner_skips_the_search_and_a_corrupt_one_is_searched_again(
         fresh_store, monkeypatch: pytest.MonkeyPatch) -> None:
     a, b, want = _matmul(64)
