@@ -43,6 +43,7 @@ _PASS_TABLE: dict[str, tuple[str, str]] = {
     "loop-interchange": ("picograd.passes.loop.loop_interchange", "LoopInterchangePass"),
     "loop-schedule": ("picograd.passes.loop.loop_schedule", "LoopSchedulePass"),
     "loop-optimize": ("picograd.passes.loop.loop_optimize", "LoopOptimizePass"),
+    "loop-unswitch": ("picograd.passes.loop.loop_unswitch", "LoopUnswitchPass"),
     "convert-loop-to-uop": ("picograd.passes.uop.convert_loop_to_uop", "ConvertLoopToUopPass"),
     "uop-simplify": ("picograd.passes.uop.uop_simplify", "UopSimplifyPass"),
     "uop-contract": ("picograd.passes.uop.uop_contract", "UopContractPass"),

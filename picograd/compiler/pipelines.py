@@ -142,7 +142,7 @@ _GPU_TILE = ("loop-upcast{rows=8 cols=8 min-tiles=65536}",
 # (`capabilities("wgsl").max_buffers`).
 _CPU_TO_UOP = (*_tensor_to_loop(alias_bytes=CPU_ALIAS_BYTES, panel_cols=_panel_cols(),
                                 a_min_reuse=CPU_A_MIN_REUSE, chunk_ratio=CPU_CHUNK_RATIO),
-               _cpu_schedule(),
+               _cpu_schedule(), "loop-unswitch",
                *_CPU_LOOP_TO_UOP)
 CPU_LLVM = _join(_CPU_TO_UOP, "uop-contract", "convert-uop-to-llvm")
 CPU_C = _join(_CPU_TO_UOP, "convert-uop-to-c")
@@ -435,7 +435,8 @@ def decision_split(spec: str) -> tuple[str, str, str] | None:
 # schedule, they leave as it is or rewrite alike): a pipeline's tail of them may run on
 # parts of a graph's kernels in separate processes (`picograd/compiler/parallel_lowering.py`).
 KERNEL_LOCAL_PASSES = frozenset({
-    "convert-sched-to-loop", "loop-simplify", "loop-optimize", "convert-loop-to-uop",
+    "convert-sched-to-loop", "loop-simplify", "loop-optimize", "loop-unswitch",
+    "convert-loop-to-uop",
     "uop-simplify", "cse", "uop-contract"})
 
 

@@ -186,11 +186,13 @@ class MovementOps(TensorBase):
                                      "picograd.nn.functional.pad)")
         if all(p == (0, 0) for p in pairs):
             return self
-        low = tuple(p[0] for p in pairs)
-        high = tuple(p[1] for p in pairs)
-        new = tuple(d + lo + hi for d, lo, hi in zip(self.shape, low, high, strict=True))
         v = fill_scalar("pad", value, self.dtype)  # uint8 -1.0 and int32 inf: DTypeError
-        return self._make("pad", (self,), (low, high, v), new)
+        return self._padded(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), v)
+
+    def _padded(self, low: tuple[int, ...], high: tuple[int, ...], value: Scalar) -> Self:
+        """`pad` of sizes and a fill value already checked (`cat` pads every piece)."""
+        new = tuple(d + lo + hi for d, lo, hi in zip(self.shape, low, high, strict=True))
+        return self._make("pad", (self,), (low, high, value), new)
 
     def flip(self, *axis: int | Sequence[int]) -> Self:
         """Reverse the order of elements along `axis` (an int or a tuple of ints, each dim

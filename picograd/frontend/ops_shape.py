@@ -18,7 +18,14 @@ from typing import Any, Self, TypeVar
 
 import numpy as np
 
-from picograd.frontend.base import Scalar, TensorBase, normalize_axis, prod, shape_arg
+from picograd.frontend.base import (
+    Scalar,
+    TensorBase,
+    fill_scalar,
+    normalize_axis,
+    prod,
+    shape_arg,
+)
 from picograd.frontend.dtype import DType, bool_, int32, promote
 from picograd.frontend.grad_mode import is_grad_enabled, no_grad
 from picograd.frontend.lazy import LazyOp, shape_error
@@ -248,11 +255,12 @@ _FLAT_CAT_LOADS = 1 << 20
 
 def _cat_value(tensors: Sequence[T], d: int, dt: DType) -> T:
     """The pieces, each padded to the full size and selected where it lies. Every element
-    of a cat's kernel loads from every piece (masked), so a cat of n pieces costs n loads
-    per element: past `_FLAT_CAT_PIECES` (and `_FLAT_CAT_LOADS`) the pieces are joined in
-    groups of about sqrt(n), each group stored in a buffer of its own, and the groups are
-    joined (about 2 sqrt(n) loads per element: a stack of 100 (32, 256) LSTM states took
-    2.5 ms in one kernel, 1.7 ms in two levels, on a 2-core Zen 5)."""
+    of a cat's kernel loads from every piece (masked; on CPUs `loop-unswitch` gives each
+    piece a range of its own, unmasked, for up to its `MAX_PIECES`), so a cat of n pieces
+    costs n loads per element: past `_FLAT_CAT_PIECES` (and `_FLAT_CAT_LOADS`) the pieces
+    are joined in groups of about sqrt(n), each group stored in a buffer of its own, and
+    the groups are joined (about 2 sqrt(n) loads per element: a stack of 100 (32, 256)
+    LSTM states took 2.5 ms in one kernel, 1.7 ms in two levels, on a 2-core Zen 5)."""
     if len(tensors) > _FLAT_CAT_PIECES and (
             len(tensors) * prod(tensors[0].shape[:d]) * prod(tensors[0].shape[d + 1:])
             * sum(t.shape[d] for t in tensors) > _FLAT_CAT_LOADS):
@@ -263,17 +271,20 @@ def _cat_value(tensors: Sequence[T], d: int, dt: DType) -> T:
     total = sum(t.shape[d] for t in tensors)
     out: T | None = None
     start = 0
+    zero = fill_scalar("cat", 0, dt)
+    ones: dict[tuple[int, ...], T] = {}  # the pieces' masks, before padding, by shape
     for t in tensors:
         n = t.shape[d]
         if n or len(tensors) == 1:
-            pads = tuple((start, total - start - n) if k == d else (0, 0)
-                         for k in range(t.ndim))
-            piece = t.cast(dt).pad(pads, 0)
+            low = tuple(start if k == d else 0 for k in range(t.ndim))
+            high = tuple(total - start - n if k == d else 0 for k in range(t.ndim))
+            piece = t.cast(dt)._padded(low, high, zero)
             if out is None:
                 out = piece
             else:
-                inside = t._const(True, t.shape, bool_).pad(pads, False)
-                out = inside.where(piece, out)
+                if (one := ones.get(t.shape)) is None:
+                    one = ones[t.shape] = t._const(True, t.shape, bool_)
+                out = one._padded(low, high, False).where(piece, out)
         start += n
     return tensors[0].cast(dt) if out is None else out  # None: every piece is empty
 

@@ -144,6 +144,26 @@ def test_cat_and_stack_keep_every_bit(device: str) -> None:
         assert got.numpy().tobytes() == want.numpy().tobytes()
 
 
+@pytest.mark.parametrize("pieces", [2, 5, 16, 17])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_cat_of_many_pieces_along_every_dim(device: str, pieces: int, dim: int) -> None:
+    # on CPUs `loop-unswitch` gives each piece (up to 16) a range of its own; past that a
+    # cat is made in two levels: each piece must still land where numpy puts it, an empty
+    # one included, with arithmetic fused into the pieces
+    sizes = [(k % 3) for k in range(pieces)]  # 0, 1, 2, 0, ...: empty pieces among them
+    arrays = []
+    for n in sizes:
+        shape = [3, 4, 5]
+        shape[dim] = n
+        arrays.append(rng.standard_normal(shape).astype(np.float32))
+    ts = [pg.Tensor(a, device=device) for a in arrays]
+    got = cat([t * 2 + 1 for t in ts], dim).numpy()
+    np.testing.assert_array_equal(got, np.concatenate([a * 2 + 1 for a in arrays], dim))
+    same = [rng.standard_normal((3, 4, 5)).astype(np.float32) for _ in range(pieces)]
+    got = stack([pg.Tensor(a, device=device) for a in same], dim).numpy()
+    np.testing.assert_array_equal(got, np.stack(same, dim))
+
+
 def test_cat_keeps_nan_payloads_through_the_ptx_pipeline() -> None:
     """A GPU's float add gives its canonical NaN (the simulator does too): cat must select
     its pieces, not add zero-padded ones (a sum turned torch's NaN 0x7fc00000 into

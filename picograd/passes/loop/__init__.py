@@ -23,6 +23,8 @@
     lane_vectors.py            which lanes have a vector form (vectorize, loop-optimize)
     loop_schedule.py           loop-schedule: replay a kernel's list of actions
     loop_optimize.py           loop-optimize: pick each kernel's schedule (CPU heuristic)
+    loop_unswitch.py           loop-unswitch: a range compared with constants, one range
+                               per piece between them (concatenations without masks)
     loop_upcast.py             loop-upcast: register tiling with fixed sizes
     bounds.py                  value ranges of index expressions (for the rules' guards)
 """

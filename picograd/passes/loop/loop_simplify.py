@@ -1,7 +1,8 @@
 """`loop-simplify`: index arithmetic and masks in `pg_loop` kernels.
 
 `pg_loop.index` div/mod are floor division and floor modulo, so identities such as
-`(x + y*c) // c == x//c + y` hold for every integer when `c > 0`, and the pieces a reshape
+`(x + y*c) // c == x//c + y` hold for every integer when `c > 0` (and `(y*a + x) // (a*m)
+== y // m` when `0 <= x < a`: whole rows of length a), and the pieces a reshape
 splits an index into add back to it (`(x//a)*a + x%a == x`, `((x//a)%b)*a + x%a ==
 x%(a*b)`, `(x//a)*(a*d) + (x%a)*d == x*d`), so a reshape of a reshape reads contiguously
 again, and two ranges over a grid of rows collapse into one. Loop bounds (see
@@ -106,6 +107,12 @@ def below(x: SSAValue, c: int) -> bool:
     return is_within(x, 0, c - 1)
 
 
+def row_block(x: SSAValue, a: int, c: int) -> bool:
+    """0 <= x < a, and a > 0 divides c > 0: `x` is a position within a row of length a, and
+    c spans whole rows."""
+    return a > 0 and c > 0 and c % a == 0 and below(x, a)
+
+
 def ix(kind: BinaryKind, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> Operation:
     return L.IndexOp(kind, lhs, rhs)
 
@@ -132,6 +139,13 @@ loop_simplify_rules = RuleSet("loop-simplify", [
          lambda x, y, c: ix(ADD, ix(DIV, x, k(c)), y), where=positive),
     Rule(idx(MOD, idx(ADD, x, idx(MUL, y, c)), c),                           # (x+y*c)%c -> x%c
          lambda x, c: ix(MOD, x, k(c)), where=positive),
+    # a row index scaled by a row length a, read back c = a*m at a time (m rows): the rows
+    # an LSTM's half-swapped gates pick, (i*256 + j) // 512 for j < 256
+    Rule(idx(DIV, idx(ADD, idx(MUL, y, a), x), c),                           # (y*a+x)//c -> y//m
+         lambda y, a, c: ix(DIV, y, k(c // a)), where=row_block),            #   if 0<=x<a, c=a*m
+    Rule(idx(MOD, idx(ADD, idx(MUL, y, a), x), c),                           # (y*a+x)%c
+         lambda x, y, a, c: ix(ADD, ix(MUL, ix(MOD, y, k(c // a)), k(a)), x),  # -> (y%m)*a+x
+         where=row_block),
     Rule(idx(DIV, idx(DIV, x, a), c), lambda x, a, c: ix(DIV, x, k(a * c)),  # (x//a)//c -> x//(a*c)
          where=lambda a, c: a > 0 and c > 0),
     Rule(idx(MOD, idx(MOD, x, a), c), lambda x, c: ix(MOD, x, k(c)),         # (x%a)%c -> x%c

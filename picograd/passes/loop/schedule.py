@@ -139,11 +139,19 @@ def interchange(kernel: L.KernelOp, axis: int) -> None:
     r = axis_range(kernel, axis, f"interchange({axis})")
     if (problem := interchange_problem(r)) is not None:
         raise ScheduleError(f"@{kernel.sym_name.data}: interchange({axis}): {problem}")
+    interchange_range(r)
+
+
+def interchange_range(r: L.RangeOp) -> list[L.RangeOp]:
+    """`interchange` of range `r`, which `interchange_problem` allows; the copies of `r`,
+    one inside each range it held."""
     parent = r.parent_block()
     assert parent is not None
     pure = [op for op in r.body.block.ops if not isinstance(op, L.RangeOp)]
+    copies: list[L.RangeOp] = []
     for child in [op for op in r.body.block.ops if isinstance(op, L.RangeOp)]:
         moved = L.RangeOp(r.start.data, r.end.data, r.kind.data)
+        copies.append(moved)
         moved.index.name_hint = r.index.name_hint
         mapping: dict[SSAValue, SSAValue] = {r.index: moved.index}
         for op in pure:
@@ -157,6 +165,7 @@ def interchange(kernel: L.KernelOp, axis: int) -> None:
         parent.insert_op_before(child, r)
     r.detach()
     r.erase()
+    return copies
 
 
 def _remap(ops: Iterable[Operation], mapping: dict[SSAValue, SSAValue]) -> None:

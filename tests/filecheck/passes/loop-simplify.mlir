@@ -173,3 +173,29 @@ pg_loop.kernel @rows(%a: !pg.buffer<96xf32>, %out: !pg.buffer<36xf32>) {
     }
   }
 }
+
+// Rows of 4 read back 8 at a time (two rows): (i*4 + j) // 8 is i // 2 and (i*4 + j) % 8
+// is (i % 2)*4 + j, with j < 4, so the index is affine in j again (an LSTM's gate rows
+// with their halves swapped).
+// CHECK-LABEL: pg_loop.kernel @row_blocks(
+// CHECK:           %[[Q:.*]] = pg_loop.index div %[[I:.*]], %{{.*}}
+// CHECK:           %[[R:.*]] = pg_loop.index mod %[[I]], %{{.*}}
+// CHECK-NOT:       pg_loop.index div
+// CHECK:           pg_loop.store
+pg_loop.kernel @row_blocks(%a: !pg.buffer<16xf32>, %out: !pg.buffer<16xf32>) {
+  pg_loop.range %i = 0 to 4 global {
+    pg_loop.range %j = 0 to 4 global {
+      %c4 = pg_loop.const 4
+      %c8 = pg_loop.const 8
+      %row = pg_loop.index mul %i, %c4
+      %at = pg_loop.index add %row, %j
+      %q = pg_loop.index div %at, %c8
+      %r = pg_loop.index mod %at, %c8
+      %q8 = pg_loop.index mul %q, %c8
+      %swap = pg_loop.index sub %c8, %q8
+      %idx = pg_loop.index add %swap, %r
+      %v = pg_loop.load %a[%idx] : !pg.buffer<16xf32> -> f32
+      pg_loop.store %v, %out[%at] : f32, !pg.buffer<16xf32>
+    }
+  }
+}

@@ -21,6 +21,7 @@
 // CHECK-NEXT:   loop-interchange         {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-schedule            {{[A-Za-z`].+}}
 // CHECK-NEXT:   loop-optimize            {{[A-Za-z`].+}}
+// CHECK-NEXT:   loop-unswitch            {{[A-Za-z`].+}}
 // CHECK-NEXT:   convert-loop-to-uop      {{[A-Za-z`].+}}
 // CHECK-NEXT:   uop-simplify             {{[A-Za-z`].+}}
 // CHECK-NEXT:   uop-contract             {{[A-Za-z`].+}}

@@ -16,6 +16,7 @@
 // CHECK-NEXT:   {{.*}}  convert-sched-to-loop
 // CHECK-NEXT:   {{.*}}  loop-simplify
 // CHECK-NEXT:   {{.*}}  loop-optimize
+// CHECK-NEXT:   {{.*}}  loop-unswitch
 // CHECK-NEXT:   {{.*}}  convert-loop-to-uop
 // CHECK-NEXT:   {{.*}}  uop-simplify
 // CHECK-NEXT:   {{.*}}  cse

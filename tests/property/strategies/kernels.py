@@ -58,6 +58,14 @@ class _IndexBuilder:
             s = self.emit(f"pg_loop.index add {x}, {self.emit(f'pg_loop.index mul {y}, {cv}')}")
             return self.emit(f"pg_loop.index {self.draw(st.sampled_from(('div', 'mod')))} "
                              f"{s}, {self.const(c)}")
+        if self.draw(st.integers(0, 5)) == 0:  # (y*a + x%a) // (a*m) or % (a*m): whole rows
+            x, y, a = self.operand(), self.operand(), self.draw(st.sampled_from((2, 3, 4)))
+            low = self.emit(f"pg_loop.index mod {x}, {self.const(a)}")
+            row = self.emit(f"pg_loop.index mul {y}, {self.const(a)}")
+            s = self.emit(f"pg_loop.index add {row}, {low}")
+            c = a * self.draw(st.sampled_from((1, 2, 3)))
+            return self.emit(f"pg_loop.index {self.draw(st.sampled_from(('div', 'mod')))} "
+                             f"{s}, {self.const(c)}")
         kind = self.draw(st.sampled_from(self.KINDS))
         lhs = self.operand()
         rhs = self.const(self.draw(st.sampled_from((1, 2, 3, 4, 8)))) if kind in (

@@ -112,7 +112,7 @@ def test_the_cheap_filter_drops_spilling_and_huge_tiles() -> None:
 def test_the_decision_step_is_found_in_every_default_pipeline() -> None:
     before, decisions, rest = decision_split(CPU_LLVM)  # type: ignore[misc]
     assert decisions.startswith("loop-optimize{") and before.endswith("loop-simplify")
-    assert rest.startswith("convert-loop-to-uop")
+    assert rest.startswith("loop-unswitch,convert-loop-to-uop")
     from picograd.compiler.pipelines import GPU_PTX
     gpu = decision_split(GPU_PTX)
     assert gpu is not None and gpu[1].count("loop-upcast") == 2

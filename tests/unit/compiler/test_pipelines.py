@@ -83,7 +83,8 @@ def test_default_pipelines_are_the_documented_strings() -> None:
     cpu = common.replace("loop-simplify,", "loop-simplify,loop-optimize{"
                          f"vector-bytes={vector_bytes} registers={registers} "
                          f"cache-bytes={host_cache_bytes()} min-work={P.MIN_TILE_WORK}}},").replace(
-        "convert-loop-to-uop,", "convert-loop-to-uop{vectorize=true},").replace(
+        # CPU only: ranges split at the constants their masks compare them with
+        "convert-loop-to-uop,", "loop-unswitch,convert-loop-to-uop{vectorize=true},").replace(
         "matmul-layout,", layout).replace(  # CPU only: float sums padded to chunkable lengths
         "tensor-split-reduce,", f"tensor-split-reduce{{chunk-ratio={P.CPU_CHUNK_RATIO} "
         f"float-work={P.CPU_FLOAT_WORK}}},")
@@ -121,8 +122,8 @@ def test_stage_pipeline_stops_before_the_conversion_out_of_the_stage() -> None:
                                          f"{split},convert-tensor-to-sched,"
                                          "sched-dedup")
     assert P.stage_pipeline("loop").endswith(
-        f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[7]}")
-    assert P.stage_pipeline("loop").split(",")[-1].startswith("loop-optimize{")
+        f"convert-sched-to-loop,loop-simplify,{P.CPU_LLVM.split(',')[7]},loop-unswitch")
+    assert P.stage_pipeline("loop").split(",")[-2].startswith("loop-optimize{")
     assert P.stage_pipeline("uop").endswith("convert-loop-to-uop{vectorize=true},uop-simplify,cse")
     assert P.stage_pipeline("llvm") == P.CPU_LLVM
     assert P.stage_pipeline("c") == P.CPU_C
