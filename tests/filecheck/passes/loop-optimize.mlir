@@ -8,19 +8,20 @@
 // A 64 x 512 matmul (K = 64). With 32
 // registers of 16 floats, the widest column tile that leaves 4 of them is 64 columns; the
 // column tiles become the outer loop, and then 6 rows (24 accumulators, 4 vectors of B and
-// a broadcast: 29 registers) with the 4 rows left in a remainder inside each column tile;
-// with 16 registers of 8 floats 6 x 16 (12 + 2 + 1), with 4 floats a register 6 x 8.
+// a broadcast: 29 registers) with the 4 rows left in a tile of their own inside each column
+// tile; with 16 registers of 8 floats 6 x 16 (12 + 2 + 1), with 4 floats a register 6 x 8.
 // AVX512-LABEL: pg_loop.kernel @mm(
-// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 6, upcast)"
+// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 6, upcast); split(4, 4, upcast)"
 // AVX512-NEXT:    pg_loop.range %{{.*}} = 0 to 8 global {
 // AVX512-NEXT:      pg_loop.range %{{.*}} = 0 to 10 global {
 // AVX512-NEXT:        pg_loop.range %{{.*}} = 0 to 6 upcast {
 // AVX512:               pg_loop.range %{{.*}} = 0 to 64 upcast {
-// AVX512:             pg_loop.range %{{.*}} = 60 to 64 global {
+// AVX512:             pg_loop.range %{{.*}} = 0 to 1 global {
+// AVX512-NEXT:          pg_loop.range %{{.*}} = 0 to 4 upcast {
 // AVX2-LABEL: pg_loop.kernel @mm(
-// AVX2-SAME:    pg.schedule = "split(1, 16, upcast); interchange(0); split(1, 6, upcast)"
+// AVX2-SAME:    pg.schedule = "split(1, 16, upcast); interchange(0); split(1, 6, upcast); split(4, 4, upcast)"
 // SSE-LABEL: pg_loop.kernel @mm(
-// SSE-SAME:    pg.schedule = "split(1, 8, upcast); interchange(0); split(1, 6, upcast)"
+// SSE-SAME:    pg.schedule = "split(1, 8, upcast); interchange(0); split(1, 6, upcast); split(4, 4, upcast)"
 
 // With big-work=2^22, kernels of fewer multiply-adds (this one has 2^21) get 8 columns.
 // SMALL-LABEL: pg_loop.kernel @mm(
@@ -28,7 +29,7 @@
 
 // 128 columns: 4 vectors of 16 would leave 2 column tiles, 2 vectors leave 4.
 // AVX512-LABEL: pg_loop.kernel @mm128(
-// AVX512-SAME:    pg.schedule = "split(1, 32, upcast); interchange(0); split(1, 6, upcast)"
+// AVX512-SAME:    pg.schedule = "split(1, 32, upcast); interchange(0); split(1, 6, upcast); split(4, 4, upcast)"
 
 // K = 256: the tile's 256 x 64 panel of B is 64 KiB, more than a quarter of a 128 KiB
 // cache; an eighth holds 64 rows of it: K is blocked by 64, the block loop inside the
@@ -420,7 +421,7 @@ pg_loop.kernel @bmm(%a: !pg.buffer<96xf32>, %b: !pg.buffer<1024xf32>, %out: !pg.
 // elements of one panel. AVX2's tile has 16 columns (4 x 64 would not fit its registers):
 // the range is unflattened instead.
 // AVX512-LABEL: pg_loop.kernel @mm_panels(
-// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 6, upcast)"
+// AVX512-SAME:    pg.schedule = "split(1, 64, upcast); interchange(0); split(1, 6, upcast); split(4, 4, upcast)"
 // AVX512-NOT:     pg_loop.index {{div|mod}}
 // AVX512:         %bp = pg_loop.index mul %i1_o, %cp
 // AVX512-NOT:     pg_loop.index {{div|mod}}
