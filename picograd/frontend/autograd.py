@@ -249,7 +249,7 @@ def backward(root: Tensor, gradient: Tensor | None, retain_graph: bool = False) 
     elif gradient.shape != root.shape:
         raise AutogradError(f"backward: gradient shape {gradient.shape} does not match the "
                             f"tensor's shape {root.shape}\n  at {user_location()}")
-    with gc_paused():
+    with gc_paused(promote=True):
         order = _accumulate(root, gradient)
         if not retain_graph:
             _free(order)

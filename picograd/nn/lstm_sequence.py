@@ -163,7 +163,7 @@ def lstm_sequence(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
     steps = range(length - 1, -1, -1) if reverse else range(length)
     x2 = x.reshape(length * batch, features)
     state = (1, batch, 1, hidden)
-    with no_grad(), gc_paused():
+    with no_grad(), gc_paused(promote=True):
         xg = x2 @ w_ih.transpose(0, 1)
         for b in (b_ih, b_hh):
             if b is not None:

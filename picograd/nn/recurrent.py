@@ -99,7 +99,7 @@ def _run_direction(mode: str, x: Tensor, h: Tensor, c: Tensor | None,
     if not (is_grad_enabled() and any(t is not None and t.requires_grad
                                       for t in (x, h, c, *weights))):
         run = StepTemplate(step, xg[0], h, *state)  # inference: replay one recorded step
-    with gc_paused():  # (a graph of thousands of nodes: module docstring of gc_pause)
+    with gc_paused(promote=True):  # (a graph of thousands of nodes: module docstring of gc_pause)
         for t in steps:
             h, *state = run(xg[t], h, *state)
             outputs[t] = h
