@@ -57,6 +57,8 @@ from picograd.errors import (
     PicogradError,
     ShapeError,
     ThreadCountError,
+    UnimplementedCaseError,
+    UnimplementedDTypeError,
     ZeroDivisorError,
 )
 
@@ -226,6 +228,8 @@ __all__ = [
     "SymbolicInt",
     "Tensor",
     "ThreadCountError",
+    "UnimplementedCaseError",
+    "UnimplementedDTypeError",
     "Variable",
     "ZeroDivisorError",
     "arange",

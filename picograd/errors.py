@@ -75,6 +75,13 @@ class ArgumentTypeError(ShapeError, TypeError):
     TypeError."""
 
 
+class UnimplementedCaseError(ShapeError, NotImplementedError):
+    """An input rank, mode or option combination that torch does not implement either:
+    torch's NotImplementedError ("Got 3D input, but bilinear mode needs 4D input"),
+    e.g. `interpolate` of a 3-D input in bilinear mode or `embedding_bag`'s
+    per_sample_weights with mode 'max'."""
+
+
 class IndexRangeError(PicogradError, IndexError, RuntimeError):
     """An index tensor holds a value outside the dim it indexes (torch's IndexError); names the
     op, the dim's size and the values found. Also a RuntimeError: torch's gather and scatter
@@ -85,6 +92,12 @@ class DTypeError(PicogradError, TypeError, RuntimeError):
     """An unknown dtype, or an op that is not defined on the given dtype(s). Also a TypeError
     (torch's for a dtype argument that is not a dtype) and a RuntimeError (torch's for an op
     given a tensor of the wrong dtype: "mean(): could not infer output dtype")."""
+
+
+class UnimplementedDTypeError(DTypeError, NotImplementedError):
+    """An op that torch does not implement for the given dtype: torch's
+    NotImplementedError ("grid_sampler_2d_cpu" not implemented for 'Int'), e.g.
+    `grid_sample` of integers or `ctc_loss` of float16."""
 
 
 class DeviceError(PicogradError):

@@ -59,6 +59,8 @@ from picograd.errors import (
     IndexRangeError,
     PicogradError,
     ShapeError,
+    UnimplementedCaseError,
+    UnimplementedDTypeError,
     ZeroDivisorError,
     user_location,
 )
@@ -418,3 +420,10 @@ def argument_type_error(op: str, message: str) -> PicogradError:
 
 def dtype_error(op: str, message: str) -> PicogradError:
     return _located(DTypeError, f"{op}: {message}")
+
+
+def unimplemented_error(op: str, message: str, dtype: bool = False) -> PicogradError:
+    """An UnimplementedCaseError (or, for a dtype, an UnimplementedDTypeError): a case
+    torch raises NotImplementedError for, ending with the user's source line."""
+    return _located(UnimplementedDTypeError if dtype else UnimplementedCaseError,
+                    f"{op}: {message}")

@@ -10,8 +10,9 @@ functional face of these methods.
                                                  a ShapeError says so)
 
 The p-norms give torch's gradient formula (`_with_gradient`): x |x|^(p-2) / norm^(p-1),
-0 where the norm is 0 (so the 2-norm of a zero vector has gradient 0, not NaN), sgn(x) for
-p = 1; the inf-norms share the gradient among the elements that reach the extreme (amax's).
+0 where the norm is 0 (so the 2-norm of a zero vector has gradient 0, not NaN) and at a zero
+element, sgn(x) for p = 1; the inf-norms share the gradient among the elements that reach
+the extreme (amax's).
 
     v = pg.Tensor([3.0, -4.0])
     v.norm().item(), v.norm(1).item(), pg.linalg.vector_norm(v, math.inf).item()
@@ -67,8 +68,11 @@ class NormOps(StatsExtraOps):
             n = value.reshape(kept)
             if p == 1:
                 return (g * x.sign(),)
-            scaled = x * g / n if p == 2 else x * x.abs().pow(p - 2.0) * g / n.pow(p - 1.0)
-            return ((n == 0).where(0.0, scaled),)
+            if p == 2:
+                return ((n == 0).where(0.0, x * g / n),)
+            scaled = x * x.abs().pow(p - 2.0) * g / n.pow(p - 1.0)
+            # a zero element's share is 0, as torch's (for p < 2, 0 * inf would be NaN)
+            return (((n == 0) | (x == 0)).where(0.0, scaled),)
 
         return value._with_gradient((x,), rule)
 

@@ -276,7 +276,9 @@ def _cat_value(tensors: Sequence[T], d: int, dt: DType) -> T:
         slots = placeholders(like)
         with no_grad():
             out = _cat_built([cls._from_node(p) for p in slots], d, dt)
-        recording = _CAT_RECORDINGS[key] = Recording(slots, [out._node])
+        # kept across graphs: its masks are replayed too (`Recording`'s share_constants)
+        recording = _CAT_RECORDINGS[key] = Recording(slots, [out._node],
+                                                     share_constants=False)
     if not recording.replayable:
         return _cat_built(tensors, d, dt)
     (node,) = recording.replay([t._node for t in tensors])

@@ -148,14 +148,17 @@ def build_module(nodes: Sequence[LazyOp], entries: Sequence[tuple],
     args = iter(block.args)
     values: list[SSAValue] = []
     for node, (_, srcs) in zip(nodes, entries, strict=True):
+        if 0 in node.shape:
+            # no elements (a buffer holds at least one): whatever computed it, its value is
+            # nothing to read, so a reduce over it sees only its identity (x.sum(1).sum()
+            # of a (0, 5) x is 0, as torch's)
+            empty = pt.ConstOp(cast_scalar(0, node.dtype), TensorType(node.dtype.ir,
+                                                                   list(node.shape)))
+            block.add_op(empty)
+            values.append(empty.results[0])
+            continue
         if node.buffer is not None:
-            if 0 in node.shape:  # no elements to read (a buffer holds at least one)
-                empty = pt.ConstOp(cast_scalar(0, node.dtype), TensorType(node.dtype.ir,
-                                                                       list(node.shape)))
-                block.add_op(empty)
-                values.append(empty.results[0])
-            else:
-                values.append(next(args))
+            values.append(next(args))
             continue
         op = builders[node.op](node, [values[i] for i in srcs], node.dtype.ir)
         op.results[0].name_hint = node_hint(len(values))

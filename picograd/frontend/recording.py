@@ -15,7 +15,11 @@ node for node, so it shares the realize cache and the compiled programs with the
 stands for.
 
 Recorded nodes that depend on no placeholder (a constant, a view of a weight) are built
-once and shared by every replay. A recording whose nodes made index range checks
+once and shared by every replay when `share_constants` (a recording that lives for one
+graph, as a recurrent layer's step); a recording kept across graphs replays them too and
+shares only leaves that hold data: a shared pending node is referenced from outside each
+graph that uses it, so a realize would hand it a buffer of its own, which later graphs
+would then read as an input. A recording whose nodes made index range checks
 (`Guard`s of their own) cannot be replayed (`replayable` is False): a guard reads a node
 of the recording, not of the replay.
 """
@@ -30,12 +34,14 @@ from picograd.frontend.lazy import LazyOp
 
 class Recording:
     """The nodes between `placeholders` and `outs` as a program over slots: the inputs
-    first, then the nodes that depend on no input (`_externals`), then one slot per
-    replayed op (`_ops`: the recorded node and the slots of its sources), sources first."""
+    first, then the shared nodes (`_externals`: those that depend on no input, or only the
+    leaves holding data without `share_constants`), then one slot per replayed op (`_ops`:
+    the recorded node and the slots of its sources), sources first."""
 
     __slots__ = ("_externals", "_ops", "_outputs")
 
-    def __init__(self, placeholders: Sequence[LazyOp], outs: Sequence[LazyOp]):
+    def __init__(self, placeholders: Sequence[LazyOp], outs: Sequence[LazyOp],
+                 share_constants: bool = True):
         depends: dict[int, bool] = {id(p): True for p in placeholders}
         order: list[LazyOp] = []
         stack: list[tuple[LazyOp, bool]] = [(o, False) for o in reversed(outs)]
@@ -47,7 +53,8 @@ class Recording:
                 stack.append((node, True))
                 stack.extend((s, False) for s in node.src if id(s) not in depends)
                 continue
-            depends[id(node)] = any(depends[id(s)] for s in node.src)
+            depends[id(node)] = any(depends[id(s)] for s in node.src) or (
+                not share_constants and node.buffer is None and node.op != "var")
             if depends[id(node)]:
                 order.append(node)
         slot = {id(p): i for i, p in enumerate(placeholders)}

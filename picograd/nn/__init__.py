@@ -8,6 +8,11 @@
     module.py       Module (parameters, buffers, state_dict, train/eval), StateDictError
     basic.py        linear, dropout: the functional forms Linear, Dropout and attention use
     layers.py       Linear, Sequential, ReLU, Flatten, Dropout
+    layers_more.py  Bilinear, ChannelShuffle, UpsamplingNearest2d/Bilinear2d (and F forms)
+    dropout_more.py Dropout1d/2d/3d, AlphaDropout, FeatureAlphaDropout, Softmax2d
+    distance.py     pairwise_distance, pdist; PairwiseDistance, CosineSimilarity
+    embedding_bag.py  embedding_bag; EmbeddingBag
+    functional_aliases.py  F's in-place activations (relu_, ...) and *_with_indices pools
     containers.py   ModuleList, ModuleDict, ParameterList, ParameterDict
     recurrent.py    RNN, LSTM, GRU and their cells (torch's state-dict layout)
     transformer.py  Transformer{Encoder,Decoder}[Layer], Transformer
@@ -26,6 +31,7 @@
     resize.py       interpolate, pixel_(un)shuffle; Upsample, PixelShuffle, PixelUnshuffle
     fold.py         unfold, fold (im2col and its adjoint); Unfold, Fold
     losses.py       every torch loss function; loss_layers.py: the loss modules
+    losses_more.py  ctc_loss, multilabel_margin_loss, triplet_margin_with_distance_loss
     functional.py   the softmax family, one_hot, and the functional forms above
     init.py         torch's initialisers (kaiming, xavier, trunc_normal, ...)
     state.py        safetensors files and training checkpoints (model + optimiser),
@@ -75,13 +81,30 @@ from picograd.nn.conv_layers import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
+from picograd.nn.distance import CosineSimilarity, PairwiseDistance
+from picograd.nn.dropout_more import (
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+    Softmax2d,
+)
+from picograd.nn.embedding_bag import EmbeddingBag
 from picograd.nn.fold import Fold, Unfold
 from picograd.nn.layers import Dropout, Flatten, Linear, ReLU, Sequential
+from picograd.nn.layers_more import (
+    Bilinear,
+    ChannelShuffle,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from picograd.nn.loss_layers import (
     BCELoss,
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
@@ -89,13 +112,16 @@ from picograd.nn.loss_layers import (
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from picograd.nn.module import Module, StateDictError
 from picograd.nn.norm import BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RMSNorm
@@ -165,6 +191,8 @@ __all__ += ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropy
             "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
             "MSELoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
             "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"]
+# loss_layers.py: the losses of losses_more.py, NLLLoss2d
+__all__ += ["CTCLoss", "MultiLabelMarginLoss", "NLLLoss2d", "TripletMarginWithDistanceLoss"]
 __all__ += ["PixelShuffle", "PixelUnshuffle"]
 __all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
             "LocalResponseNorm"]
@@ -186,3 +214,8 @@ __all__ += ["Fold", "Unfold"]
 __all__ += ["CELU", "GLU", "SELU", "Hardshrink", "Hardtanh", "Identity", "LogSigmoid",
             "LogSoftmax", "PReLU", "RReLU", "Softmax", "Softmin", "Softshrink", "Softsign",
             "Tanhshrink", "Threshold"]
+# distance.py, dropout_more.py, embedding_bag.py, layers_more.py
+__all__ += ["AlphaDropout", "Bilinear", "ChannelShuffle", "CosineSimilarity", "Dropout1d",
+            "Dropout2d", "Dropout3d", "EmbeddingBag",
+            "FeatureAlphaDropout", "PairwiseDistance", "Softmax2d", "UpsamplingBilinear2d",
+            "UpsamplingNearest2d"]

@@ -4,6 +4,7 @@ fusion apply to them unchanged).
     linear(x, w, b)                 x @ w.T + b                (defined in picograd/nn/basic.py)
     log_softmax(x, dim) / softmax(x, dim) / logsumexp(x, dim)
     cross_entropy / nll_loss / mse_loss / ... every torch loss   (picograd/nn/losses.py)
+    ctc_loss / multilabel_margin_loss / triplet_margin_with_distance_loss   (losses_more.py)
     dropout(x, p, training)                    (defined in picograd/nn/basic.py)
     one_hot(target, num_classes)
     conv{1,2,3}d / conv_transpose{1,2,3}d      (defined in picograd/nn/conv_nd.py)
@@ -17,6 +18,12 @@ fusion apply to them unchanged).
     instance_norm / local_response_norm                  (picograd/nn/norm_instance.py)
     pad(x, pad, mode="constant", value=None)   torch's F.pad (picograd/frontend/ops_shape.py)
     relu / gelu / silu / sigmoid / tanh / leaky_relu / elu / softplus   the Tensor methods
+    pairwise_distance / pdist                 (picograd/nn/distance.py)
+    dropout{1,2,3}d / alpha_dropout / feature_alpha_dropout   (picograd/nn/dropout_more.py)
+    bilinear / channel_shuffle / upsample{,_nearest,_bilinear}  (picograd/nn/layers_more.py)
+    embedding_bag                             (picograd/nn/embedding_bag.py)
+    grid_sample / affine_grid                 (picograd/nn/grid_sample.py)
+    relu_ / elu_ / ... in place, max_pool*_with_indices   (picograd/nn/functional_aliases.py)
 """
 
 from __future__ import annotations
@@ -57,12 +64,44 @@ from picograd.nn.conv_nd import (
     conv_transpose2d,
     conv_transpose3d,
 )
+from picograd.nn.distance import cosine_similarity, pairwise_distance, pdist
+from picograd.nn.dropout_more import (
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from picograd.nn.embedding_bag import embedding_bag
 from picograd.nn.fold import fold, unfold
+from picograd.nn.functional_aliases import (
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d_with_indices,
+    celu_,
+    elu_,
+    hardtanh_,
+    leaky_relu_,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d_with_indices,
+    relu_,
+    rrelu_,
+    selu_,
+    threshold_,
+)
+from picograd.nn.grid_sample import affine_grid, grid_sample
+from picograd.nn.layers_more import (
+    bilinear,
+    channel_shuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from picograd.nn.losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cosine_embedding_loss,
-    cosine_similarity,
     cross_entropy,
     gaussian_nll_loss,
     hinge_embedding_loss,
@@ -74,11 +113,15 @@ from picograd.nn.losses import (
     multi_margin_loss,
     multilabel_soft_margin_loss,
     nll_loss,
-    pairwise_distance,
     poisson_nll_loss,
     smooth_l1_loss,
     soft_margin_loss,
     triplet_margin_loss,
+)
+from picograd.nn.losses_more import (
+    ctc_loss,
+    multilabel_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from picograd.nn.norm import batch_norm, embedding, group_norm, layer_norm, rms_norm
 from picograd.nn.norm_instance import instance_norm, local_response_norm
@@ -126,10 +169,20 @@ __all__ += ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
 __all__ += ["avg_pool1d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
             "max_pool3d"]
 __all__ += ["fold", "unfold"]
+__all__ += ["ctc_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 # activation_functions.py
 __all__ += ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
             "mish", "normalize", "prelu", "relu6", "rrelu", "selu", "softmin", "softshrink",
             "softsign", "tanhshrink", "threshold"]
+# distance.py, dropout_more.py, embedding_bag.py, layers_more.py, functional_aliases.py
+__all__ += ["alpha_dropout", "bilinear", "channel_shuffle", "dropout1d", "dropout2d",
+            "dropout3d", "embedding_bag", "feature_alpha_dropout", "pdist", "upsample",
+            "upsample_bilinear", "upsample_nearest"]
+__all__ += ["affine_grid", "grid_sample"]  # grid_sample.py
+__all__ += ["adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices", "celu_", "elu_", "hardtanh_", "leaky_relu_",
+            "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "relu_", "rrelu_", "selu_", "threshold_"]
 
 # ── activations: torch's F names for the Tensor methods ─────────────────────
 

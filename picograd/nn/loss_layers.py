@@ -9,10 +9,14 @@ A `weight` (and BCEWithLogitsLoss's `pos_weight`) is a buffer, as in torch's sta
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from picograd.frontend.lazy import shape_error
 from picograd.frontend.tensor import Tensor
 from picograd.nn import losses as L
+from picograd.nn import losses_more as LM
 from picograd.nn.module import Module
 
 
@@ -160,3 +164,63 @@ PoissonNLLLoss = _simple("PoissonNLLLoss", L.poisson_nll_loss,
                          ("log_input", "full", "size_average", "eps", "reduce", "reduction"),
                          log_input=True, full=False, eps=1e-8)
 GaussianNLLLoss = _simple("GaussianNLLLoss", L.gaussian_nll_loss, (), full=False, eps=1e-6)
+
+
+# ── the losses of losses_more.py, and torch's deprecated NLLLoss2d ───────────
+
+
+class CTCLoss(_Loss):
+    """torch.nn.CTCLoss: ctc_loss (losses_more.py) with the module's blank and
+    zero_infinity.
+
+        criterion = CTCLoss(blank=0, zero_infinity=True)
+        loss = criterion(log_probs, targets, input_lengths, target_lengths)
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor,
+                input_lengths: Sequence[int] | Tensor,
+                target_lengths: Sequence[int] | Tensor) -> Tensor:
+        return LM.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                           self.reduction, self.zero_infinity)
+
+
+MultiLabelMarginLoss = _simple("MultiLabelMarginLoss", LM.multilabel_margin_loss)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """torch.nn.TripletMarginWithDistanceLoss: triplet_margin_with_distance_loss
+    (losses_more.py); keyword-only arguments, as torch's. Without a distance_function
+    it is pairwise_distance (torch keeps a PairwiseDistance() module there; here the
+    attribute stays None).
+
+        criterion = TripletMarginWithDistanceLoss(distance_function=my_distance, margin=0.5)
+    """
+
+    def __init__(self, *, distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                 margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise shape_error(type(self).__name__, f"expected margin to be greater than 0, "
+                                                   f"got {margin} instead")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return LM.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """torch.nn.NLLLoss2d: NLLLoss under its deprecated name (a FutureWarning when made,
+    as torch's)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None,
+                 reduction: str = "mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

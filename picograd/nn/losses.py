@@ -8,7 +8,8 @@ reduce keep their positions and meaning), as compositions of Tensor ops:
     mse_loss, l1_loss, smooth_l1_loss(beta), huber_loss(delta), kl_div(log_target)
     soft_margin_loss, multilabel_soft_margin_loss, multi_margin_loss, hinge_embedding_loss,
     margin_ranking_loss, cosine_embedding_loss, triplet_margin_loss, poisson_nll_loss,
-    gaussian_nll_loss; cosine_similarity and pairwise_distance
+    gaussian_nll_loss (the distances, cosine_similarity and pairwise_distance, are in
+    distance.py)
 
 reduction is "mean" (default), "sum" or "none" (kl_div also "batchmean"). Example:
 
@@ -25,6 +26,7 @@ import numpy as np
 from picograd.frontend.autocast import full_precision
 from picograd.frontend.lazy import dtype_error, shape_error
 from picograd.frontend.tensor import Tensor
+from picograd.nn.distance import pairwise_distance
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -244,27 +246,6 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     if red == "batchmean":
         return losses.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(losses, red)
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along `dim` (broadcasting)."""
-    n1 = (x1 * x1).sum(dim, keepdim=True).sqrt().maximum(eps)
-    n2 = (x2 * x2).sum(dim, keepdim=True).sqrt().maximum(eps)
-    return ((x1 / n1) * (x2 / n2)).sum(dim)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """The p-norm of x1 - x2 + eps along the last dim."""
-    d = (x1 - x2 + eps).abs()
-    dim = -1 if max(x1.ndim, x2.ndim) else 0
-    if p == 2:
-        return (d * d).sum(dim, keepdim=keepdim).sqrt()
-    if p == 1:
-        return d.sum(dim, keepdim=keepdim)
-    if math.isinf(p):
-        return d.max(dim, keepdim=keepdim) if p > 0 else d.min(dim, keepdim=keepdim)
-    return d.pow(p).sum(dim, keepdim=keepdim).pow(1.0 / p)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from picograd.frontend.dtype import uint8
-from picograd.frontend.lazy import dtype_error, shape_error
+from picograd.frontend.lazy import dtype_error, shape_error, unimplemented_error
 from picograd.frontend.tensor import Tensor
 from picograd.nn.module import Module
 from picograd.nn.pool_adaptive import (
@@ -151,7 +151,9 @@ def interpolate(x: Tensor, size: int | Sequence[int] | None = None,
         raise shape_error(op, f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
     if x.ndim not in _MODES[mode]:
         want = " or ".join(f"{n}-D" for n in _MODES[mode])
-        raise shape_error(op, f"mode {mode!r} needs a {want} input, got shape {x.shape}")
+        # torch's NotImplementedError ("Got 3D input, but bilinear mode needs 4D input")
+        raise unimplemented_error(op, f"mode {mode!r} needs a {want} input, got shape "
+                                      f"{x.shape}")
     if not (x.dtype.is_float or (x.dtype == uint8 and mode in ("nearest", "nearest-exact"))):
         raise dtype_error(op, f"mode {mode!r} needs a float input (or uint8 for the nearest "
                               f"modes, as torch), got {x.dtype.name}")

@@ -13,9 +13,12 @@ from torch._dynamo.backends.common import aot_autograd
 from picograd.torch_backend import (
     ops_activation,
     ops_attention,
+    ops_distance,
     ops_elementwise,
     ops_functional,
+    ops_layout,
     ops_nn,
+    ops_norm_image,
     ops_reduce,
     ops_shape,
     ops_window,
@@ -25,8 +28,8 @@ from picograd.torch_backend.registry import ATEN
 
 _OPTIONS = frozenset({"device", "pipeline", "debug"})
 # imported for the translations they register
-_FAMILIES = (ops_activation, ops_attention, ops_elementwise, ops_functional, ops_nn,
-             ops_reduce, ops_shape, ops_window)
+_FAMILIES = (ops_activation, ops_attention, ops_distance, ops_elementwise, ops_functional,
+             ops_layout, ops_nn, ops_norm_image, ops_reduce, ops_shape, ops_window)
 
 SUPPORTED_OPS = tuple(sorted(str(o) for o in ATEN))
 

@@ -23,13 +23,22 @@ from torch.fx.node import map_arg
 import picograd as pg
 from picograd.frontend.tensor import Tensor
 from picograd.torch_backend.convert import Binder
-from picograd.torch_backend.registry import ATEN, TorchUnsupported, op_name, pg_dtype
+from picograd.torch_backend.registry import (
+    ATEN,
+    TAKES_NODE,
+    TorchUnsupported,
+    op_name,
+    pg_dtype,
+)
 
 # size arithmetic of graphs with dynamic shapes: run on the call's concrete ints
 SIZE_OPS: dict[Any, Any] = {
     operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
     operator.floordiv: operator.floordiv, operator.mod: operator.mod,
     operator.neg: operator.neg, torch.sym_max: max, torch.sym_min: min,
+    # the checks torch adds on a size only the data decides (a nonzero's row count)
+    operator.ge: operator.ge, operator.gt: operator.gt, operator.le: operator.le,
+    operator.lt: operator.lt, operator.eq: operator.eq, operator.ne: operator.ne,
     torch.ops.aten.sym_size.int: lambda x, dim: x.shape[dim],
     torch.ops.aten.sym_numel.default: lambda x: x.numel(),
 }
@@ -96,7 +105,8 @@ def _call(node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> Any:
     fn = ATEN.get(node.target)
     if fn is None:
         raise TorchUnsupported(op_name(node.target))
-    return _check(node, fn(*args, **kwargs), node.meta.get("val"))
+    value = fn(node, *args, **kwargs) if node.target in TAKES_NODE else fn(*args, **kwargs)
+    return _check(node, value, node.meta.get("val"))
 
 
 def translate(gm: torch.fx.GraphModule, inputs: Sequence[Tensor],

@@ -5,7 +5,8 @@ Each op family module registers its translations with `@aten(torch.ops.aten.x.ov
 value (a picograd `Tensor`, or a tuple of them for multi-output ops) and the rest as FX
 holds them (ints, floats, lists, torch dtypes); it returns a Tensor or a tuple. An
 argument it cannot express exactly is a `TorchUnsupported` naming the op (the graph then
-runs in torch), never an approximate answer.
+runs in torch), never an approximate answer. A translation registered with `@aten_node`
+gets the FX node first, to read torch's records of its arguments' layouts.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 import picograd as pg
@@ -32,12 +34,26 @@ class TorchUnsupported(PicogradError, NotImplementedError):
         self.op, self.why = op, why
 
 
+# translations that take the FX node first: what torch's layout of an argument is (its
+# strides and storage offset, in the node's records) decides their result, and a picograd
+# value is only its elements in order
+TAKES_NODE: set[Any] = set()
+
+
 def aten(*overloads: Any) -> Callable[[Translation], Translation]:
     """Register `fn` as the translation of the ATen `overloads`."""
     def register(fn: Translation) -> Translation:
         for overload in overloads:
             ATEN[overload] = fn
         return fn
+    return register
+
+
+def aten_node(*overloads: Any) -> Callable[[Translation], Translation]:
+    """Register `fn(node, *args, **kwargs)` as the translation of the ATen `overloads`."""
+    def register(fn: Translation) -> Translation:
+        TAKES_NODE.update(overloads)
+        return aten(*overloads)(fn)
     return register
 
 
@@ -77,3 +93,8 @@ def check_placement(op: str, layout: Any, device: Any, pin_memory: Any) -> None:
 def like(x: Tensor, value: Any) -> Tensor:
     """`value` (a Tensor or a python scalar) as a Tensor on x's device."""
     return value if isinstance(value, Tensor) else Tensor.full((), value, device=x.device)
+
+
+def int_index(values: np.ndarray, device: str) -> Tensor:
+    """Host-computed positions as an int32 index tensor on `device`."""
+    return Tensor(np.ascontiguousarray(values, dtype=np.int32), dtype=pg.int32, device=device)

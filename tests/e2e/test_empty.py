@@ -1,7 +1,7 @@
 """Reductions over an empty axis and products with an empty contracted dim give torch's
-identities on every device (a sum 0, a product 1): an empty realized input is read as a
-constant (a buffer holds at least one element), a reduce over an empty axis is its
-identity."""
+identities on every device (a sum 0, a product 1): an empty value, realized input or
+intermediate, is read as a constant (a buffer holds at least one element), a reduce over
+an empty axis is its identity."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ CASES: dict[str, tuple[tuple[int, ...], Callable[[Any], Any]]] = {
     "exp_sum_plus_one": ((4, 0), lambda t: t.exp().sum(1) + 1),
     "matmul": ((5, 0), lambda t: t @ t.T),
     "batched_matmul": ((2, 40, 0), lambda t: t @ t.transpose(-1, -2)),
+    # an empty intermediate (not a realized input) read by a reduce that is not empty
+    "sum_of_empty_sums": ((0, 5), lambda t: t.sum(1).sum()),
+    "prod_of_empty_cumsum": ((0, 5), lambda t: (t.cumsum(1) + 2).prod()),
 }
 
 

@@ -91,6 +91,12 @@ CASES: list[Case] = [
         _z(t, 2, 3), t.tensor(np.array([0, 1], np.int64)), reduction="bogus")),
     ("dropout p", lambda t, f: f.dropout(_z(t, 3), p=1.5)),
     ("layer_norm shape", lambda t, f: f.layer_norm(_z(t, 2, 3), (4,))),
+    # torch's NotImplementedError: a rank or dtype it does not implement either
+    ("interpolate bilinear of 3-D", lambda t, f: f.interpolate(_z(t, 1, 2, 3), scale_factor=2,
+                                                               mode="bilinear")),
+    ("grid_sample of integers", lambda t, f: f.grid_sample(
+        _z(t, 1, 1, 2, 2, dtype="int32"), _z(t, 1, 1, 1, 2, dtype="int32"),
+        align_corners=False)),
     ("interpolate size and scale", lambda t, f: f.interpolate(
         _z(t, 1, 1, 4, 4), size=(8, 8), scale_factor=2.0)),
     ("embedding float indices", lambda t, f: f.embedding(_z(t, 2), _z(t, 4, 3))),
