@@ -62,8 +62,11 @@ innermost global range, stored contiguously along that range):
   least 64 per lane, a multiple of 64 where one is), and the lanes then split each chunk:
   for accuracy, not speed (docs/design.md, "Float sums").
 
-A transposing copy (an elementwise kernel that stores along its innermost range and loads
-along the range around it, lines apart per step) is walked in 16 x 16 blocks
+A reduce kernel's short row around a pooling window (8 to 16 outputs, a reduce shorter
+than `min-reduce`, no vector form along the row) is unrolled whole (`window_rows.py`: the
+row's outputs side by side). A transposing copy (an elementwise kernel that stores along
+its innermost range and loads along the range around it, lines apart per step) is walked
+in 16 x 16 blocks
 (`transpose_tiles.py`: 4-7x faster on the copies measured). Other elementwise kernels get
 vector lanes on their innermost range where its body has a vector form
 (`elementwise_lanes`), the rest is left to LLVM's and GCC's loop vectorisers. Options:
@@ -108,6 +111,7 @@ from picograd.passes.loop.schedule import (
     unflatten_problem,
 )
 from picograd.passes.loop.transpose_tiles import transpose_tiles
+from picograd.passes.loop.window_rows import window_rows
 
 ROW_LANES = 8  # rows a row reduction computes at once
 MAX_TAP_ROWS = 8  # row lanes of a reduce that loads several column vectors (`tap_tile`)
@@ -649,6 +653,7 @@ def optimize_kernel(kernel: L.KernelOp, unit: VectorUnit, min_reduce: int,
     apply_schedule(kernel, reduce_chunks(kernel, unit))  # before lanes: each chunk in lanes
     apply_schedule(kernel, reduce_splits(kernel, unit))
     apply_schedule(kernel, transpose_tiles(kernel))
+    apply_schedule(kernel, window_rows(kernel, min_reduce))
     apply_schedule(kernel, elementwise_lanes(kernel, unit))
 
 

@@ -489,3 +489,62 @@ pg_loop.kernel @mm_deep_panels(%a: !pg.buffer<2048xf32>, %b: !pg.buffer<131072xf
     }
   }
 }
+
+// A 2 x 2 max pool's rows of 14 outputs (the window too short to tile, its taps two
+// floats apart per output: no vector form) are unrolled whole (`window_rows.py`); rows of 7
+// are left alone.
+// AVX512-LABEL: pg_loop.kernel @pool_rows(
+// AVX512-SAME:    pg.schedule = "split(1, 14, upcast)"
+// AVX512:         pg_loop.range %{{.*}} = 0 to 14 upcast {
+// AVX512:             pg_loop.reduce max
+// AVX512-LABEL: pg_loop.kernel @pool_short_rows(
+// AVX512-NOT:     pg.schedule
+pg_loop.kernel @pool_rows(%a: !pg.buffer<784xf32>, %out: !pg.buffer<196xf32>) {
+  pg_loop.range %i = 0 to 14 global {
+    pg_loop.range %j = 0 to 14 global {
+      %m = pg_loop.reduce max %r = 0 to 4 : f32 {
+        %c2 = pg_loop.const 2
+        %c28 = pg_loop.const 28
+        %dr = pg_loop.index div %r, %c2
+        %dc = pg_loop.index mod %r, %c2
+        %i2 = pg_loop.index mul %i, %c2
+        %row = pg_loop.index add %i2, %dr
+        %j2 = pg_loop.index mul %j, %c2
+        %col = pg_loop.index add %j2, %dc
+        %rw = pg_loop.index mul %row, %c28
+        %at = pg_loop.index add %rw, %col
+        %x = pg_loop.load %a[%at] : !pg.buffer<784xf32> -> f32
+        pg_loop.yield %x : f32
+      }
+      %c14 = pg_loop.const 14
+      %o = pg_loop.index mul %i, %c14
+      %oi = pg_loop.index add %o, %j
+      pg_loop.store %m, %out[%oi] : f32, !pg.buffer<196xf32>
+    }
+  }
+}
+
+pg_loop.kernel @pool_short_rows(%a: !pg.buffer<196xf32>, %out: !pg.buffer<49xf32>) {
+  pg_loop.range %i = 0 to 7 global {
+    pg_loop.range %j = 0 to 7 global {
+      %m = pg_loop.reduce max %r = 0 to 4 : f32 {
+        %c2 = pg_loop.const 2
+        %c14 = pg_loop.const 14
+        %dr = pg_loop.index div %r, %c2
+        %dc = pg_loop.index mod %r, %c2
+        %i2 = pg_loop.index mul %i, %c2
+        %row = pg_loop.index add %i2, %dr
+        %j2 = pg_loop.index mul %j, %c2
+        %col = pg_loop.index add %j2, %dc
+        %rw = pg_loop.index mul %row, %c14
+        %at = pg_loop.index add %rw, %col
+        %x = pg_loop.load %a[%at] : !pg.buffer<196xf32> -> f32
+        pg_loop.yield %x : f32
+      }
+      %c7 = pg_loop.const 7
+      %o = pg_loop.index mul %i, %c7
+      %oi = pg_loop.index add %o, %j
+      pg_loop.store %m, %out[%oi] : f32, !pg.buffer<49xf32>
+    }
+  }
+}
